@@ -1,0 +1,189 @@
+//! Reading stories from disk: a package folder, its `story.json`, or a questfoundry-runtime export.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use thiserror::Error;
+
+use super::diagnostic::Diagnostic;
+use super::graph::{SharedStory, Story};
+use super::model::{STORY_FORMAT, STORY_FORMAT_VERSION, StoryFile};
+use super::questfoundry::{self, QF_FORMAT, QF_VERSION};
+
+/// The file a story package keeps its graph in.
+pub const STORY_FILE_NAME: &str = "story.json";
+
+/// Why a story file could not be read. Every variant names the file.
+#[derive(Debug, Error)]
+pub enum LoadError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: this folder has no {STORY_FILE_NAME}; a story package keeps its graph there", path.display())]
+    NotAPackage { path: PathBuf },
+    #[error("{}: not valid JSON: {source}", path.display())]
+    Syntax {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{}: at `{at}`: {message}", path.display())]
+    Shape {
+        path: PathBuf,
+        at: String,
+        message: String,
+    },
+    #[error(
+        "{}: unknown format {found:?}; Loreloom reads \"{STORY_FORMAT}\" and \"{QF_FORMAT}\" files",
+        path.display()
+    )]
+    UnknownFormat { path: PathBuf, found: String },
+    #[error(
+        "{}: {format} version {found} is not supported; this Loreloom reads version {supported}",
+        path.display()
+    )]
+    UnsupportedVersion {
+        path: PathBuf,
+        format: &'static str,
+        found: u64,
+        supported: u32,
+    },
+    #[error("{}: the story has broken references:{}", path.display(), list(diagnostics))]
+    Broken {
+        path: PathBuf,
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+fn list(diagnostics: &[Diagnostic]) -> String {
+    diagnostics.iter().fold(String::new(), |mut out, d| {
+        let _ = write!(out, "\n  {d}");
+        out
+    })
+}
+
+/// Which format a story file was written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceFormat {
+    Loreloom,
+    QuestFoundry,
+}
+
+/// A story file read from disk, not yet compiled.
+#[derive(Debug)]
+pub struct LoadedFile {
+    pub file: StoryFile,
+    /// The JSON file read.
+    pub path: PathBuf,
+    /// The folder asset paths are relative to.
+    pub root: PathBuf,
+    pub source: SourceFormat,
+    /// Notes from import (warnings).
+    pub notes: Vec<Diagnostic>,
+}
+
+/// A compiled story with where it came from.
+#[derive(Debug, Clone)]
+pub struct StoryPackage {
+    pub story: SharedStory,
+    pub path: PathBuf,
+    pub root: PathBuf,
+    pub source: SourceFormat,
+    pub notes: Vec<Diagnostic>,
+}
+
+fn parse<T: DeserializeOwned>(path: &Path, value: serde_json::Value) -> Result<T, LoadError> {
+    serde_path_to_error::deserialize(value).map_err(|err| LoadError::Shape {
+        path: path.to_owned(),
+        at: err.path().to_string(),
+        message: err.inner().to_string(),
+    })
+}
+
+/// Read a story package folder, a `story.json`, or a questfoundry-runtime `.json`.
+pub fn load_file(path: &Path) -> Result<LoadedFile, LoadError> {
+    let file_path = if path.is_dir() {
+        let inner = path.join(STORY_FILE_NAME);
+        if !inner.is_file() {
+            return Err(LoadError::NotAPackage {
+                path: path.to_owned(),
+            });
+        }
+        inner
+    } else {
+        path.to_owned()
+    };
+    let text = std::fs::read_to_string(&file_path).map_err(|source| LoadError::Io {
+        path: file_path.clone(),
+        source,
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| LoadError::Syntax {
+            path: file_path.clone(),
+            source,
+        })?;
+    let format = value.get("format").and_then(|f| f.as_str()).unwrap_or("");
+    let version = value.get("version").and_then(serde_json::Value::as_u64);
+    let root = file_path
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_owned);
+    let check_version = |format: &'static str, supported: u32| match version {
+        Some(v) if v >= 1 && v <= u64::from(supported) => Ok(()),
+        found => Err(LoadError::UnsupportedVersion {
+            path: file_path.clone(),
+            format,
+            found: found.unwrap_or(0),
+            supported,
+        }),
+    };
+    match format {
+        STORY_FORMAT => {
+            check_version(STORY_FORMAT, STORY_FORMAT_VERSION)?;
+            Ok(LoadedFile {
+                file: parse(&file_path, value)?,
+                path: file_path,
+                root,
+                source: SourceFormat::Loreloom,
+                notes: Vec::new(),
+            })
+        }
+        QF_FORMAT => {
+            check_version(QF_FORMAT, QF_VERSION)?;
+            let qf = parse(&file_path, value)?;
+            let stem = file_path
+                .file_stem()
+                .map_or_else(|| "story".to_owned(), |s| s.to_string_lossy().into_owned());
+            let (file, notes) = questfoundry::convert(qf, &stem);
+            Ok(LoadedFile {
+                file,
+                path: file_path,
+                root,
+                source: SourceFormat::QuestFoundry,
+                notes,
+            })
+        }
+        other => Err(LoadError::UnknownFormat {
+            path: file_path,
+            found: other.to_owned(),
+        }),
+    }
+}
+
+/// Read and compile a story, ready to play.
+pub fn open(path: &Path) -> Result<StoryPackage, LoadError> {
+    let loaded = load_file(path)?;
+    let story = Story::compile(loaded.file).map_err(|diagnostics| LoadError::Broken {
+        path: loaded.path.clone(),
+        diagnostics,
+    })?;
+    Ok(StoryPackage {
+        story: Arc::new(story),
+        path: loaded.path,
+        root: loaded.root,
+        source: loaded.source,
+        notes: loaded.notes,
+    })
+}

@@ -1,0 +1,18 @@
+//! The story graph (plain Rust, no Bevy): the file format, compilation, the player, validation and import.
+
+pub mod diagnostic;
+pub mod graph;
+pub mod load;
+pub mod model;
+pub mod player;
+pub mod questfoundry;
+pub mod reach;
+pub mod stats;
+pub mod validate;
+
+pub use diagnostic::{Diagnostic, Rule, Severity, Subject};
+pub use graph::{CodewordIx, CodewordSet, CodexIx, EntityIx, PassageIx, SharedStory, Story};
+pub use load::{LoadError, SourceFormat, StoryPackage, load_file, open};
+pub use player::{Availability, Player, PlayerError, SaveDocument, SaveError, Step};
+pub use stats::Stats;
+pub use validate::{Report, validate, validate_file};

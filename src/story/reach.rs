@@ -1,0 +1,143 @@
+//! Reachability under codeword semantics: a walk over (passage, held codewords) states.
+//!
+//! The walk cannot explode on codewords that no longer matter: at each passage
+//! the held set is projected onto the codewords that some gate downstream still
+//! tests ("live" codewords, as in a compiler's liveness analysis). That keeps the
+//! walk exact for gates while merging states that differ only in residue.
+
+use std::collections::HashSet;
+
+use fixedbitset::FixedBitSet;
+
+use super::graph::{CodewordSet, PassageIx, Story};
+
+/// Upper bound on distinct walk states before the walk gives up.
+pub const STATE_LIMIT: usize = 2_000_000;
+
+/// Per passage, the codewords some gate reachable from it (itself included) tests.
+pub fn live_codewords(story: &Story) -> Vec<CodewordSet> {
+    let n = story.passage_count();
+    let mut own: Vec<CodewordSet> = story
+        .passages()
+        .map(|p| {
+            let mut set = story.no_codewords();
+            for choice in story.choices(p) {
+                set.union_with(&choice.requires);
+            }
+            set
+        })
+        .collect();
+    let mut predecessors = vec![Vec::new(); n];
+    for p in story.passages() {
+        for choice in story.choices(p) {
+            predecessors[choice.to.index()].push(p);
+        }
+    }
+    // Backward data-flow to a fixpoint: live(p) = own(p) ∪ live(successors).
+    let mut queued = FixedBitSet::with_capacity(n);
+    queued.insert_range(..);
+    let mut work: Vec<PassageIx> = story.passages().collect();
+    while let Some(p) = work.pop() {
+        queued.set(p.index(), false);
+        let live = own[p.index()].clone();
+        for &pred in &predecessors[p.index()] {
+            let before = own[pred.index()].len();
+            own[pred.index()].union_with(&live);
+            if own[pred.index()].len() != before && !queued.put(pred.index()) {
+                work.push(pred);
+            }
+        }
+    }
+    own
+}
+
+/// What one walk found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Passages visited in at least one state.
+    pub reachable: FixedBitSet,
+    /// Choices (by [`Story::choice_number`]) taken in at least one state.
+    pub usable_choices: FixedBitSet,
+    /// Reachable states at a non-ending passage where no choice is open, with the held codewords.
+    pub dead_ends: Vec<(PassageIx, CodewordSet)>,
+    /// Distinct states explored.
+    pub states: usize,
+    /// False when [`STATE_LIMIT`] stopped the walk early.
+    pub complete: bool,
+    /// For a goal walk: whether the goal set was ever held at once.
+    pub goal_reached: bool,
+}
+
+/// Walk every reachable state. With `goal`, codewords in it are kept in every
+/// state and the walk stops as soon as all of them are held together.
+pub fn walk(story: &Story, live: &[CodewordSet], goal: Option<&CodewordSet>) -> Walk {
+    let mut out = Walk {
+        reachable: FixedBitSet::with_capacity(story.passage_count()),
+        usable_choices: FixedBitSet::with_capacity(story.choice_count()),
+        complete: true,
+        ..Walk::default()
+    };
+    let keep = |p: PassageIx| {
+        let mut keep = live[p.index()].clone();
+        if let Some(goal) = goal {
+            keep.union_with(goal);
+        }
+        keep
+    };
+    let start = story.start();
+    let mut seen: HashSet<(PassageIx, CodewordSet)> = HashSet::new();
+    let mut stack = vec![(start, story.no_codewords())];
+    seen.insert((start, story.no_codewords()));
+    if goal.is_some_and(CodewordSet::is_empty) {
+        out.goal_reached = true;
+        return out;
+    }
+    while let Some((p, held)) = stack.pop() {
+        out.reachable.insert(p.index());
+        let choices = story.choices(p);
+        let mut open = false;
+        for (i, choice) in choices.iter().enumerate() {
+            if !choice.requires.is_subset(&held) {
+                continue;
+            }
+            open = true;
+            out.usable_choices.insert(story.choice_number(p, i));
+            let mut next = held.clone();
+            next.union_with(&choice.grants);
+            if goal.is_some_and(|g| g.is_subset(&next)) {
+                out.goal_reached = true;
+                out.states = seen.len();
+                return out;
+            }
+            next.intersect_with(&keep(choice.to));
+            let state = (choice.to, next);
+            if !seen.contains(&state) {
+                if seen.len() >= STATE_LIMIT {
+                    out.complete = false;
+                    out.states = seen.len();
+                    return out;
+                }
+                seen.insert(state.clone());
+                stack.push(state);
+            }
+        }
+        if !open && !choices.is_empty() {
+            out.dead_ends.push((p, held));
+        }
+    }
+    out.states = seen.len();
+    out
+}
+
+/// Can every codeword of `set` be held at once in some reachable state?
+/// `None` when the walk hit the state limit before deciding.
+pub fn can_hold_together(story: &Story, live: &[CodewordSet], set: &CodewordSet) -> Option<bool> {
+    let walk = walk(story, live, Some(set));
+    if walk.goal_reached {
+        Some(true)
+    } else if walk.complete {
+        Some(false)
+    } else {
+        None
+    }
+}

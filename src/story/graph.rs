@@ -79,6 +79,10 @@ impl CodewordSet {
         self.0.count_ones(..)
     }
 
+    pub fn intersects(&self, other: &Self) -> bool {
+        !self.0.is_disjoint(&other.0)
+    }
+
     pub fn union_with(&mut self, other: &Self) {
         self.0.union_with(&other.0);
     }

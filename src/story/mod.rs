@@ -8,6 +8,9 @@ pub mod player;
 pub mod questfoundry;
 pub mod reach;
 pub mod stats;
+pub mod synthetic;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod validate;
 
 pub use diagnostic::{Diagnostic, Rule, Severity, Subject};

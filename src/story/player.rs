@@ -496,3 +496,269 @@ fn newly_unlocked(story: &Story, before: &CodewordSet, after: &CodewordSet) -> V
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::story::testing::{codewords, passage, story};
+
+    /// start → (trust: grants a | doubt: grants b) → hub → gated/ungated → endings.
+    fn sample() -> SharedStory {
+        Arc::new(story(json!({
+            "start": "start",
+            "codewords": codewords(&["a", "b", "c"]),
+            "passages": [
+                passage("start", &[("Trust her", "hub", &[], &["a"]), ("Doubt her", "hub", &[], &["b"])]),
+                passage("hub", &[
+                    ("Ask for the key", "key", &["a"], &["c"]),
+                    ("Accuse her", "accuse", &["b"], &[]),
+                    ("Leave by the river", "river", &[], &[]),
+                ]),
+                passage("key", &[("Open the door", "door", &["a", "c"], &[]), ("Go back", "hub", &[], &["a"])]),
+                passage("accuse", &[("Walk out", "river", &[], &[])]),
+                {"id": "door", "title": "The Open Door", "prose": "It opens."},
+                {"id": "river", "prose": "The river takes you."},
+            ],
+            "entities": [{
+                "id": "ada", "type": "character", "name": "Ada",
+                "base": {"eyes": "grey", "mood": "guarded"},
+                "overlays": [
+                    {"when": ["a"], "details": {"mood": "open"}},
+                    {"when": ["a", "c"], "details": {"mood": "fond"}},
+                    {"when": ["b"], "details": {"mood": "cold"}},
+                    {"when": ["c"], "details": {"eyes": "bright"}},
+                ]
+            }],
+            "codex": [
+                {"id": "ada-3", "entity": "ada", "rank": 3, "visible_when": ["a", "c"], "content": "Deep."},
+                {"id": "ada-1", "entity": "ada", "rank": 1, "content": "Basic."},
+                {"id": "ada-2", "entity": "ada", "rank": 2, "visible_when": ["a"], "content": "More."},
+            ],
+        })))
+    }
+
+    fn at(player: &Player) -> &str {
+        &player.story().passage(player.current()).id
+    }
+
+    #[test]
+    fn choosing_grants_codewords_and_moves_on() {
+        let mut player = Player::new(sample());
+        assert_eq!(at(&player), "start");
+        let step = player.choose_number(1).unwrap();
+        assert_eq!(at(&player), "hub");
+        let story = player.story();
+        assert_eq!(step.granted, vec![story.codeword_ix("a").unwrap()]);
+        assert!(!step.ended);
+        assert!(player.held().contains(story.codeword_ix("a").unwrap()));
+        assert!(player.has_visited(story.passage_ix("hub").unwrap()));
+    }
+
+    #[test]
+    fn hidden_choices_are_skipped_in_numbering_and_say_why() {
+        let mut player = Player::new(sample());
+        player.choose_number(1).unwrap(); // holds a
+        let labels: Vec<&str> = player.open_choices().map(|(_, c)| c.label.as_str()).collect();
+        assert_eq!(labels, ["Ask for the key", "Leave by the river"]);
+        let views = player.choices();
+        let b = player.story().codeword_ix("b").unwrap();
+        assert_eq!(views[1].availability, Availability::Hidden { missing: vec![b] });
+        assert_eq!(views[0].availability, Availability::Open);
+        // Number 2 is the river, not the hidden accusation.
+        player.choose_number(2).unwrap();
+        assert_eq!(at(&player), "river");
+    }
+
+    #[test]
+    fn a_hidden_choice_cannot_be_taken_by_index() {
+        let mut player = Player::new(sample());
+        player.choose_number(1).unwrap();
+        let err = player.choose(1).unwrap_err();
+        assert_eq!(
+            err,
+            PlayerError::ChoiceHidden {
+                label: "Accuse her".into(),
+                missing: vec!["b".into()]
+            }
+        );
+        assert_eq!(at(&player), "hub", "a refused move changes nothing");
+    }
+
+    #[test]
+    fn out_of_range_numbers_are_refused() {
+        let mut player = Player::new(sample());
+        assert_eq!(
+            player.choose_number(3),
+            Err(PlayerError::NoSuchChoice { number: 3, count: 2 })
+        );
+        assert_eq!(
+            player.choose_number(0),
+            Err(PlayerError::NoSuchChoice { number: 0, count: 2 })
+        );
+    }
+
+    #[test]
+    fn endings_end() {
+        let mut player = Player::new(sample());
+        player.choose_number(1).unwrap();
+        player.choose_number(1).unwrap(); // key, grants c
+        let step = player.choose_number(1).unwrap(); // door needs a+c
+        assert!(step.ended);
+        assert!(player.is_ended());
+        assert_eq!(player.choose_number(1), Err(PlayerError::Ended));
+    }
+
+    #[test]
+    fn undo_restores_codewords_and_visits_exactly() {
+        let story = sample();
+        let mut player = Player::new(story.clone());
+        player.choose_number(1).unwrap(); // a
+        player.choose_number(1).unwrap(); // key, c
+        player.choose_number(2).unwrap(); // back to hub, grants a again (already held)
+        let a = story.codeword_ix("a").unwrap();
+        let c = story.codeword_ix("c").unwrap();
+        let key = story.passage_ix("key").unwrap();
+        player.undo(1).unwrap();
+        assert_eq!(at(&player), "key");
+        assert!(player.held().contains(a), "a was held before the undone step");
+        player.undo(1).unwrap();
+        assert_eq!(at(&player), "hub");
+        assert!(!player.held().contains(c));
+        assert!(!player.has_visited(key));
+        assert_eq!(
+            player.undo(2),
+            Err(PlayerError::CannotUndo {
+                requested: 2,
+                available: 1
+            })
+        );
+        player.undo(1).unwrap();
+        assert_eq!(at(&player), "start");
+        assert!(player.held().is_empty());
+        assert_eq!(player.visited_count(), 1);
+    }
+
+    #[test]
+    fn entity_state_most_specific_then_later_overlay_wins() {
+        let story = sample();
+        let ada = story.entity_ix("ada").unwrap();
+        let state = |ids: &[&str]| -> Vec<(String, String)> {
+            let held = story.codeword_set(ids.iter().copied()).unwrap();
+            story
+                .entity_state(ada, &held)
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect()
+        };
+        let pairs = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        assert_eq!(state(&[]), pairs(&[("eyes", "grey"), ("mood", "guarded")]));
+        assert_eq!(state(&["a"]), pairs(&[("eyes", "grey"), ("mood", "open")]));
+        // Most specific ([a, c]) beats [a] and the later [c] for mood; [c] still sets eyes.
+        assert_eq!(state(&["a", "c"]), pairs(&[("eyes", "bright"), ("mood", "fond")]));
+        // Tie between [a] and [b]: the later one, [b], wins.
+        assert_eq!(state(&["a", "b"]), pairs(&[("eyes", "grey"), ("mood", "cold")]));
+    }
+
+    #[test]
+    fn codex_is_cumulative_by_rank_and_reports_unlocks() {
+        let story = sample();
+        let mut player = Player::new(story.clone());
+        let tiers = |p: &Player| -> Vec<String> {
+            p.codex()
+                .iter()
+                .flat_map(|page| page.tiers.iter().map(|&c| story.codex_entry(c).id.clone()))
+                .collect()
+        };
+        assert_eq!(tiers(&player), ["ada-1"]);
+        let step = player.choose_number(1).unwrap();
+        assert_eq!(step.unlocked, vec![CodexIx::from_index(2)]);
+        player.choose_number(1).unwrap();
+        assert_eq!(tiers(&player), ["ada-1", "ada-2", "ada-3"]);
+    }
+
+    #[test]
+    fn save_and_restore_round_trip() {
+        let story = sample();
+        let mut player = Player::new(story.clone());
+        player.choose_number(1).unwrap();
+        player.choose_number(1).unwrap();
+        let doc = player.save();
+        assert_eq!(doc.passage, "key");
+        assert_eq!(doc.codewords, ["a", "c"]);
+        let text = serde_json::to_string(&doc).unwrap();
+        let back: SaveDocument = serde_json::from_str(&text).unwrap();
+        let mut restored = Player::restore(story, &back).unwrap();
+        assert_eq!(restored.save(), doc);
+        restored.undo(2).unwrap();
+        assert_eq!(at(&restored), "start");
+        assert!(restored.held().is_empty());
+    }
+
+    #[test]
+    fn restoring_into_a_changed_story_names_what_is_gone() {
+        let mut player = Player::new(sample());
+        player.choose_number(2).unwrap(); // doubt: b
+        player.choose_number(1).unwrap(); // accuse
+        let doc = player.save();
+        let changed = Arc::new(story(json!({
+            "start": "start",
+            "codewords": codewords(&["a"]),
+            "passages": [
+                passage("start", &[("Go", "hub", &[], &["a"])]),
+                passage("hub", &[("End", "river", &[], &[])]),
+                {"id": "river", "prose": "End."},
+            ],
+        })));
+        let err = Player::restore(changed, &doc).unwrap_err();
+        assert_eq!(
+            err,
+            SaveError::StoryChanged {
+                missing_passages: vec!["accuse".into()],
+                missing_codewords: vec!["b".into()],
+            }
+        );
+        assert!(err.to_string().contains("passages accuse are gone"));
+    }
+
+    #[test]
+    fn restore_rejects_foreign_and_future_saves() {
+        let story = sample();
+        let mut doc = Player::new(story.clone()).save();
+        doc.story = "another".into();
+        assert!(matches!(
+            Player::restore(story.clone(), &doc),
+            Err(SaveError::WrongStory { .. })
+        ));
+        doc.story = "test".into();
+        doc.version = 99;
+        assert_eq!(
+            Player::restore(story.clone(), &doc).unwrap_err(),
+            SaveError::UnsupportedVersion(99)
+        );
+        doc.version = 1;
+        doc.format = "something-else".into();
+        assert!(matches!(
+            Player::restore(story, &doc),
+            Err(SaveError::NotASave { .. })
+        ));
+    }
+
+    #[test]
+    fn restore_rejects_a_history_that_does_not_end_where_the_save_is() {
+        let story = sample();
+        let mut player = Player::new(story.clone());
+        player.choose_number(1).unwrap();
+        let mut doc = player.save();
+        doc.passage = "river".into();
+        assert!(matches!(
+            Player::restore(story, &doc),
+            Err(SaveError::Inconsistent(_))
+        ));
+    }
+}

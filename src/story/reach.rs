@@ -96,7 +96,14 @@ pub fn walk(story: &Story, live: &[CodewordSet], goal: Option<&CodewordSet>) -> 
         out.reachable.insert(p.index());
         let choices = story.choices(p);
         let mut open = false;
-        for (i, choice) in choices.iter().enumerate() {
+        // Depth-first, so a goal walk tries the choices that grant goal codewords
+        // first (pushed last) and usually stops after one deep dive.
+        let mut order: Vec<usize> = (0..choices.len()).collect();
+        if let Some(goal) = goal {
+            order.sort_by_key(|&i| choices[i].grants.intersects(goal));
+        }
+        for i in order {
+            let choice = &choices[i];
             if !choice.requires.is_subset(&held) {
                 continue;
             }

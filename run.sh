@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Loreloom's two entry points on a fresh Debian/Ubuntu machine:
+#   ./run.sh play [PATH] [--choices 1,2,1]   play a story (default: the bundled one)
+#   ./run.sh test                            run every check and test CI runs
+# Both install what they need (Debian packages via apt, Rust crates via cargo)
+# or stop with a message saying exactly what is missing.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Build dependencies: Bevy's audio/input (ALSA, udev), llama.cpp (cmake, clang for bindgen).
+APT_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
+RUST_MIN=1.95
+
+# Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/loreloom/target}"
+
+die() { printf 'loreloom: %s\n' "$*" >&2; exit 1; }
+
+need_apt() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    command -v apt-get >/dev/null || die "missing system packages: ${missing[*]} (this script installs them with apt-get on Debian/Ubuntu; install them with your package manager)"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || die "missing system packages: ${missing[*]}; run as root or install sudo, or: apt-get install ${missing[*]}"
+        sudo=(sudo)
+    fi
+    echo "loreloom: installing ${missing[*]}" >&2
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+need_rust() {
+    command -v cargo >/dev/null || die "Rust is missing: install it with rustup (https://rustup.rs), version $RUST_MIN or newer, then run this again"
+    local have
+    have=$(rustc --version | awk '{print $2}')
+    [ "$(printf '%s\n%s\n' "$RUST_MIN" "$have" | sort -V | head -n1)" = "$RUST_MIN" ] \
+        || die "Rust $have is too old: Loreloom needs $RUST_MIN or newer (rustup update)"
+    for component in rustfmt clippy; do
+        cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1 || rustup component add "$component"
+    done
+}
+
+case "${1:-}" in
+play)
+    shift
+    need_apt "${APT_PACKAGES[@]}"
+    need_rust
+    # The terminal player needs only the engine core; the window arrives with the GUI.
+    cargo build --release --locked --no-default-features --bin loreloom
+    exec "$CARGO_TARGET_DIR/release/loreloom" play --headless "$@"
+    ;;
+test)
+    need_apt "${APT_PACKAGES[@]}"
+    need_rust
+    set -x
+    cargo fmt --all -- --check
+    # The engine core without GUI, llama.cpp or candle keeps the boundary honest.
+    cargo clippy --locked --all-targets --no-default-features -- -D warnings
+    cargo test --locked --no-default-features --all-targets
+    # Everything, as players get it.
+    cargo clippy --locked --all-targets -- -D warnings
+    cargo test --locked --all-targets
+    ;;
+*)
+    echo "usage: ./run.sh play [PATH] [--choices 1,2,1] | ./run.sh test" >&2
+    exit 2
+    ;;
+esac

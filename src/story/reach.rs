@@ -71,6 +71,16 @@ pub struct Walk {
 /// Walk every reachable state. With `goal`, codewords in it are kept in every
 /// state and the walk stops as soon as all of them are held together.
 pub fn walk(story: &Story, live: &[CodewordSet], goal: Option<&CodewordSet>) -> Walk {
+    walk_limited(story, live, goal, STATE_LIMIT)
+}
+
+/// [`walk`] with a state limit of one's own.
+pub fn walk_limited(
+    story: &Story,
+    live: &[CodewordSet],
+    goal: Option<&CodewordSet>,
+    limit: usize,
+) -> Walk {
     let mut out = Walk {
         reachable: FixedBitSet::with_capacity(story.passage_count()),
         usable_choices: FixedBitSet::with_capacity(story.choice_count()),
@@ -119,7 +129,7 @@ pub fn walk(story: &Story, live: &[CodewordSet], goal: Option<&CodewordSet>) -> 
             next.intersect_with(&keep(choice.to));
             let state = (choice.to, next);
             if !seen.contains(&state) {
-                if seen.len() >= STATE_LIMIT {
+                if seen.len() >= limit {
                     out.complete = false;
                     out.states = seen.len();
                     return out;

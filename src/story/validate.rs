@@ -380,3 +380,353 @@ fn check_codex_gates(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::story::diagnostic::Severity;
+    use crate::story::testing::{codewords, file, passage, story};
+
+    /// Rule codes and subjects found in a story, for compact assertions.
+    fn findings(parts: Value) -> Vec<String> {
+        let (_, report) = validate_file(file(parts));
+        report
+            .diagnostics
+            .iter()
+            .map(|d| format!("{} {}", d.rule.code(), d.subject))
+            .collect()
+    }
+
+    fn has(parts: Value, expected: &str) -> bool {
+        let found = findings(parts);
+        assert!(
+            found.iter().any(|f| f == expected),
+            "expected `{expected}` among {found:#?}"
+        );
+        true
+    }
+
+    fn ending(id: &str) -> Value {
+        json!({"id": id, "prose": "The end."})
+    }
+
+    #[test]
+    fn a_sound_story_has_no_findings() {
+        let found = findings(json!({
+            "codewords": codewords(&["k"]),
+            "passages": [
+                passage("a", &[("Take the key", "b", &[], &["k"]), ("Walk past", "b", &[], &[])]),
+                passage("b", &[("Unlock the gate", "c", &["k"], &[]), ("Climb the wall", "c", &[], &[])]),
+                ending("c"),
+            ],
+        }));
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn duplicate_ids() {
+        assert!(has(
+            json!({"passages": [passage("a", &[("Go", "b", &[], &[])]), ending("b"), ending("b")]}),
+            "duplicate-id passage `b`"
+        ));
+    }
+
+    #[test]
+    fn choices_to_unknown_passages() {
+        assert!(has(
+            json!({"passages": [passage("a", &[("Go", "nowhere", &[], &[])])]}),
+            "unknown-passage passage `a` choice 1"
+        ));
+    }
+
+    #[test]
+    fn unknown_codewords_in_gates_grants_overlays_and_codex() {
+        let parts = json!({
+            "passages": [passage("a", &[("Go", "b", &["ghost"], &["phantom"])]), ending("b")],
+            "entities": [{"id": "e", "type": "character", "name": "E",
+                          "overlays": [{"when": ["spectre"], "details": {"x": "y"}}]}],
+            "codex": [{"id": "c1", "entity": "e", "rank": 1, "visible_when": ["wraith"], "content": "."}],
+        });
+        let found = findings(parts);
+        assert_eq!(
+            found.iter().filter(|f| f.starts_with("unknown-codeword")).count(),
+            4,
+            "{found:#?}"
+        );
+        assert!(found.contains(&"unknown-codeword entity `e`".to_owned()));
+        assert!(found.contains(&"unknown-codeword codex entry `c1`".to_owned()));
+    }
+
+    #[test]
+    fn unknown_entities_relationships_and_scenes() {
+        let parts = json!({
+            "passages": [{
+                "id": "a", "prose": "x",
+                "appears": [{"entity": "nobody"}],
+                "involves": ["no-bond"],
+                "scene": "no-scene",
+            }],
+            "codex": [{"id": "c1", "entity": "nobody", "rank": 1, "content": "."}],
+            "relationships": [{"id": "r", "from": "nobody", "to": "noone"}],
+            "illustrations": [{"id": "i", "asset": "art/x.png", "caption": "c", "depicts": ["nowhere"]}],
+        });
+        let found = findings(parts);
+        for expected in [
+            "unknown-entity passage `a`",
+            "unknown-entity codex entry `c1`",
+            "unknown-entity relationship `r`",
+            "unknown-relationship passage `a`",
+            "unknown-scene passage `a`",
+            "unknown-passage illustration `i`",
+        ] {
+            assert!(found.contains(&expected.to_owned()), "{expected} in {found:#?}");
+        }
+    }
+
+    #[test]
+    fn start_must_exist_and_be_unambiguous() {
+        assert!(has(
+            json!({"start": "zzz", "passages": [ending("a")]}),
+            "no-start story"
+        ));
+        assert!(has(
+            json!({"passages": [passage("a", &[("Go", "b", &[], &[])]), passage("b", &[("Back", "a", &[], &[])])]}),
+            "no-start story"
+        ));
+        assert!(has(
+            json!({"passages": [ending("a"), ending("b")]}),
+            "ambiguous-start story"
+        ));
+    }
+
+    #[test]
+    fn empty_prose() {
+        assert!(has(
+            json!({"passages": [{"id": "a", "prose": "  "}]}),
+            "empty-prose passage `a`"
+        ));
+    }
+
+    #[test]
+    fn passages_behind_gates_that_never_open_are_unreachable() {
+        let parts = json!({
+            "start": "a",
+            "codewords": codewords(&["k"]),
+            "passages": [
+                passage("a", &[("Open the vault", "vault", &["k"], &[]), ("Leave", "out", &[], &[])]),
+                passage("vault", &[("Take the gold", "out", &[], &["k"])]),
+                ending("out"),
+                ending("island"),
+            ],
+        });
+        let found = findings(parts.clone());
+        assert!(found.contains(&"unreachable-passage passage `vault`".to_owned()));
+        assert!(found.contains(&"unreachable-passage passage `island`".to_owned()));
+        assert!(found.contains(&"impossible-gate passage `a` choice 1".to_owned()));
+        let (_, report) = validate_file(file(parts));
+        let gate = report
+            .diagnostics
+            .iter()
+            .find(|d| d.rule == Rule::ImpossibleGate)
+            .unwrap();
+        // `k` is granted only inside the vault, which is never reached.
+        assert!(gate.message.contains("no route reaches"), "{}", gate.message);
+        assert_eq!(gate.severity, Severity::Error);
+    }
+
+    #[test]
+    fn gates_on_codewords_nothing_grants_say_so() {
+        let (_, report) = validate_file(file(json!({
+            "codewords": codewords(&["k"]),
+            "passages": [
+                passage("a", &[("Open", "b", &["k"], &[]), ("Leave", "b", &[], &[])]),
+                ending("b"),
+            ],
+        })));
+        let gate = report
+            .diagnostics
+            .iter()
+            .find(|d| d.rule == Rule::ImpossibleGate)
+            .unwrap();
+        assert!(gate.message.contains("which no choice grants"), "{}", gate.message);
+    }
+
+    #[test]
+    fn gates_needing_codewords_from_exclusive_branches_are_impossible() {
+        assert!(has(
+            json!({
+                "codewords": codewords(&["x", "y"]),
+                "passages": [
+                    passage("a", &[("Left", "b", &[], &["x"]), ("Right", "b", &[], &["y"])]),
+                    passage("b", &[("Both", "c", &["x", "y"], &[]), ("Either", "c", &[], &[])]),
+                    ending("c"),
+                ],
+            }),
+            "impossible-gate passage `b` choice 1"
+        ));
+    }
+
+    #[test]
+    fn dead_ends_depend_on_the_route() {
+        // Arriving at b without k leaves no open choice; with k it is fine.
+        assert!(has(
+            json!({
+                "codewords": codewords(&["k"]),
+                "passages": [
+                    passage("a", &[("Take the key", "b", &[], &["k"]), ("Run", "b", &[], &[])]),
+                    passage("b", &[("Unlock", "c", &["k"], &[])]),
+                    ending("c"),
+                ],
+            }),
+            "dead-end passage `b`"
+        ));
+    }
+
+    #[test]
+    fn a_loop_without_an_exit_has_no_reachable_ending() {
+        let found = findings(json!({
+            "start": "a",
+            "passages": [passage("a", &[("On", "b", &[], &[])]), passage("b", &[("Round", "a", &[], &[])])],
+        }));
+        assert!(found.contains(&"no-reachable-ending story".to_owned()), "{found:#?}");
+    }
+
+    #[test]
+    fn residue_must_be_read_and_unused_codewords_are_noted() {
+        let found = findings(json!({
+            "codewords": codewords(&["read", "unread", "idle"]),
+            "passages": [
+                passage("a", &[("Go", "b", &[], &["read", "unread"])]),
+                passage("b", &[("Use it", "c", &["read"], &[]), ("Skip", "c", &[], &[])]),
+                ending("c"),
+            ],
+        }));
+        assert_eq!(
+            found,
+            [
+                "residue-never-read codeword `unread`",
+                "unused-codeword codeword `idle`"
+            ]
+        );
+    }
+
+    fn overlay_story(branching: bool, overlays: Value) -> Value {
+        // With `branching`, x and y are exclusive; otherwise both can be held.
+        let first: Vec<(&str, &str, &[&str], &[&str])> = if branching {
+            vec![("Left", "b", &[], &["x"]), ("Right", "b", &[], &["y"])]
+        } else {
+            vec![("Both", "b", &[], &["x", "y"]), ("Neither", "b", &[], &[])]
+        };
+        json!({
+            "codewords": codewords(&["x", "y"]),
+            "passages": [
+                passage("a", &first),
+                passage("b", &[("Use x", "c", &["x"], &[]), ("Use y", "c", &["y"], &[]), ("Go", "c", &[], &[])]),
+                {"id": "c", "prose": "End.", "appears": [{"entity": "e"}]},
+            ],
+            "entities": [{"id": "e", "type": "character", "name": "E", "base": {"mood": "calm"}, "overlays": overlays}],
+        })
+    }
+
+    #[test]
+    fn overlays_that_can_clash_are_warned_about() {
+        let clash = json!([
+            {"when": ["x"], "details": {"mood": "glad"}},
+            {"when": ["y"], "details": {"mood": "grim"}},
+        ]);
+        assert!(has(overlay_story(false, clash.clone()), "overlay-conflict entity `e`"));
+        // Exclusive codewords cannot both be held: no conflict.
+        assert!(findings(overlay_story(true, clash)).is_empty());
+        // A compound overlay for both resolves it.
+        let resolved = json!([
+            {"when": ["x"], "details": {"mood": "glad"}},
+            {"when": ["y"], "details": {"mood": "grim"}},
+            {"when": ["x", "y"], "details": {"mood": "torn"}},
+        ]);
+        assert!(findings(overlay_story(false, resolved)).is_empty());
+        // A refinement ([x] then [x, y]) is intended, as is agreeing on a value.
+        let refine = json!([
+            {"when": ["x"], "details": {"mood": "glad"}},
+            {"when": ["x", "y"], "details": {"mood": "torn"}},
+        ]);
+        assert!(findings(overlay_story(false, refine)).is_empty());
+        let agree = json!([
+            {"when": ["x"], "details": {"mood": "glad"}},
+            {"when": ["y"], "details": {"mood": "glad"}},
+        ]);
+        assert!(findings(overlay_story(false, agree)).is_empty());
+    }
+
+    #[test]
+    fn codex_tiers_that_can_never_unlock() {
+        let mut parts = overlay_story(true, json!([]));
+        parts["codex"] = json!([
+            {"id": "e-1", "entity": "e", "rank": 1, "content": "."},
+            {"id": "e-2", "entity": "e", "rank": 2, "visible_when": ["x"], "content": "."},
+            {"id": "e-3", "entity": "e", "rank": 3, "visible_when": ["x", "y"], "content": "."},
+        ]);
+        assert_eq!(findings(parts), ["codex-never-visible codex entry `e-3`"]);
+    }
+
+    #[test]
+    fn duplicate_codex_ranks_and_orphan_entities() {
+        let found = findings(json!({
+            "passages": [ending("a")],
+            "entities": [
+                {"id": "e", "type": "character", "name": "E"},
+                {"id": "lonely", "type": "object", "name": "L"},
+            ],
+            "codex": [
+                {"id": "e-1", "entity": "e", "rank": 1, "content": "."},
+                {"id": "e-1b", "entity": "e", "rank": 1, "content": "."},
+            ],
+        }));
+        assert_eq!(
+            found,
+            [
+                "duplicate-codex-rank codex entry `e-1b`",
+                "orphan-entity entity `lonely`"
+            ]
+        );
+    }
+
+    #[test]
+    fn interface_labels_are_not_diegetic() {
+        assert!(has(
+            json!({"passages": [passage("a", &[("Continue...", "b", &[], &[])]), ending("b")]}),
+            "non-diegetic-label passage `a` choice 1"
+        ));
+    }
+
+    #[test]
+    fn the_walk_gives_up_past_its_limit_and_says_so() {
+        let s = story(json!({
+            "codewords": codewords(&["x"]),
+            "passages": [
+                passage("a", &[("Go", "b", &[], &["x"]), ("Stay", "b", &[], &[])]),
+                passage("b", &[("On", "c", &["x"], &[]), ("Off", "c", &[], &[])]),
+                ending("c"),
+            ],
+        }));
+        let live = reach::live_codewords(&s);
+        let walk = reach::walk_limited(&s, &live, None, 2);
+        assert!(!walk.complete);
+        assert!(reach::walk_limited(&s, &live, None, 100).complete);
+    }
+
+    #[test]
+    fn errors_come_before_warnings() {
+        let (_, report) = validate_file(file(json!({
+            "start": "a",
+            "codewords": codewords(&["unread"]),
+            "passages": [passage("a", &[("Go", "b", &[], &["unread"])]), ending("b"), ending("island")],
+        })));
+        let severities: Vec<Severity> = report.diagnostics.iter().map(|d| d.severity).collect();
+        let mut sorted = severities.clone();
+        sorted.sort();
+        assert_eq!(severities, sorted);
+        assert_eq!((report.errors(), report.warnings()), (1, 1), "{:#?}", report.diagnostics);
+    }
+}

@@ -17,7 +17,8 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn load_validate_stats(c: &mut Criterion) {
-    let json = serde_json::to_string(&synthetic::story(10_000, 200)).expect("synthetic story serialises");
+    let json =
+        serde_json::to_string(&synthetic::story(10_000, 200)).expect("synthetic story serialises");
     let mut group = c.benchmark_group("load+validate+stats");
     group.sample_size(10);
     group.bench_function("synthetic 10k passages, 200 codewords", |b| {
@@ -47,12 +48,15 @@ fn load_validate_stats(c: &mut Criterion) {
 }
 
 fn choose_step(c: &mut Criterion) {
-    let story = Arc::new(Story::compile(synthetic::story(10_000, 200)).expect("synthetic story compiles"));
+    let story =
+        Arc::new(Story::compile(synthetic::story(10_000, 200)).expect("synthetic story compiles"));
     assert_eq!(validate(&story).errors(), 0);
     // A player some way in, holding a few codewords.
     let mut player = Player::new(story.clone());
     for _ in 0..200 {
-        player.choose_number(1).expect("the left road is always open");
+        player
+            .choose_number(1)
+            .expect("the left road is always open");
     }
     c.bench_function("choose + entity state + codex (10k graph)", |b| {
         b.iter_batched_ref(

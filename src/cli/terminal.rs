@@ -244,10 +244,10 @@ impl<W: Write> TerminalSession<W> {
         let story = player.story();
         writeln!(
             self.out,
-            "At `{}`; {} passages visited, {} choices taken.",
+            "At `{}`; {} visited, {} taken.",
             story.passage(player.current()).id,
-            player.visited_count(),
-            player.history().len()
+            plural(player.visited_count(), "passage"),
+            plural(player.history().len(), "choice")
         )?;
         let words: Vec<String> = player
             .held()
@@ -331,4 +331,12 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     tmp.push(".tmp");
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }

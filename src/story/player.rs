@@ -562,11 +562,17 @@ mod tests {
     fn hidden_choices_are_skipped_in_numbering_and_say_why() {
         let mut player = Player::new(sample());
         player.choose_number(1).unwrap(); // holds a
-        let labels: Vec<&str> = player.open_choices().map(|(_, c)| c.label.as_str()).collect();
+        let labels: Vec<&str> = player
+            .open_choices()
+            .map(|(_, c)| c.label.as_str())
+            .collect();
         assert_eq!(labels, ["Ask for the key", "Leave by the river"]);
         let views = player.choices();
         let b = player.story().codeword_ix("b").unwrap();
-        assert_eq!(views[1].availability, Availability::Hidden { missing: vec![b] });
+        assert_eq!(
+            views[1].availability,
+            Availability::Hidden { missing: vec![b] }
+        );
         assert_eq!(views[0].availability, Availability::Open);
         // Number 2 is the river, not the hidden accusation.
         player.choose_number(2).unwrap();
@@ -593,11 +599,17 @@ mod tests {
         let mut player = Player::new(sample());
         assert_eq!(
             player.choose_number(3),
-            Err(PlayerError::NoSuchChoice { number: 3, count: 2 })
+            Err(PlayerError::NoSuchChoice {
+                number: 3,
+                count: 2
+            })
         );
         assert_eq!(
             player.choose_number(0),
-            Err(PlayerError::NoSuchChoice { number: 0, count: 2 })
+            Err(PlayerError::NoSuchChoice {
+                number: 0,
+                count: 2
+            })
         );
     }
 
@@ -624,7 +636,10 @@ mod tests {
         let key = story.passage_ix("key").unwrap();
         player.undo(1).unwrap();
         assert_eq!(at(&player), "key");
-        assert!(player.held().contains(a), "a was held before the undone step");
+        assert!(
+            player.held().contains(a),
+            "a was held before the undone step"
+        );
         player.undo(1).unwrap();
         assert_eq!(at(&player), "hub");
         assert!(!player.held().contains(c));
@@ -655,14 +670,22 @@ mod tests {
                 .collect()
         };
         let pairs = |p: &[(&str, &str)]| -> Vec<(String, String)> {
-            p.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+            p.iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
         };
         assert_eq!(state(&[]), pairs(&[("eyes", "grey"), ("mood", "guarded")]));
         assert_eq!(state(&["a"]), pairs(&[("eyes", "grey"), ("mood", "open")]));
         // Most specific ([a, c]) beats [a] and the later [c] for mood; [c] still sets eyes.
-        assert_eq!(state(&["a", "c"]), pairs(&[("eyes", "bright"), ("mood", "fond")]));
+        assert_eq!(
+            state(&["a", "c"]),
+            pairs(&[("eyes", "bright"), ("mood", "fond")])
+        );
         // Tie between [a] and [b]: the later one, [b], wins.
-        assert_eq!(state(&["a", "b"]), pairs(&[("eyes", "grey"), ("mood", "cold")]));
+        assert_eq!(
+            state(&["a", "b"]),
+            pairs(&[("eyes", "grey"), ("mood", "cold")])
+        );
     }
 
     #[test]

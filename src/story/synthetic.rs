@@ -9,7 +9,7 @@
 use indexmap::IndexMap;
 
 use super::model::{
-    Appearance, Choice, CodexEntry, Codeword, Entity, Overlay, Passage, STORY_FORMAT,
+    Appearance, Choice, Codeword, CodexEntry, Entity, Overlay, Passage, STORY_FORMAT,
     STORY_FORMAT_VERSION, StoryFile, StoryMeta,
 };
 
@@ -157,7 +157,9 @@ pub fn story(passages: usize, codewords: usize) -> StoryFile {
                 id: format!("codex-{i}-{rank}"),
                 entity: format!("entity-{i}"),
                 rank,
-                visible_when: (1..rank).map(|k| format!("cw-{}", (i + k as usize) % codewords)).collect(),
+                visible_when: (1..rank)
+                    .map(|k| format!("cw-{}", (i + k as usize) % codewords))
+                    .collect(),
                 content: format!("What is known of walker {i}, tier {rank}."),
                 ..CodexEntry::default()
             })

@@ -451,7 +451,10 @@ mod tests {
         });
         let found = findings(parts);
         assert_eq!(
-            found.iter().filter(|f| f.starts_with("unknown-codeword")).count(),
+            found
+                .iter()
+                .filter(|f| f.starts_with("unknown-codeword"))
+                .count(),
             4,
             "{found:#?}"
         );
@@ -481,7 +484,10 @@ mod tests {
             "unknown-scene passage `a`",
             "unknown-passage illustration `i`",
         ] {
-            assert!(found.contains(&expected.to_owned()), "{expected} in {found:#?}");
+            assert!(
+                found.contains(&expected.to_owned()),
+                "{expected} in {found:#?}"
+            );
         }
     }
 
@@ -532,7 +538,11 @@ mod tests {
             .find(|d| d.rule == Rule::ImpossibleGate)
             .unwrap();
         // `k` is granted only inside the vault, which is never reached.
-        assert!(gate.message.contains("no route reaches"), "{}", gate.message);
+        assert!(
+            gate.message.contains("no route reaches"),
+            "{}",
+            gate.message
+        );
         assert_eq!(gate.severity, Severity::Error);
     }
 
@@ -550,7 +560,11 @@ mod tests {
             .iter()
             .find(|d| d.rule == Rule::ImpossibleGate)
             .unwrap();
-        assert!(gate.message.contains("which no choice grants"), "{}", gate.message);
+        assert!(
+            gate.message.contains("which no choice grants"),
+            "{}",
+            gate.message
+        );
     }
 
     #[test]
@@ -590,7 +604,10 @@ mod tests {
             "start": "a",
             "passages": [passage("a", &[("On", "b", &[], &[])]), passage("b", &[("Round", "a", &[], &[])])],
         }));
-        assert!(found.contains(&"no-reachable-ending story".to_owned()), "{found:#?}");
+        assert!(
+            found.contains(&"no-reachable-ending story".to_owned()),
+            "{found:#?}"
+        );
     }
 
     #[test]
@@ -636,7 +653,10 @@ mod tests {
             {"when": ["x"], "details": {"mood": "glad"}},
             {"when": ["y"], "details": {"mood": "grim"}},
         ]);
-        assert!(has(overlay_story(false, clash.clone()), "overlay-conflict entity `e`"));
+        assert!(has(
+            overlay_story(false, clash.clone()),
+            "overlay-conflict entity `e`"
+        ));
         // Exclusive codewords cannot both be held: no conflict.
         assert!(findings(overlay_story(true, clash)).is_empty());
         // A compound overlay for both resolves it.
@@ -727,6 +747,11 @@ mod tests {
         let mut sorted = severities.clone();
         sorted.sort();
         assert_eq!(severities, sorted);
-        assert_eq!((report.errors(), report.warnings()), (1, 1), "{:#?}", report.diagnostics);
+        assert_eq!(
+            (report.errors(), report.warnings()),
+            (1, 1),
+            "{:#?}",
+            report.diagnostics
+        );
     }
 }

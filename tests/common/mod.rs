@@ -1,0 +1,58 @@
+//! Shared helpers for integration tests: paths to fixtures and the bundled story, running the binary.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A questfoundry-runtime export from `../shared/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/questfoundry-runtime")
+        .join(name);
+    assert!(
+        path.exists(),
+        "fixture {} is missing: the tests expect the shared/ folder beside the checkout",
+        path.display()
+    );
+    path
+}
+
+/// The bundled default story package.
+pub fn default_story() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(loreloom::cli::DEFAULT_STORY)
+}
+
+/// Run `loreloom` with arguments and optional stdin.
+pub fn loreloom(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loreloom"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the loreloom binary runs");
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    pipe.write_all(stdin.unwrap_or("").as_bytes())
+        .expect("stdin accepts input");
+    drop(pipe);
+    child.wait_with_output().expect("loreloom finishes")
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// Make a machine-specific absolute path in output stable for snapshots.
+pub fn redact(text: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shared = root.join("../shared");
+    text.replace(&shared.display().to_string(), "<shared>")
+        .replace(&root.display().to_string(), "<repo>")
+}

@@ -1,0 +1,208 @@
+//! QuestFoundry runtime import on both real exports: exact counts, zero errors, faithful mapping, clear refusals.
+
+mod common;
+
+use std::fs;
+
+use common::{fixture, loreloom, stderr, stdout};
+use loreloom::story::{LoadError, SourceFormat, Stats, load_file, open, validate_file};
+use serde_json::json;
+
+fn stats_of(name: &str) -> Stats {
+    let loaded = load_file(&fixture(name)).unwrap();
+    assert_eq!(loaded.source, SourceFormat::QuestFoundry);
+    let (story, report) = validate_file(loaded.file);
+    Stats::of(&story.unwrap(), report.walk.as_ref().unwrap())
+}
+
+#[test]
+fn keepers_bargain_imports_with_exact_counts() {
+    assert_eq!(
+        stats_of("keepers-bargain.json"),
+        Stats {
+            passages: 9,
+            choices: 15,
+            endings: 2,
+            codewords: 4,
+            entities: 4,
+            codex_entries: 4,
+            illustrations: 0,
+            reachable_passages: 9,
+            reachable_endings: 2,
+        }
+    );
+}
+
+#[test]
+fn small_kindnesses_imports_with_exact_counts() {
+    assert_eq!(
+        stats_of("small-kindnesses.json"),
+        Stats {
+            passages: 22,
+            choices: 28,
+            endings: 2,
+            codewords: 6,
+            entities: 4,
+            codex_entries: 4,
+            illustrations: 0,
+            reachable_passages: 22,
+            reachable_endings: 2,
+        }
+    );
+}
+
+#[test]
+fn both_fixtures_validate_with_zero_errors() {
+    for name in ["keepers-bargain.json", "small-kindnesses.json"] {
+        let out = loreloom(&["validate", fixture(name).to_str().unwrap()], None);
+        let text = stdout(&out);
+        assert!(out.status.success(), "{name}: {text}");
+        assert!(text.contains(": 0 errors,"), "{text}");
+    }
+}
+
+#[test]
+fn stats_json_prints_one_object_with_every_count() {
+    let out = loreloom(
+        &[
+            "stats",
+            fixture("keepers-bargain.json").to_str().unwrap(),
+            "--json",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        value,
+        json!({"passages":9,"choices":15,"endings":2,"codewords":4,"entities":4,
+               "codex_entries":4,"illustrations":0,"reachable_passages":9,"reachable_endings":2})
+    );
+}
+
+#[test]
+fn flags_entities_endings_and_codex_map_faithfully() {
+    let package = open(&fixture("keepers-bargain.json")).unwrap();
+    let story = &package.story;
+    assert_eq!(story.title(), "The Keeper's Bargain");
+    assert_eq!(story.file().meta.id, "keepers-bargain");
+    assert_eq!(story.passage(story.start()).id, "p-arrival");
+    let flag = &story.file().codewords[story.codeword_ix("flag:elias-knows").unwrap().index()];
+    assert_eq!(flag.name.as_deref(), Some("CONFESSED"));
+    assert_eq!(
+        flag.description.as_deref(),
+        Some("Elias knows what the light holds.")
+    );
+    let ending = story.passage(story.passage_ix("p-long-watch").unwrap());
+    assert_eq!(ending.title.as_deref(), Some("The Long Watch"));
+    let elias = story.entity(story.entity_ix("character:cartographer").unwrap());
+    assert_eq!(
+        (elias.kind.as_str(), elias.name.as_str()),
+        ("character", "Elias Wren")
+    );
+    assert_eq!(elias.overlays.len(), 2);
+    for entry in &story.file().codex {
+        assert_eq!(entry.rank, 1);
+        assert!(entry.visible_when.is_empty());
+        assert!(story.entity_ix(&entry.entity).is_some());
+    }
+}
+
+#[test]
+fn art_and_cover_become_illustrations_and_title_art() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut export: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
+            .unwrap();
+    export["art"] = json!([{"passage": "p-tremor", "image": "art/tremor.png", "caption": "The sea draws back its breath."}]);
+    export["cover"] = json!({"image": "art/cover.png"});
+    export["some_future_field"] = json!({"ignored": true});
+    let path = dir.path().join("kb.json");
+    fs::write(&path, export.to_string()).unwrap();
+    let package = open(&path).unwrap();
+    let story = &package.story;
+    assert_eq!(story.file().meta.cover.as_deref(), Some("art/cover.png"));
+    let tremor = story.passage_ix("p-tremor").unwrap();
+    let art = &story.file().illustrations[story.illustrations(tremor)[0]];
+    assert_eq!(art.asset, "art/tremor.png");
+    assert_eq!(art.caption, "The sea draws back its breath.");
+    assert_eq!(package.root, dir.path());
+}
+
+#[test]
+fn wrong_format_or_version_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut export: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
+            .unwrap();
+    export["version"] = json!(2);
+    let path = dir.path().join("v2.json");
+    fs::write(&path, export.to_string()).unwrap();
+    let err = load_file(&path).unwrap_err();
+    assert!(matches!(
+        err,
+        LoadError::UnsupportedVersion { found: 2, .. }
+    ));
+    assert!(
+        err.to_string()
+            .contains("questfoundry-runtime version 2 is not supported")
+    );
+
+    export["version"] = json!(1);
+    export["format"] = json!("twine-archive");
+    fs::write(&path, export.to_string()).unwrap();
+    let out = loreloom(&["validate", path.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("unknown format \"twine-archive\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn broken_files_name_the_file_and_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.json");
+    fs::write(&path, "{\"format\": \"loreloom-story\", \"version\": 1, ").unwrap();
+    let err = load_file(&path).unwrap_err();
+    assert!(matches!(err, LoadError::Syntax { .. }));
+    assert!(err.to_string().starts_with(&path.display().to_string()));
+
+    fs::write(
+        &path,
+        json!({"format": "loreloom-story", "version": 1, "meta": {"id": "x", "title": "X"},
+               "passages": [{"id": "a", "prose": "p", "choices": [{"label": "Go", "to": "a", "grant": ["typo"]}]}]})
+        .to_string(),
+    )
+    .unwrap();
+    let err = load_file(&path).unwrap_err().to_string();
+    assert!(err.contains("passages[0].choices[0]"), "{err}");
+    assert!(err.contains("unknown field `grant`"), "{err}");
+
+    let empty = tempfile::tempdir().unwrap();
+    let err = load_file(empty.path()).unwrap_err();
+    assert!(matches!(err, LoadError::NotAPackage { .. }));
+}
+
+#[test]
+fn an_ending_with_choices_drops_them_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut export: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
+            .unwrap();
+    export["passages"]["p-long-watch"]["choices"] =
+        json!([{"label": "Row out once more", "to": "p-arrival", "requires": [], "grants": []}]);
+    let path = dir.path().join("kb.json");
+    fs::write(&path, export.to_string()).unwrap();
+    let loaded = load_file(&path).unwrap();
+    assert_eq!(loaded.notes.len(), 1);
+    assert!(loaded.notes[0].to_string().contains("p-long-watch"));
+    let p = loaded
+        .file
+        .passages
+        .iter()
+        .find(|p| p.id == "p-long-watch")
+        .unwrap();
+    assert!(p.choices.is_empty());
+}

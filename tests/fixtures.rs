@@ -206,3 +206,25 @@ fn an_ending_with_choices_drops_them_with_a_note() {
         .unwrap();
     assert!(p.choices.is_empty());
 }
+
+#[test]
+fn missing_art_is_a_warning_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut export: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
+            .unwrap();
+    export["art"] = json!([{"passage": "p-tremor", "image": "art/tremor.png", "caption": "The sea draws back."}]);
+    let path = dir.path().join("kb.json");
+    fs::write(&path, export.to_string()).unwrap();
+    let out = loreloom(&["validate", path.to_str().unwrap()], None);
+    assert!(out.status.success(), "a missing picture is not an error");
+    assert!(
+        stdout(&out).contains("warning[missing-asset] asset `art/tremor.png`: named by illustration `art:p-tremor:1` but not found"),
+        "{}",
+        stdout(&out)
+    );
+    fs::create_dir(dir.path().join("art")).unwrap();
+    fs::write(dir.path().join("art/tremor.png"), b"png").unwrap();
+    let out = loreloom(&["validate", path.to_str().unwrap()], None);
+    assert!(!stdout(&out).contains("missing-asset"));
+}

@@ -42,21 +42,13 @@ fn every_bundled_story_is_a_valid_version_1_package() {
             "{} validates cleanly",
             dir.display()
         );
-        // Every asset the story names exists in the package.
-        let file = story.file();
-        let assets = file
-            .illustrations
-            .iter()
-            .map(|i| i.asset.as_str())
-            .chain(file.entities.iter().filter_map(|e| e.portrait.as_deref()))
-            .chain(file.meta.cover.as_deref());
-        for asset in assets {
-            assert!(
-                package.root.join(asset).is_file(),
-                "{} names missing {asset}",
-                dir.display()
-            );
-        }
+        let missing = loreloom::story::load::check_assets(story.file(), &package.root);
+        assert_eq!(
+            missing,
+            vec![],
+            "every asset {} names exists",
+            dir.display()
+        );
     }
     assert!(found >= 1, "campaigns/ holds the default story");
 }

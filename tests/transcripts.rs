@@ -46,10 +46,20 @@ fn small_kindnesses_first_choice_route() {
 #[test]
 fn the_default_story_plays_to_every_ending() {
     let routes = [
-        ("first", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"),
-        ("last", "3,3,3,3,3,3,3,3,3,3,2,2,2,2,2,2,2,2,2,2,1,1,1,1,1"),
+        (
+            "orchard_keeps_its_word",
+            "1,1,1,2,1,1,1,2,1,2,2",
+            "The Orchard Keeps Its Word",
+        ),
+        ("a_fair_price", "1,1,1,1,2,1,2,1,2,1", "A Fair Price"),
+        ("furnace_wind", "3,1,1,1,2,2,1,1,3,1,2", "The Furnace Wind"),
+        (
+            "every_word_at_once",
+            "2,2,1,4,1,1,2,2,1,2",
+            "Every Word at Once",
+        ),
     ];
-    for (name, route) in routes {
+    for (name, route, ending) in routes {
         let out = loreloom(
             &[
                 "play",
@@ -61,10 +71,10 @@ fn the_default_story_plays_to_every_ending() {
             None,
         );
         let text = stdout(&out);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
         assert!(
-            text.contains("THE END: "),
-            "{name}: {text}\n{}",
-            stderr(&out)
+            text.ends_with(&format!("THE END: {ending}\n")),
+            "{name}: {text}"
         );
         insta::assert_snapshot!(format!("default_story_{name}"), text);
     }

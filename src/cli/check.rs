@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::story::load::check_assets;
 use crate::story::{Stats, load_file, validate_file};
 
 /// Print every problem and warning; exit 1 when there are errors.
@@ -15,9 +16,10 @@ pub(super) fn validate(path: &Path) -> ExitCode {
         }
     };
     let shown = loaded.path.display().to_string();
-    let notes = loaded.notes;
+    let assets = check_assets(&loaded.file, &loaded.root);
     let (_, mut report) = validate_file(loaded.file);
-    report.diagnostics.extend(notes);
+    report.diagnostics.extend(loaded.notes);
+    report.diagnostics.extend(assets);
     for diagnostic in &report.diagnostics {
         println!("{diagnostic}");
     }

@@ -2,7 +2,7 @@
 
 pub mod story_player;
 
-use bevy::app::{App, Plugin, PluginGroup, TaskPoolPlugin};
+use bevy::app::{App, Plugin};
 use bevy::prelude::MinimalPlugins;
 
 use crate::story::StoryPackage;
@@ -21,7 +21,7 @@ impl Plugin for CorePlugin {
 /// Drive it with [`App::update`]; it has no runner loop of its own.
 pub fn headless_app(package: StoryPackage) -> App {
     let mut app = App::new();
-    app.add_plugins(MinimalPlugins.set(TaskPoolPlugin::default()))
+    app.add_plugins(MinimalPlugins)
         .add_plugins(CorePlugin)
         .insert_resource(story_player::ActiveStory::new(package));
     app.finish();

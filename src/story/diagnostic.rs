@@ -33,6 +33,7 @@ pub enum Rule {
     DuplicateCodexRank,
     OrphanEntity,
     NonDiegeticLabel,
+    MissingAsset,
     Import,
 }
 
@@ -61,6 +62,7 @@ impl Rule {
             Rule::DuplicateCodexRank => "duplicate-codex-rank",
             Rule::OrphanEntity => "orphan-entity",
             Rule::NonDiegeticLabel => "non-diegetic-label",
+            Rule::MissingAsset => "missing-asset",
             Rule::Import => "import",
         }
     }
@@ -75,6 +77,7 @@ impl Rule {
             | Rule::DuplicateCodexRank
             | Rule::OrphanEntity
             | Rule::NonDiegeticLabel
+            | Rule::MissingAsset
             | Rule::Import => Severity::Warning,
             _ => Severity::Error,
         }
@@ -97,6 +100,8 @@ pub enum Subject {
     Codex(String),
     Illustration(String),
     Scene(String),
+    /// A file a story refers to, relative to its package folder.
+    Asset(String),
 }
 
 impl fmt::Display for Subject {
@@ -113,6 +118,7 @@ impl fmt::Display for Subject {
             Subject::Codex(id) => write!(f, "codex entry `{id}`"),
             Subject::Illustration(id) => write!(f, "illustration `{id}`"),
             Subject::Scene(id) => write!(f, "scene `{id}`"),
+            Subject::Asset(path) => write!(f, "asset `{path}`"),
         }
     }
 }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use thiserror::Error;
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Diagnostic, Rule, Subject};
 use super::graph::{SharedStory, Story};
-use super::model::{STORY_FORMAT, STORY_FORMAT_VERSION, StoryFile};
+use super::model::{Cue, STORY_FORMAT, STORY_FORMAT_VERSION, StoryFile};
 use super::questfoundry::{self, QF_FORMAT, QF_VERSION};
 
 /// The file a story package keeps its graph in.
@@ -186,4 +186,58 @@ pub fn open(path: &Path) -> Result<StoryPackage, LoadError> {
         source: loaded.source,
         notes: loaded.notes,
     })
+}
+
+/// Every file a story names (art, portraits, cover, music, ambience) with what names it.
+pub fn referenced_assets(file: &StoryFile) -> Vec<(&str, String)> {
+    let mut cues: Vec<(Option<&Cue>, String)> =
+        vec![(file.meta.cue.as_ref(), "the story's default cue".to_owned())];
+    cues.extend(
+        file.scenes
+            .iter()
+            .map(|s| (s.cue.as_ref(), format!("scene `{}`", s.id))),
+    );
+    cues.extend(
+        file.passages
+            .iter()
+            .map(|p| (p.cue.as_ref(), format!("passage `{}`", p.id))),
+    );
+    let mut out: Vec<(&str, String)> = Vec::new();
+    for (cue, by) in cues {
+        if let Some(cue) = cue {
+            for path in [&cue.music, &cue.ambience].into_iter().flatten() {
+                out.push((path.as_str(), by.clone()));
+            }
+        }
+    }
+    if let Some(cover) = &file.meta.cover {
+        out.push((cover, "the cover".to_owned()));
+    }
+    for art in &file.illustrations {
+        out.push((&art.asset, format!("illustration `{}`", art.id)));
+    }
+    for entity in &file.entities {
+        if let Some(portrait) = &entity.portrait {
+            out.push((portrait, format!("the portrait of `{}`", entity.id)));
+        }
+    }
+    out
+}
+
+/// Warnings for named files missing from the package folder `root`.
+pub fn check_assets(file: &StoryFile, root: &Path) -> Vec<Diagnostic> {
+    referenced_assets(file)
+        .into_iter()
+        .filter(|(path, _)| !root.join(path).is_file())
+        .map(|(path, by)| {
+            Diagnostic::new(
+                Rule::MissingAsset,
+                Subject::Asset(path.to_owned()),
+                format!(
+                    "named by {by} but not found in {}; players will see a placeholder",
+                    root.display()
+                ),
+            )
+        })
+        .collect()
 }

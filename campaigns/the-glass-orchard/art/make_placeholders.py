@@ -329,13 +329,14 @@ def cracked_pear():
     cv.glow(320, 200, 140, GLASS, 0.45)
     # leaves and stem
     cv.line(320, 62, 326, 100, 5, 4, INK)
-    cv.ellipse(360, 78, 38, 13, mix(INK, DUSK, 0.5))
+    cv.poly([(324, 82), (350, 62), (392, 64), (364, 86)], mix(INK, DUSK, 0.4))
     # the pear: a small disc over a larger one, glass-green going gold
     body = mix(GLASS, LAMP, 0.35)
-    cv.disc(324, 225, 88, mix(body, NIGHT, 0.25))
-    cv.disc(324, 140, 52, mix(body, NIGHT, 0.25))
-    cv.disc(318, 222, 80, body, 0.85)
-    cv.disc(320, 140, 46, body, 0.85)
+    for dx, dy, grow, col, a in ((6, 3, 8, mix(body, NIGHT, 0.25), 1.0), (0, 0, 0, body, 0.85)):
+        cv.poly([(274 - grow + dx, 140 + dy), (366 + grow + dx, 140 + dy),
+                 (398 + grow + dx, 222 + dy), (238 - grow + dx, 222 + dy)], col, a)
+        cv.disc(318 + dx, 222 + dy, 80 + grow, col, a)
+        cv.disc(320 + dx, 140 + dy, 46 + grow, col, a)
     cv.ellipse(290, 190, 16, 46, BONE, 0.45)  # highlight
     cv.disc(296, 122, 11, BONE, 0.6)
     # the crack: a hairline from stem to belly
@@ -355,13 +356,14 @@ def keepers_hut():
     for x in (40, 120, 540, 610):
         tree(cv, rng, x, 300, rng.uniform(120, 160), fruit=(GLASS, LAMP), n_fruit=9)
     # hut: walls, roof, chimney, smoke, lit window and door
+    cv.glow(285, 280, 170, LAMP, 0.7)
     cv.rect(230, 200, 420, 305, INK)
     cv.poly([(214, 204), (325, 128), (436, 204)], INK)
     cv.rect(380, 134, 398, 180, INK)
     for k, (sx, sy) in enumerate([(392, 118), (402, 96), (414, 72), (430, 50)]):
         cv.disc(sx, sy, 10 + k * 4, HAZE, 0.18)
-    cv.glow(285, 250, 120, LAMP, 0.9)
     cv.rect(262, 228, 308, 268, LAMP)
+    cv.glow(285, 248, 40, LAMP, 0.8)
     cv.rect(283, 228, 287, 268, INK)
     cv.rect(262, 246, 308, 250, INK)
     cv.rect(345, 232, 378, 305, mix(INK, EMBER, 0.3))
@@ -416,8 +418,8 @@ def dry_well():
     cv.ellipse(320, 292, 76, 20, INK)
     for k in range(6):  # courses of stone
         cv.line(224, 304 + k * 6, 416, 304 + k * 6, 1, 1, mix(stone, INK, 0.5), 0.5)
-    cv.line(300, 278, 340, 278, 2, 2, BONE, 0.7)  # the chalk cross that will not come off
-    cv.line(320, 268, 320, 288, 2, 2, BONE, 0.7)
+    cv.line(382, 312, 398, 312, 2, 2, BONE, 0.75)  # the chalk cross that will not come off
+    cv.line(390, 304, 390, 320, 2, 2, BONE, 0.75)
     cv.save("dry-well.png")
 
 
@@ -427,9 +429,11 @@ def carriage_lamps():
     stars(cv, rng, 50, 160)
     moon(cv, 90, 50, 14)
     hills(cv, 240, 5, mix(NIGHT, DUSK, 0.4), 0.3)
-    for x in (380, 450, 520, 600):
+    for x in (450, 520, 590, 650):
         tree(cv, rng, x, 280, rng.uniform(100, 140), fruit=(GLASS, LAMP), n_fruit=8)
     cv.ground(lambda x: 292 + 3 * math.sin(x / 50), INK)
+    for lx in (86, 236):
+        cv.glow(lx, 206, 100, LAMP, 0.9)
     # carriage
     cv.rect(90, 196, 230, 262, INK)
     cv.poly([(84, 198), (160, 180), (236, 198)], INK)
@@ -438,7 +442,7 @@ def carriage_lamps():
         cv.disc(wx, 272, 16, mix(INK, DUSK, 0.5))
         cv.disc(wx, 272, 4, INK)
     for lx in (86, 236):
-        cv.glow(lx, 206, 90, LAMP, 1.0)
+        cv.glow(lx, 206, 26, LAMP, 0.8)
         cv.rect(lx - 5, 198, lx + 5, 214, mix(LAMP, BONE, 0.5))
     # crates with the furnace mark
     for k, (cx, cy) in enumerate([(262, 276), (300, 276), (281, 246)]):
@@ -446,12 +450,13 @@ def carriage_lamps():
         cv.disc(cx, cy, 7, mix(EMBER, LAMP, 0.3), 0.7)
         cv.disc(cx, cy, 4, mix(EMBER, INK, 0.55))
     # a tall gloved figure with a hat
-    cv.poly([(334, 300), (340, 210), (364, 210), (372, 300)], INK)
-    cv.disc(352, 196, 11, INK)
-    cv.rect(341, 168, 363, 190, INK)
-    cv.rect(335, 188, 369, 192, INK)
-    cv.line(364, 220, 382, 246, 5, 4, INK)
-    cv.line(382, 246, 390, 232, 1.4, 1.4, BONE)  # the tuning fork's glint
+    fx = 372
+    cv.poly([(fx - 19, 300), (fx - 12, 210), (fx + 12, 210), (fx + 19, 300)], INK)
+    cv.disc(fx, 196, 11, INK)
+    cv.rect(fx - 11, 168, fx + 11, 190, INK)
+    cv.rect(fx - 17, 188, fx + 17, 192, INK)
+    cv.line(fx + 12, 220, fx + 30, 246, 5, 4, INK)
+    cv.line(fx + 30, 246, fx + 38, 232, 1.4, 1.4, BONE)  # the tuning fork's glint
     cv.save("carriage-lamps.png")
 
 
@@ -464,7 +469,7 @@ def first_light():
     for x in range(10, 660, 70):
         tree(cv, rng, x + rng.uniform(-14, 14), 262, rng.uniform(85, 125), col=mix(EMBER, INK, 0.8),
              fruit=(BONE, LAMP, LAMP), fruit_glow=1.2, n_fruit=12)
-    cv.ground(lambda x: 300 + 3 * math.sin(x / 60), INK)
+    cv.ground(lambda x: 330 + 3 * math.sin(x / 60), INK)
     # a table in the wet grass, two chairs, an uncapped inkwell
     cv.rect(250, 284, 390, 292, INK)
     cv.rect(258, 292, 264, 334, INK)

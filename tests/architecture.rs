@@ -25,7 +25,11 @@ fn offenders(needle: &str, allowed: &[&str]) -> Vec<String> {
     rust_files(&src())
         .into_iter()
         .filter_map(|path| {
-            let rel = path.strip_prefix(src()).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(src())
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             if allowed.iter().any(|a| rel.starts_with(a)) {
                 return None;
             }
@@ -39,20 +43,33 @@ fn offenders(needle: &str, allowed: &[&str]) -> Vec<String> {
 
 #[test]
 fn the_story_graph_is_plain_rust() {
-    assert_eq!(offenders("bevy", &["engine/", "cli/", "lib.rs", "main.rs"]), Vec::<String>::new());
+    assert_eq!(
+        offenders("bevy", &["engine/", "cli/", "lib.rs", "main.rs"]),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
 fn only_the_presentation_layer_touches_egui_kira_and_render_types() {
     for needle in ["bevy_egui", "bevy_kira_audio", "bevy::render", "bevy::ui"] {
-        assert_eq!(offenders(needle, &["ui/", "presentation/"]), Vec::<String>::new(), "{needle}");
+        assert_eq!(
+            offenders(needle, &["ui/", "presentation/"]),
+            Vec::<String>::new(),
+            "{needle}"
+        );
     }
 }
 
 #[test]
 fn only_the_backend_modules_touch_llama_cpp_and_candle() {
-    assert_eq!(offenders("llama_cpp_2", &["llm/llama"]), Vec::<String>::new());
-    assert_eq!(offenders("candle", &["memory/embed", "embed"]), Vec::<String>::new());
+    assert_eq!(
+        offenders("llama_cpp_2", &["llm/llama"]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        offenders("candle", &["memory/embed", "embed"]),
+        Vec::<String>::new()
+    );
 }
 
 #[test]

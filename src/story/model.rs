@@ -120,6 +120,32 @@ pub struct Passage {
     pub primary_beat: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// For merged passages: how the prose moves between source beats.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transition_points: Vec<TransitionPoint>,
+}
+
+/// Where a merged passage moves from one source beat to the next (guidance for FILL).
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TransitionPoint {
+    /// Position in `from_beats`.
+    pub index: usize,
+    #[serde(default)]
+    pub style: TransitionStyle,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bridge_entities: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// How a merged passage crosses a beat boundary.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransitionStyle {
+    #[default]
+    Smooth,
+    Cut,
 }
 
 /// A Choice edge: a diegetic label leading to another passage.

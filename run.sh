@@ -7,8 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Build dependencies: Bevy's audio/input (ALSA, udev), llama.cpp (cmake, clang for bindgen).
-APT_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
+# Build dependencies: a C toolchain; for every feature also Bevy's audio/input
+# (ALSA, udev) and llama.cpp (cmake, clang for bindgen).
+PLAY_PACKAGES=(build-essential pkg-config)
+TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
 RUST_MIN=1.95
 
 # Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.
@@ -39,23 +41,29 @@ need_rust() {
     have=$(rustc --version | awk '{print $2}')
     [ "$(printf '%s\n%s\n' "$RUST_MIN" "$have" | sort -V | head -n1)" = "$RUST_MIN" ] \
         || die "Rust $have is too old: Loreloom needs $RUST_MIN or newer (rustup update)"
+}
+
+need_lint_tools() {
     for component in rustfmt clippy; do
-        cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1 || rustup component add "$component"
+        cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1 && continue
+        command -v rustup >/dev/null || die "cargo ${component/rustfmt/fmt} is missing and rustup is not installed to add it: install the $component component of Rust $RUST_MIN+"
+        rustup component add "$component"
     done
 }
 
 case "${1:-}" in
 play)
     shift
-    need_apt "${APT_PACKAGES[@]}"
+    need_apt "${PLAY_PACKAGES[@]}"
     need_rust
     # The terminal player needs only the engine core; the window arrives with the GUI.
     cargo build --release --locked --no-default-features --bin loreloom
     exec "$CARGO_TARGET_DIR/release/loreloom" play --headless "$@"
     ;;
 test)
-    need_apt "${APT_PACKAGES[@]}"
+    need_apt "${TEST_PACKAGES[@]}"
     need_rust
+    need_lint_tools
     set -x
     cargo fmt --all -- --check
     # The engine core without GUI, llama.cpp or candle keeps the boundary honest.

@@ -4,17 +4,13 @@
 //! with entity-state and codex recomputation, under 50 µs.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use loreloom::story::{Player, Stats, Story, load_file, synthetic, validate, validate_file};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/questfoundry-runtime")
-        .join(name)
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 fn load_validate_stats(c: &mut Criterion) {
     let json =
@@ -31,11 +27,7 @@ fn load_validate_stats(c: &mut Criterion) {
         });
     });
     for name in ["keepers-bargain.json", "small-kindnesses.json"] {
-        let path = fixture(name);
-        if !path.exists() {
-            eprintln!("skipping {name}: fixture not found at {}", path.display());
-            continue;
-        }
+        let path = common::fixture(name);
         group.bench_function(name, |b| {
             b.iter(|| {
                 let loaded = load_file(&path).expect("fixture loads");

@@ -55,9 +55,9 @@ fn small_kindnesses_imports_with_exact_counts() {
 fn both_fixtures_validate_with_zero_errors() {
     for name in ["keepers-bargain.json", "small-kindnesses.json"] {
         let out = loreloom(&["validate", fixture(name).to_str().unwrap()], None);
-        let text = stdout(&out);
-        assert!(out.status.success(), "{name}: {text}");
-        assert!(text.contains(": 0 errors,"), "{text}");
+        assert!(out.status.success(), "{name}: {}", stdout(&out));
+        assert!(stderr(&out).contains(": 0 errors,"), "{}", stderr(&out));
+        assert!(!stdout(&out).contains("error["), "{}", stdout(&out));
     }
 }
 
@@ -227,4 +227,35 @@ fn missing_art_is_a_warning_naming_the_file() {
     fs::write(dir.path().join("art/tremor.png"), b"png").unwrap();
     let out = loreloom(&["validate", path.to_str().unwrap()], None);
     assert!(!stdout(&out).contains("missing-asset"));
+}
+
+#[test]
+fn validate_exits_1_on_findings_and_prints_one_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("story.json"),
+        json!({"format": "loreloom-story", "version": 1, "meta": {"id": "x", "title": "X"},
+               "start": "a",
+               "codewords": [{"id": "k"}],
+               "passages": [
+                   {"id": "a", "prose": "A.", "choices": [{"label": "Try the door", "to": "b", "requires": ["k"]},
+                                                       {"label": "Wait", "to": "c"}]},
+                   {"id": "b", "prose": "B."},
+                   {"id": "c", "prose": "C."},
+               ]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = loreloom(&["validate", dir.path().to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "error[unreachable-passage] passage `b`: cannot be reached from `a` under any codeword state\n\
+         error[impossible-gate] passage `a` choice 1: requires `k`, which no choice grants\n"
+    );
+    assert!(
+        stderr(&out).contains("2 errors, 0 warnings"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -2,11 +2,13 @@
 
 mod common;
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use loreloom::story::model::{Choice, Codeword, Passage, StoryFile, StoryMeta};
-use loreloom::story::{Player, Rule, Story, Subject, open, reach, validate};
+use loreloom::story::{
+    CodewordSet, PassageIx, Player, Rule, Story, Subject, open, reach, validate,
+};
 use proptest::prelude::*;
 
 /// (target, requires mask, grants mask) per choice, per passage.
@@ -75,33 +77,89 @@ fn shapes() -> impl Strategy<Value = (Shape, usize)> {
     })
 }
 
+/// What brute force finds: reachable passages, usable choices, dead-end passages, trapped passages.
+type Truth = (
+    BTreeSet<usize>,
+    BTreeSet<usize>,
+    BTreeSet<usize>,
+    BTreeSet<usize>,
+);
+
 /// Brute force: every (passage, full held set) state, no projection.
-fn brute_force(story: &Story) -> (BTreeSet<usize>, BTreeSet<usize>, BTreeSet<usize>) {
+fn brute_force(story: &Story) -> Truth {
     let mut reachable = BTreeSet::new();
     let mut usable = BTreeSet::new();
     let mut dead = BTreeSet::new();
-    let mut seen = HashSet::new();
+    let mut edges: HashMap<(PassageIx, CodewordSet), Vec<(PassageIx, CodewordSet)>> =
+        HashMap::new();
+    let mut finished = HashSet::new();
     let mut queue = VecDeque::from([(story.start(), story.no_codewords())]);
     while let Some((p, held)) = queue.pop_front() {
-        if !seen.insert((p, held.clone())) {
+        if edges.contains_key(&(p, held.clone())) {
             continue;
         }
         reachable.insert(p.index());
         let mut open = false;
+        let mut next_states = Vec::new();
         for (i, choice) in story.choices(p).iter().enumerate() {
             if choice.requires.is_subset(&held) {
                 open = true;
                 usable.insert(story.choice_number(p, i));
                 let mut next = held.clone();
                 next.union_with(&choice.grants);
+                next_states.push((choice.to, next.clone()));
                 queue.push_back((choice.to, next));
             }
         }
-        if !open && !story.is_ending(p) {
-            dead.insert(p.index());
+        if !open {
+            finished.insert((p, held.clone()));
+            if !story.is_ending(p) {
+                dead.insert(p.index());
+            }
+        }
+        edges.insert((p, held), next_states);
+    }
+    // Fixpoint: a state can finish if it is finished or a successor can.
+    let mut can_finish = finished;
+    loop {
+        let before = can_finish.len();
+        for (state, next) in &edges {
+            if next.iter().any(|n| can_finish.contains(n)) {
+                can_finish.insert(state.clone());
+            }
+        }
+        if can_finish.len() == before {
+            break;
         }
     }
-    (reachable, usable, dead)
+    let trapped = edges
+        .keys()
+        .filter(|s| !can_finish.contains(*s))
+        .map(|(p, _)| p.index())
+        .collect();
+    (reachable, usable, dead, trapped)
+}
+
+/// Brute force: is there a reachable state holding all of `goal`?
+fn brute_force_holds(story: &Story, goal: &CodewordSet) -> bool {
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::from([(story.start(), story.no_codewords())]);
+    while let Some((p, held)) = queue.pop_front() {
+        if goal.is_subset(&held) {
+            return true;
+        }
+        if !seen.insert((p, held.clone())) {
+            continue;
+        }
+        for choice in story.choices(p) {
+            if choice.requires.is_subset(&held) {
+                let mut next = held.clone();
+                next.union_with(&choice.grants);
+                queue.push_back((choice.to, next));
+            }
+        }
+    }
+    false
 }
 
 proptest! {
@@ -112,11 +170,24 @@ proptest! {
         let story = build(&shape, codewords);
         let live = reach::live_codewords(&story);
         let walk = reach::walk(&story, &live, None);
-        let (reachable, usable, dead) = brute_force(&story);
+        let (reachable, usable, dead, trapped) = brute_force(&story);
         prop_assert!(walk.complete);
         prop_assert_eq!(walk.reachable.ones().collect::<BTreeSet<_>>(), reachable);
         prop_assert_eq!(walk.usable_choices.ones().collect::<BTreeSet<_>>(), usable);
         prop_assert_eq!(walk.dead_ends.iter().map(|(p, _)| p.index()).collect::<BTreeSet<_>>(), dead);
+        prop_assert_eq!(walk.trapped.iter().map(|(p, _)| p.index()).collect::<BTreeSet<_>>(), trapped);
+    }
+
+    #[test]
+    fn holding_codewords_together_agrees_with_brute_force((shape, codewords) in shapes(), goal in 1u8..16) {
+        let story = build(&shape, codewords);
+        let goal_ids: Vec<String> = (0..codewords).filter(|c| goal & (1 << c) != 0).map(|c| format!("c{c}")).collect();
+        let Some(set) = story.codeword_set(goal_ids.iter().map(String::as_str)) else {
+            return Ok(());
+        };
+        let live = reach::live_codewords(&story);
+        let expected = brute_force_holds(&story, &set);
+        prop_assert_eq!(reach::can_hold_together(&story, &live, &set), Some(expected));
     }
 
     #[test]

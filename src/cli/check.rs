@@ -3,28 +3,34 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::story::load::check_assets;
+use crate::story::load::{LoadedFile, check_assets};
 use crate::story::{Stats, load_file, validate_file};
 
-/// Print every problem and warning; exit 1 when there are errors.
+/// Load a story file, or print why not.
+fn load_or_report(path: &Path) -> Option<LoadedFile> {
+    load_file(path)
+        .map_err(|err| eprintln!("error: {err}"))
+        .ok()
+}
+
+/// Print every problem and warning, one per line; the summary goes to stderr. Exit 1 on errors.
 pub(super) fn validate(path: &Path) -> ExitCode {
-    let loaded = match load_file(path) {
-        Ok(loaded) => loaded,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return ExitCode::FAILURE;
-        }
+    let Some(loaded) = load_or_report(path) else {
+        return ExitCode::FAILURE;
     };
     let shown = loaded.path.display().to_string();
     let assets = check_assets(&loaded.file, &loaded.root);
-    let (_, mut report) = validate_file(loaded.file);
+    let (story, mut report) = validate_file(loaded.file);
     report.diagnostics.extend(loaded.notes);
     report.diagnostics.extend(assets);
     for diagnostic in &report.diagnostics {
         println!("{diagnostic}");
     }
     let (errors, warnings) = (report.errors(), report.warnings());
-    println!("{shown}: {errors} errors, {warnings} warnings");
+    eprintln!("{shown}: {errors} errors, {warnings} warnings");
+    if story.is_none() {
+        eprintln!("(reachability and the other checks run once these references are fixed)");
+    }
     if errors == 0 {
         ExitCode::SUCCESS
     } else {
@@ -34,12 +40,8 @@ pub(super) fn validate(path: &Path) -> ExitCode {
 
 /// Print the story's counts, as JSON or as a table.
 pub(super) fn stats(path: &Path, json: bool) -> ExitCode {
-    let loaded = match load_file(path) {
-        Ok(loaded) => loaded,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return ExitCode::FAILURE;
-        }
+    let Some(loaded) = load_or_report(path) else {
+        return ExitCode::FAILURE;
     };
     let shown = loaded.path.display().to_string();
     let (story, report) = validate_file(loaded.file);
@@ -50,6 +52,13 @@ pub(super) fn stats(path: &Path, json: bool) -> ExitCode {
         );
         return ExitCode::FAILURE;
     };
+    if !walk.complete {
+        eprintln!(
+            "error: {shown}: too many codeword states to count what is reachable ({} explored)",
+            walk.states
+        );
+        return ExitCode::FAILURE;
+    }
     let stats = Stats::of(&story, walk);
     if json {
         match serde_json::to_string(&stats) {
@@ -61,15 +70,19 @@ pub(super) fn stats(path: &Path, json: bool) -> ExitCode {
         }
     } else {
         println!("{}", story.title());
-        println!("  passages            {}", stats.passages);
-        println!("  choices             {}", stats.choices);
-        println!("  endings             {}", stats.endings);
-        println!("  codewords           {}", stats.codewords);
-        println!("  entities            {}", stats.entities);
-        println!("  codex entries       {}", stats.codex_entries);
-        println!("  illustrations       {}", stats.illustrations);
-        println!("  reachable passages  {}", stats.reachable_passages);
-        println!("  reachable endings   {}", stats.reachable_endings);
+        for (name, n) in [
+            ("passages", stats.passages),
+            ("choices", stats.choices),
+            ("endings", stats.endings),
+            ("codewords", stats.codewords),
+            ("entities", stats.entities),
+            ("codex entries", stats.codex_entries),
+            ("illustrations", stats.illustrations),
+            ("reachable passages", stats.reachable_passages),
+            ("reachable endings", stats.reachable_endings),
+        ] {
+            println!("  {name:<20}{n}");
+        }
     }
     ExitCode::SUCCESS
 }

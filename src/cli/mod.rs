@@ -30,7 +30,8 @@ enum Command {
         /// also `:undo [N]`, `:codex`, `:state`, `:why`, `:save FILE`, `:load FILE`, `:quit`.
         #[arg(long)]
         headless: bool,
-        /// Play these choice numbers (comma-separated) instead of reading stdin.
+        /// Play these choice numbers (comma-separated) instead of reading stdin;
+        /// exits 2 if they run out before an ending.
         #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
         choices: Option<Vec<usize>>,
     },

@@ -46,7 +46,18 @@ pub(super) fn play(path: &Path, choices: Option<Vec<usize>>) -> ExitCode {
     let scripted = choices.is_some();
     let input: Box<dyn Iterator<Item = String>> = match choices {
         Some(numbers) => Box::new(numbers.into_iter().map(|n| n.to_string())),
-        None => Box::new(io::stdin().lock().lines().map_while(Result::ok)),
+        // Lines that are not UTF-8 arrive as replacement characters and get the usual one-line answer.
+        None => Box::new(
+            io::stdin()
+                .lock()
+                .split(b'\n')
+                .map_while(Result::ok)
+                .map(|line| {
+                    String::from_utf8_lossy(&line)
+                        .trim_end_matches('\r')
+                        .to_owned()
+                }),
+        ),
     };
     let stdout = io::stdout();
     let mut session = TerminalSession {
@@ -206,6 +217,10 @@ impl<W: Write> TerminalSession<W> {
     fn print_passage(&mut self, present: &PresentPassage) -> io::Result<bool> {
         let story = self.active().package.story.clone();
         let passage = story.passage(present.passage);
+        for &art in story.illustrations(present.passage) {
+            let caption = &story.file().illustrations[art].caption;
+            writeln!(self.out, "\n[illustration: {caption}]")?;
+        }
         writeln!(self.out, "\n{}\n", passage.prose.trim())?;
         if let Some(title) = &present.ending {
             writeln!(self.out, "THE END: {title}")?;

@@ -30,7 +30,8 @@ pub enum Rule {
     UnusedCodeword,
     OverlayConflict,
     CodexNeverVisible,
-    DuplicateCodexRank,
+    OverlayNeverApplies,
+    Trapped,
     OrphanEntity,
     NonDiegeticLabel,
     MissingAsset,
@@ -59,7 +60,8 @@ impl Rule {
             Rule::UnusedCodeword => "unused-codeword",
             Rule::OverlayConflict => "overlay-conflict",
             Rule::CodexNeverVisible => "codex-never-visible",
-            Rule::DuplicateCodexRank => "duplicate-codex-rank",
+            Rule::OverlayNeverApplies => "overlay-never-applies",
+            Rule::Trapped => "trapped",
             Rule::OrphanEntity => "orphan-entity",
             Rule::NonDiegeticLabel => "non-diegetic-label",
             Rule::MissingAsset => "missing-asset",
@@ -74,7 +76,7 @@ impl Rule {
             | Rule::UnusedCodeword
             | Rule::OverlayConflict
             | Rule::CodexNeverVisible
-            | Rule::DuplicateCodexRank
+            | Rule::OverlayNeverApplies
             | Rule::OrphanEntity
             | Rule::NonDiegeticLabel
             | Rule::MissingAsset

@@ -394,6 +394,24 @@ impl Story {
         self.file.passages[p.index()].choices.is_empty()
     }
 
+    /// Every codeword some choice grants.
+    pub fn granted_anywhere(&self) -> CodewordSet {
+        self.union_over_choices(|c| &c.grants)
+    }
+
+    /// Every codeword some choice requires.
+    pub fn required_anywhere(&self) -> CodewordSet {
+        self.union_over_choices(|c| &c.requires)
+    }
+
+    fn union_over_choices(&self, part: impl Fn(&ChoiceNode) -> &CodewordSet) -> CodewordSet {
+        let mut out = self.no_codewords();
+        for choice in self.choices.iter().flatten() {
+            out.union_with(part(choice));
+        }
+        out
+    }
+
     pub fn codeword_ix(&self, id: &str) -> Option<CodewordIx> {
         self.codeword_ix.get(id).copied()
     }

@@ -241,7 +241,11 @@ pub struct Entity {
 #[serde(deny_unknown_fields)]
 pub struct Relationship {
     pub id: String,
+    /// The entity the relationship is seen from (`from_entity` in seed 000).
+    #[serde(alias = "from_entity")]
     pub from: String,
+    /// The entity it points to.
+    #[serde(alias = "to_entity")]
     pub to: String,
     /// Conventionally holds at least `nature`.
     #[serde(default)]

@@ -40,8 +40,28 @@ pub enum SaveError {
         missing_passages: Vec<String>,
         missing_codewords: Vec<String>,
     },
-    #[error("the save is inconsistent: {0}")]
-    Inconsistent(String),
+    #[error(
+        "step {step} of the save (from `{from}` to `{to}`) is not possible in this story; it changed, or the save was edited"
+    )]
+    StepNotPossible {
+        step: usize,
+        from: String,
+        to: String,
+    },
+    #[error("the save's history ends at `{history_ends}` but it says it is at `{saved_at}`")]
+    EndsElsewhere {
+        history_ends: String,
+        saved_at: String,
+    },
+    #[error(
+        "the save holds codewords [{}] but its history grants [{}]; the story changed, or the save was edited",
+        saved.join(", "),
+        replayed.join(", ")
+    )]
+    CodewordsDiffer {
+        saved: Vec<String>,
+        replayed: Vec<String>,
+    },
 }
 
 fn describe_missing(passages: &[String], codewords: &[String]) -> String {
@@ -383,7 +403,7 @@ impl Player {
         }
     }
 
-    /// Rebuild a playthrough from a save, or say exactly what no longer fits.
+    /// Rebuild a playthrough from a save by replaying its steps, or say exactly what no longer fits.
     pub fn restore(story: SharedStory, doc: &SaveDocument) -> Result<Self, SaveError> {
         if doc.format != SAVE_FORMAT {
             return Err(SaveError::NotASave {
@@ -399,87 +419,84 @@ impl Player {
                 story: story.file().meta.id.clone(),
             });
         }
-        let mut missing_passages = Vec::new();
-        let mut missing_codewords = Vec::new();
-        let mut passage = |id: &str| {
-            story.passage_ix(id).unwrap_or_else(|| {
-                if !missing_passages.iter().any(|m| m == id) {
-                    missing_passages.push(id.to_owned());
-                }
-                PassageIx::from_index(0)
-            })
-        };
-        let current = passage(&doc.passage);
-        let visited_ix: Vec<PassageIx> = doc.visited.iter().map(|v| passage(v)).collect();
-        let mut history_ix = Vec::with_capacity(doc.history.len());
-        for step in &doc.history {
-            history_ix.push((passage(&step.from), passage(&step.to)));
-        }
-        let mut codewords = |ids: &[String]| {
-            let mut set = story.no_codewords();
-            for id in ids {
-                match story.codeword_ix(id) {
-                    Some(c) => set.insert(c),
-                    None if !missing_codewords.contains(id) => missing_codewords.push(id.clone()),
-                    None => {}
-                }
-            }
-            set
-        };
-        let held = codewords(&doc.codewords);
-        let granted: Vec<CodewordSet> = doc.history.iter().map(|s| codewords(&s.granted)).collect();
-        if !missing_passages.is_empty() || !missing_codewords.is_empty() {
-            return Err(SaveError::StoryChanged {
-                missing_passages,
-                missing_codewords,
-            });
-        }
+        check_ids_exist(&story, doc)?;
 
-        let mut visited = FixedBitSet::with_capacity(story.passage_count());
-        for p in visited_ix {
-            visited.insert(p.index());
-        }
-        let mut history = Vec::with_capacity(doc.history.len());
-        for ((step, (from, to)), granted) in doc.history.iter().zip(history_ix).zip(granted) {
-            let labels = &story.passage(from).choices;
-            let choice = labels
+        // Replaying keeps every invariant of a live playthrough: each step starts
+        // where the last ended, each gate was open, codewords are what was granted.
+        let mut player = Self::new(story);
+        for (number, step) in doc.history.iter().enumerate() {
+            let step_error = || SaveError::StepNotPossible {
+                step: number + 1,
+                from: step.from.clone(),
+                to: step.to.clone(),
+            };
+            if player.story.passage(player.passage).id != step.from {
+                return Err(step_error());
+            }
+            let open: Vec<(usize, &Choice)> = player
+                .open_choices()
+                .filter(|(_, c)| c.to == step.to)
+                .collect();
+            let index = open
                 .iter()
-                .position(|c| c.label == step.choice && story.passage_ix(&c.to) == Some(to))
-                .or_else(|| {
-                    labels
-                        .iter()
-                        .position(|c| story.passage_ix(&c.to) == Some(to))
-                })
-                .ok_or_else(|| {
-                    SaveError::Inconsistent(format!(
-                        "no choice leads from `{}` to `{}` any more",
-                        step.from, step.to
-                    ))
-                })?;
-            history.push(Frame {
-                from,
-                choice,
-                to,
-                granted,
-                first_visit: step.first_visit,
+                .find(|(_, c)| c.label == step.choice)
+                .or_else(|| open.first())
+                .map(|(i, _)| *i)
+                .ok_or_else(step_error)?;
+            player.choose(index).map_err(|_| step_error())?;
+        }
+        let at = &player.story.passage(player.passage).id;
+        if *at != doc.passage {
+            return Err(SaveError::EndsElsewhere {
+                history_ends: at.clone(),
+                saved_at: doc.passage.clone(),
             });
         }
-        if let Some(last) = history.last()
-            && last.to != current
-        {
-            return Err(SaveError::Inconsistent(format!(
-                "history ends at `{}` but the save is at `{}`",
-                story.passage(last.to).id,
-                doc.passage
-            )));
+        let mut replayed: Vec<&str> = player
+            .held
+            .iter()
+            .map(|c| player.story.codeword_id(c))
+            .collect();
+        let mut saved: Vec<&str> = doc.codewords.iter().map(String::as_str).collect();
+        replayed.sort_unstable();
+        saved.sort_unstable();
+        if replayed != saved {
+            return Err(SaveError::CodewordsDiffer {
+                saved: saved.into_iter().map(str::to_owned).collect(),
+                replayed: replayed.into_iter().map(str::to_owned).collect(),
+            });
         }
-        visited.insert(current.index());
-        Ok(Self {
-            passage: current,
-            held,
-            visited,
-            history,
-            story,
+        Ok(player)
+    }
+}
+
+/// Every passage and codeword a save names must still exist.
+fn check_ids_exist(story: &Story, doc: &SaveDocument) -> Result<(), SaveError> {
+    let mut missing_passages: Vec<String> = Vec::new();
+    let passages = std::iter::once(&doc.passage)
+        .chain(&doc.visited)
+        .chain(doc.history.iter().flat_map(|s| [&s.from, &s.to]));
+    for id in passages {
+        if story.passage_ix(id).is_none() && !missing_passages.contains(id) {
+            missing_passages.push(id.clone());
+        }
+    }
+    let mut missing_codewords: Vec<String> = Vec::new();
+    let codewords = doc
+        .codewords
+        .iter()
+        .chain(doc.history.iter().flat_map(|s| &s.granted));
+    for id in codewords {
+        if story.codeword_ix(id).is_none() && !missing_codewords.contains(id) {
+            missing_codewords.push(id.clone());
+        }
+    }
+    if missing_passages.is_empty() && missing_codewords.is_empty() {
+        Ok(())
+    } else {
+        Err(SaveError::StoryChanged {
+            missing_passages,
+            missing_codewords,
         })
     }
 }
@@ -773,15 +790,41 @@ mod tests {
     }
 
     #[test]
-    fn restore_rejects_a_history_that_does_not_end_where_the_save_is() {
+    fn restore_rejects_histories_that_could_not_have_happened() {
         let story = sample();
         let mut player = Player::new(story.clone());
         player.choose_number(1).unwrap();
         let mut doc = player.save();
         doc.passage = "river".into();
         assert!(matches!(
+            Player::restore(story.clone(), &doc),
+            Err(SaveError::EndsElsewhere { .. })
+        ));
+        let mut doc = player.save();
+        doc.history[0].from = "hub".into();
+        assert!(matches!(
+            Player::restore(story.clone(), &doc),
+            Err(SaveError::StepNotPossible { step: 1, .. })
+        ));
+        let mut doc = player.save();
+        doc.codewords.push("c".into());
+        assert!(matches!(
+            Player::restore(story.clone(), &doc),
+            Err(SaveError::CodewordsDiffer { .. })
+        ));
+        // A gated step the history could not have taken.
+        let mut doc = player.save();
+        doc.history.push(SavedStep {
+            from: "hub".into(),
+            choice: "Accuse her".into(),
+            to: "accuse".into(),
+            granted: vec![],
+            first_visit: true,
+        });
+        doc.passage = "accuse".into();
+        assert!(matches!(
             Player::restore(story, &doc),
-            Err(SaveError::Inconsistent(_))
+            Err(SaveError::StepNotPossible { step: 2, .. })
         ));
     }
 }

@@ -147,6 +147,13 @@ pub(crate) fn convert(qf: QfStory, story_id: &str) -> (StoryFile, Vec<Diagnostic
                 ));
                 choices.clear();
             }
+            if p.ending.is_none() && choices.is_empty() {
+                notes.push(Diagnostic::new(
+                    Rule::Import,
+                    Subject::Passage(id.clone()),
+                    "has no choices and is not marked as an ending; Loreloom plays it as an ending",
+                ));
+            }
             Passage {
                 title: p.ending.and_then(|e| e.title),
                 prose: p.prose,

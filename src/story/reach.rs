@@ -5,7 +5,7 @@
 //! tests ("live" codewords, as in a compiler's liveness analysis). That keeps the
 //! walk exact for gates while merging states that differ only in residue.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
@@ -60,9 +60,12 @@ pub struct Walk {
     pub usable_choices: FixedBitSet,
     /// Reachable states at a non-ending passage where no choice is open, with the held codewords.
     pub dead_ends: Vec<(PassageIx, CodewordSet)>,
+    /// Reachable states with open choices from which no ending (and no dead end) can be reached:
+    /// the player is caught in a loop. Computed by full walks only.
+    pub trapped: Vec<(PassageIx, CodewordSet)>,
     /// Distinct states explored.
     pub states: usize,
-    /// False when [`STATE_LIMIT`] stopped the walk early.
+    /// False when the state limit stopped the walk early.
     pub complete: bool,
     /// For a goal walk: whether the goal set was ever held at once.
     pub goal_reached: bool,
@@ -87,6 +90,10 @@ pub fn walk_limited(
         complete: true,
         ..Walk::default()
     };
+    if goal.is_some_and(CodewordSet::is_empty) {
+        out.goal_reached = true;
+        return out;
+    }
     let keep = |p: PassageIx| {
         let mut keep = live[p.index()].clone();
         if let Some(goal) = goal {
@@ -94,15 +101,15 @@ pub fn walk_limited(
         }
         keep
     };
-    let start = story.start();
-    let mut seen: HashSet<(PassageIx, CodewordSet)> = HashSet::new();
-    let mut stack = vec![(start, story.no_codewords())];
-    seen.insert((start, story.no_codewords()));
-    if goal.is_some_and(CodewordSet::is_empty) {
-        out.goal_reached = true;
-        return out;
-    }
-    while let Some((p, held)) = stack.pop() {
+    let start = (story.start(), story.no_codewords());
+    // State ids, the states themselves, and (for full walks) predecessor edges.
+    let mut ids: HashMap<(PassageIx, CodewordSet), u32> = HashMap::from([(start.clone(), 0)]);
+    let mut states = vec![start];
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut finished: Vec<u32> = Vec::new();
+    let mut stack = vec![0u32];
+    while let Some(id) = stack.pop() {
+        let (p, held) = states[id as usize].clone();
         out.reachable.insert(p.index());
         let choices = story.choices(p);
         let mut open = false;
@@ -123,27 +130,65 @@ pub fn walk_limited(
             next.union_with(&choice.grants);
             if goal.is_some_and(|g| g.is_subset(&next)) {
                 out.goal_reached = true;
-                out.states = seen.len();
+                out.states = states.len();
                 return out;
             }
             next.intersect_with(&keep(choice.to));
             let state = (choice.to, next);
-            if !seen.contains(&state) {
-                if seen.len() >= limit {
+            let next_id = if let Some(&known) = ids.get(&state) {
+                known
+            } else {
+                if states.len() >= limit {
                     out.complete = false;
-                    out.states = seen.len();
+                    out.states = states.len();
                     return out;
                 }
-                seen.insert(state.clone());
-                stack.push(state);
+                let new = u32::try_from(states.len()).expect("the state limit is below 2^32");
+                ids.insert(state.clone(), new);
+                states.push(state);
+                preds.push(Vec::new());
+                stack.push(new);
+                new
+            };
+            if goal.is_none() {
+                preds[next_id as usize].push(id);
             }
         }
-        if !open && !choices.is_empty() {
+        if choices.is_empty() {
+            finished.push(id);
+        } else if !open {
             out.dead_ends.push((p, held));
+            finished.push(id);
         }
     }
-    out.states = seen.len();
+    out.states = states.len();
+    if goal.is_none() {
+        out.trapped = trapped(&states, &preds, &finished);
+    }
     out
+}
+
+/// States that cannot reach an ending or a dead end: walk predecessor edges back from those.
+fn trapped(
+    states: &[(PassageIx, CodewordSet)],
+    preds: &[Vec<u32>],
+    finished: &[u32],
+) -> Vec<(PassageIx, CodewordSet)> {
+    let mut can_finish = FixedBitSet::with_capacity(states.len());
+    let mut work: Vec<u32> = finished.to_vec();
+    for &id in finished {
+        can_finish.insert(id as usize);
+    }
+    while let Some(id) = work.pop() {
+        for &pred in &preds[id as usize] {
+            if !can_finish.put(pred as usize) {
+                work.push(pred);
+            }
+        }
+    }
+    let mut stuck = can_finish;
+    stuck.toggle_range(..);
+    stuck.ones().map(|id| states[id].clone()).collect()
 }
 
 /// Can every codeword of `set` be held at once in some reachable state?

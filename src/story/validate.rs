@@ -115,6 +115,14 @@ fn ids(story: &Story, set: &CodewordSet) -> String {
         .join(", ")
 }
 
+fn describe_held(story: &Story, held: &CodewordSet) -> String {
+    if held.is_empty() {
+        "no relevant codewords".to_owned()
+    } else {
+        ids(story, held)
+    }
+}
+
 fn check_text(story: &Story, diags: &mut Vec<Diagnostic>) {
     for passage in &story.file().passages {
         if passage.prose.trim().is_empty() {
@@ -144,23 +152,21 @@ fn check_text(story: &Story, diags: &mut Vec<Diagnostic>) {
 }
 
 fn check_codeword_use(story: &Story, diags: &mut Vec<Diagnostic>) {
-    let mut granted = story.no_codewords();
-    let mut required = story.no_codewords();
-    for p in story.passages() {
-        for choice in story.choices(p) {
-            granted.union_with(&choice.grants);
-            required.union_with(&choice.requires);
-        }
-    }
+    let granted = story.granted_anywhere();
+    let required = story.required_anywhere();
     let mut observed = story.no_codewords();
-    for e in story.entities() {
-        for overlay in &story.entity(e).overlays {
-            if let Some(set) = story.codeword_set(overlay.when.iter().map(String::as_str)) {
-                observed.union_with(&set);
-            }
+    let file = story.file();
+    let overlays = file
+        .entities
+        .iter()
+        .flat_map(|e| &e.overlays)
+        .chain(file.relationships.iter().flat_map(|r| &r.overlays));
+    for overlay in overlays {
+        if let Some(set) = story.codeword_set(overlay.when.iter().map(String::as_str)) {
+            observed.union_with(&set);
         }
     }
-    for tier in 0..story.file().codex.len() {
+    for tier in 0..file.codex.len() {
         observed.union_with(story.codex_gate(CodexIx::from_index(tier)));
     }
     for (i, codeword) in story.file().codewords.iter().enumerate() {
@@ -207,32 +213,11 @@ fn check_entities(story: &Story, diags: &mut Vec<Diagnostic>) {
             ));
         }
     }
-    for e in story.entities() {
-        let tiers = story.codex_tiers(e);
-        for pair in tiers.windows(2) {
-            let (a, b) = (story.codex_entry(pair[0]), story.codex_entry(pair[1]));
-            if a.rank == b.rank {
-                diags.push(Diagnostic::new(
-                    Rule::DuplicateCodexRank,
-                    Subject::Codex(b.id.clone()),
-                    format!(
-                        "has rank {} like `{}` of the same entity; give each tier its own rank",
-                        b.rank, a.id
-                    ),
-                ));
-            }
-        }
-    }
 }
 
 fn check_reachability(story: &Story, walk: &Walk, diags: &mut Vec<Diagnostic>) {
     let start_id = &story.passage(story.start()).id;
-    let mut granted_anywhere = story.no_codewords();
-    for p in story.passages() {
-        for choice in story.choices(p) {
-            granted_anywhere.union_with(&choice.grants);
-        }
-    }
+    let granted_anywhere = story.granted_anywhere();
     let mut any_ending = false;
     for p in story.passages() {
         let id = &story.passage(p).id;
@@ -275,16 +260,28 @@ fn check_reachability(story: &Story, walk: &Walk, diags: &mut Vec<Diagnostic>) {
         }
     }
     for (p, held) in dead {
-        let holding = if held.is_empty() {
-            "no relevant codewords".to_owned()
-        } else {
-            ids(story, held)
-        };
+        let holding = describe_held(story, held);
         diags.push(Diagnostic::new(
             Rule::DeadEnd,
             Subject::Passage(story.passage(p).id.clone()),
             format!(
                 "a player arriving holding {holding} finds every choice closed, and it is not an ending"
+            ),
+        ));
+    }
+    let mut trapped: Vec<(PassageIx, &CodewordSet)> = Vec::new();
+    for (p, held) in &walk.trapped {
+        if !trapped.iter().any(|(q, _)| q == p) {
+            trapped.push((*p, held));
+        }
+    }
+    for (p, held) in trapped {
+        diags.push(Diagnostic::new(
+            Rule::Trapped,
+            Subject::Passage(story.passage(p).id.clone()),
+            format!(
+                "a player here holding {} can only go round in circles: no route leads on to an ending",
+                describe_held(story, held)
             ),
         ));
     }
@@ -314,7 +311,7 @@ fn overlay_conflicts(
             let (Some(ga), Some(gb)) = (&gates[a], &gates[b]) else {
                 continue;
             };
-            if ga.is_subset(gb) || gb.is_subset(ga) {
+            if ga != gb && (ga.is_subset(gb) || gb.is_subset(ga)) {
                 continue; // a refinement, resolved by specificity on purpose
             }
             let mut both = ga.clone();
@@ -326,22 +323,28 @@ fn overlay_conflicts(
                 if other == value {
                     continue;
                 }
-                let resolved = overlays.iter().zip(&gates).any(|(o, g)| {
-                    g.as_ref().is_some_and(|g| both.is_subset(g)) && o.details.contains_key(key)
-                });
+                // Resolved on purpose by a compound overlay for exactly both gates.
+                let resolved = ga != gb
+                    && overlays
+                        .iter()
+                        .zip(&gates)
+                        .any(|(o, g)| g.as_ref() == Some(&both) && o.details.contains_key(key));
                 if resolved || queries.ask(&both) != Some(true) {
                     continue;
                 }
                 let winner = if gb.len() >= ga.len() { b } else { a };
+                let whens = if ga == gb {
+                    format!("both when {}", ids(story, ga))
+                } else {
+                    format!("when {} and when {}", ids(story, ga), ids(story, gb))
+                };
                 diags.push(Diagnostic::new(
                     Rule::OverlayConflict,
                     subject.clone(),
                     format!(
-                        "overlays {} (when {}) and {} (when {}) can be active together and set `{key}` differently; overlay {} wins. Make the codewords exclusive or add an overlay for both",
+                        "overlays {} and {} ({whens}) can be active together and set `{key}` differently; overlay {} wins. Make the codewords exclusive or add an overlay for both",
                         a + 1,
-                        ids(story, ga),
                         b + 1,
-                        ids(story, gb),
                         winner + 1
                     ),
                 ));
@@ -351,13 +354,34 @@ fn overlay_conflicts(
 }
 
 fn check_overlays(story: &Story, queries: &mut TogetherQueries<'_>, diags: &mut Vec<Diagnostic>) {
-    for entity in &story.file().entities {
-        let subject = Subject::Entity(entity.id.clone());
-        overlay_conflicts(story, &entity.overlays, &subject, queries, diags);
-    }
-    for rel in &story.file().relationships {
-        let subject = Subject::Relationship(rel.id.clone());
-        overlay_conflicts(story, &rel.overlays, &subject, queries, diags);
+    let file = story.file();
+    let owners = file
+        .entities
+        .iter()
+        .map(|e| (Subject::Entity(e.id.clone()), &e.overlays))
+        .chain(
+            file.relationships
+                .iter()
+                .map(|r| (Subject::Relationship(r.id.clone()), &r.overlays)),
+        );
+    for (subject, overlays) in owners {
+        for (i, overlay) in overlays.iter().enumerate() {
+            let Some(gate) = story.codeword_set(overlay.when.iter().map(String::as_str)) else {
+                continue;
+            };
+            if queries.ask(&gate) == Some(false) {
+                diags.push(Diagnostic::new(
+                    Rule::OverlayNeverApplies,
+                    subject.clone(),
+                    format!(
+                        "overlay {} needs {} together, which no playthrough holds",
+                        i + 1,
+                        ids(story, &gate)
+                    ),
+                ));
+            }
+        }
+        overlay_conflicts(story, overlays, &subject, queries, diags);
     }
 }
 
@@ -691,25 +715,102 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_codex_ranks_and_orphan_entities() {
+    fn orphan_entities() {
         let found = findings(json!({
             "passages": [ending("a")],
             "entities": [
                 {"id": "e", "type": "character", "name": "E"},
                 {"id": "lonely", "type": "object", "name": "L"},
             ],
-            "codex": [
-                {"id": "e-1", "entity": "e", "rank": 1, "content": "."},
-                {"id": "e-1b", "entity": "e", "rank": 1, "content": "."},
+            "codex": [{"id": "e-1", "entity": "e", "rank": 1, "content": "."}],
+        }));
+        assert_eq!(found, ["orphan-entity entity `lonely`"]);
+    }
+
+    #[test]
+    fn loops_without_a_way_out_trap_the_player() {
+        // Without k, a and b only lead to each other; the exit needs k.
+        let found = findings(json!({
+            "start": "s",
+            "codewords": codewords(&["k"]),
+            "passages": [
+                passage("s", &[("Take the lamp", "a", &[], &["k"]), ("Go in the dark", "a", &[], &[])]),
+                passage("a", &[("Down the stair", "b", &[], &[])]),
+                passage("b", &[("Up the stair", "a", &[], &[]), ("Light the way out", "out", &["k"], &[])]),
+                ending("out"),
             ],
         }));
         assert_eq!(
             found,
-            [
-                "duplicate-codex-rank codex entry `e-1b`",
-                "orphan-entity entity `lonely`"
-            ]
+            ["trapped passage `a`", "trapped passage `b`"],
+            "{found:#?}"
         );
+    }
+
+    #[test]
+    fn overlays_with_the_same_gate_that_disagree_clash() {
+        let same = json!([
+            {"when": ["x"], "details": {"mood": "glad"}},
+            {"when": ["x"], "details": {"mood": "grim"}},
+        ]);
+        assert!(has(
+            overlay_story(true, same),
+            "overlay-conflict entity `e`"
+        ));
+    }
+
+    #[test]
+    fn a_wider_compound_overlay_does_not_resolve_a_clash() {
+        let wider = json!([
+            {"when": ["x"], "details": {"mood": "glad"}},
+            {"when": ["y"], "details": {"mood": "grim"}},
+            {"when": ["x", "y", "z"], "details": {"mood": "torn"}},
+        ]);
+        let mut parts = overlay_story(false, wider);
+        parts["codewords"] = codewords(&["x", "y", "z"]);
+        parts["passages"][1]["choices"][2]["grants"] = json!(["z"]);
+        parts["passages"][1]["choices"][2]["to"] = json!("c");
+        let found = findings(parts);
+        assert!(
+            found.contains(&"overlay-conflict entity `e`".to_owned()),
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn overlays_that_can_never_apply() {
+        let never = json!([{"when": ["x", "y"], "details": {"mood": "torn"}}]);
+        assert_eq!(
+            findings(overlay_story(true, never)),
+            ["overlay-never-applies entity `e`"]
+        );
+    }
+
+    #[test]
+    fn relationship_overlays_resolve_and_clash_like_entities() {
+        let mut parts = overlay_story(false, json!([]));
+        parts["entities"] = json!([
+            {"id": "e", "type": "character", "name": "E"},
+            {"id": "f", "type": "character", "name": "F"},
+        ]);
+        parts["relationships"] = json!([{
+            "id": "bond", "from_entity": "e", "to_entity": "f",
+            "base": {"nature": "strangers"},
+            "overlays": [
+                {"when": ["x"], "details": {"nature": "friends"}},
+                {"when": ["y"], "details": {"nature": "rivals"}},
+            ],
+        }]);
+        parts["passages"][2]["involves"] = json!(["bond"]);
+        assert_eq!(
+            findings(parts.clone()),
+            ["overlay-conflict relationship `bond`"]
+        );
+        let s = story(parts);
+        let held = s.codeword_set(["x"]).unwrap();
+        assert_eq!(s.relationship_state(0, &held)["nature"], "friends");
+        let held = s.codeword_set(["x", "y"]).unwrap();
+        assert_eq!(s.relationship_state(0, &held)["nature"], "rivals");
     }
 
     #[test]

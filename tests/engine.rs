@@ -86,9 +86,7 @@ fn undo_restore_and_restart_present_the_passage_again() {
 #[test]
 fn codex_unlocks_are_announced() {
     let dir = tempfile::tempdir().unwrap();
-    let mut export: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
-            .unwrap();
+    let mut export = common::fixture_json("keepers-bargain.json");
     // QuestFoundry codex entries are always visible; gate one through a Loreloom story instead.
     export["codex"] = serde_json::json!([]);
     let path = dir.path().join("kb.json");

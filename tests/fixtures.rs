@@ -4,7 +4,7 @@ mod common;
 
 use std::fs;
 
-use common::{fixture, loreloom, stderr, stdout};
+use common::{fixture, fixture_json, loreloom, stderr, stdout};
 use loreloom::story::{LoadError, SourceFormat, Stats, load_file, open, validate_file};
 use serde_json::json;
 
@@ -111,9 +111,7 @@ fn flags_entities_endings_and_codex_map_faithfully() {
 #[test]
 fn art_and_cover_become_illustrations_and_title_art() {
     let dir = tempfile::tempdir().unwrap();
-    let mut export: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
-            .unwrap();
+    let mut export = fixture_json("keepers-bargain.json");
     export["art"] = json!([{"passage": "p-tremor", "image": "art/tremor.png", "caption": "The sea draws back its breath."}]);
     export["cover"] = json!({"image": "art/cover.png"});
     export["some_future_field"] = json!({"ignored": true});
@@ -132,9 +130,7 @@ fn art_and_cover_become_illustrations_and_title_art() {
 #[test]
 fn wrong_format_or_version_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let mut export: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
-            .unwrap();
+    let mut export = fixture_json("keepers-bargain.json");
     export["version"] = json!(2);
     let path = dir.path().join("v2.json");
     fs::write(&path, export.to_string()).unwrap();
@@ -188,9 +184,7 @@ fn broken_files_name_the_file_and_place() {
 #[test]
 fn an_ending_with_choices_drops_them_with_a_note() {
     let dir = tempfile::tempdir().unwrap();
-    let mut export: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
-            .unwrap();
+    let mut export = fixture_json("keepers-bargain.json");
     export["passages"]["p-long-watch"]["choices"] =
         json!([{"label": "Row out once more", "to": "p-arrival", "requires": [], "grants": []}]);
     let path = dir.path().join("kb.json");
@@ -210,9 +204,7 @@ fn an_ending_with_choices_drops_them_with_a_note() {
 #[test]
 fn missing_art_is_a_warning_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let mut export: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(fixture("keepers-bargain.json")).unwrap())
-            .unwrap();
+    let mut export = fixture_json("keepers-bargain.json");
     export["art"] = json!([{"passage": "p-tremor", "image": "art/tremor.png", "caption": "The sea draws back."}]);
     let path = dir.path().join("kb.json");
     fs::write(&path, export.to_string()).unwrap();

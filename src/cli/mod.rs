@@ -13,8 +13,15 @@ pub const DEFAULT_STORY: &str = "campaigns/the-glass-orchard";
 
 /// Loreloom plays interactive fiction: authored story graphs (Loreloom story
 /// packages or `questfoundry-runtime` exports) and, later, open-ended sessions.
+///
+/// A story PATH is a story package folder, its story.json, or a
+/// questfoundry-runtime .json file.
 #[derive(Parser, Debug)]
-#[command(name = "loreloom", version, about, long_about = None)]
+#[command(
+    name = "loreloom",
+    version,
+    after_help = "Examples:\n  loreloom play --headless\n  loreloom play --headless campaigns/the-glass-orchard --choices 1,2,1\n  loreloom validate my-story/\n  loreloom stats story.json --json"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -22,9 +29,9 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Play a story. PATH is a story package folder, its story.json, or a
-    /// questfoundry-runtime .json file (default: the bundled story).
+    /// Play a story (default: the bundled one)
     Play {
+        /// Story package folder, story.json, or questfoundry-runtime .json
         path: Option<PathBuf>,
         /// Play in the terminal: numbered choices, one per line on stdin;
         /// also `:undo [N]`, `:codex`, `:state`, `:why`, `:save FILE`, `:load FILE`, `:quit`.
@@ -35,10 +42,14 @@ enum Command {
         #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
         choices: Option<Vec<usize>>,
     },
-    /// Check a story for errors (exit 1) and warnings, one per line.
-    Validate { path: PathBuf },
-    /// Count passages, choices, endings, codewords and what is reachable.
+    /// Check a story: errors (exit 1) and warnings, one per line
+    Validate {
+        /// Story package folder, story.json, or questfoundry-runtime .json
+        path: PathBuf,
+    },
+    /// Count passages, choices, endings, codewords and what is reachable
     Stats {
+        /// Story package folder, story.json, or questfoundry-runtime .json
         path: PathBuf,
         /// Print one JSON object.
         #[arg(long)]

@@ -432,6 +432,16 @@ mod tests {
         true
     }
 
+    /// The first diagnostic of `rule`.
+    fn first_of(parts: Value, rule: Rule) -> Diagnostic {
+        let (_, report) = validate_file(file(parts));
+        report
+            .diagnostics
+            .into_iter()
+            .find(|d| d.rule == rule)
+            .unwrap_or_else(|| panic!("no {rule:?} finding"))
+    }
+
     fn ending(id: &str) -> Value {
         json!({"id": id, "prose": "The end."})
     }
@@ -555,13 +565,8 @@ mod tests {
         assert!(found.contains(&"unreachable-passage passage `vault`".to_owned()));
         assert!(found.contains(&"unreachable-passage passage `island`".to_owned()));
         assert!(found.contains(&"impossible-gate passage `a` choice 1".to_owned()));
-        let (_, report) = validate_file(file(parts));
-        let gate = report
-            .diagnostics
-            .iter()
-            .find(|d| d.rule == Rule::ImpossibleGate)
-            .unwrap();
         // `k` is granted only inside the vault, which is never reached.
+        let gate = first_of(parts, Rule::ImpossibleGate);
         assert!(
             gate.message.contains("no route reaches"),
             "{}",
@@ -572,18 +577,16 @@ mod tests {
 
     #[test]
     fn gates_on_codewords_nothing_grants_say_so() {
-        let (_, report) = validate_file(file(json!({
-            "codewords": codewords(&["k"]),
-            "passages": [
-                passage("a", &[("Open", "b", &["k"], &[]), ("Leave", "b", &[], &[])]),
-                ending("b"),
-            ],
-        })));
-        let gate = report
-            .diagnostics
-            .iter()
-            .find(|d| d.rule == Rule::ImpossibleGate)
-            .unwrap();
+        let gate = first_of(
+            json!({
+                "codewords": codewords(&["k"]),
+                "passages": [
+                    passage("a", &[("Open", "b", &["k"], &[]), ("Leave", "b", &[], &[])]),
+                    ending("b"),
+                ],
+            }),
+            Rule::ImpossibleGate,
+        );
         assert!(
             gate.message.contains("which no choice grants"),
             "{}",

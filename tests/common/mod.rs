@@ -19,6 +19,12 @@ pub fn fixture(name: &str) -> PathBuf {
     path
 }
 
+/// A fixture parsed as JSON, to alter for a test.
+pub fn fixture_json(name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(fixture(name)).expect("fixture is readable");
+    serde_json::from_str(&text).expect("fixture is JSON")
+}
+
 /// The bundled default story package.
 pub fn default_story() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(loreloom::cli::DEFAULT_STORY)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Loreloom's two entry points on a fresh Debian/Ubuntu machine:
-#   ./run.sh play [PATH] [--choices 1,2,1]   play a story (default: the bundled one)
+#   ./run.sh play [PATH]                     play a story in the window (default: the bundled one)
 #   ./run.sh test                            run every check and test CI runs
 # Both install what they need (Debian packages via apt, Rust crates via cargo)
 # or stop with a message saying exactly what is missing.
@@ -9,8 +9,9 @@ cd "$(dirname "$0")"
 
 # Build dependencies: a C toolchain; for every feature also Bevy's audio/input
 # (ALSA, udev) and llama.cpp (cmake, clang for bindgen).
-PLAY_PACKAGES=(build-essential pkg-config)
-TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
+PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev)
+# The window test renders real frames under Xvfb with Mesa's software Vulkan (lavapipe).
+TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1)
 RUST_MIN=1.95
 
 # Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.
@@ -56,9 +57,13 @@ play)
     shift
     need_apt "${PLAY_PACKAGES[@]}"
     need_rust
-    # The terminal player needs only the engine core; the window arrives with the GUI.
-    cargo build --release --locked --no-default-features --bin loreloom
-    exec "$CARGO_TARGET_DIR/release/loreloom" play --headless "$@"
+    # The window without the model backends (they are not needed to play authored stories yet).
+    cargo build --release --locked --no-default-features --features gui --bin loreloom
+    if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+        echo "loreloom: no display found; playing in the terminal instead" >&2
+        exec "$CARGO_TARGET_DIR/release/loreloom" play --headless "$@"
+    fi
+    exec "$CARGO_TARGET_DIR/release/loreloom" play "$@"
     ;;
 test)
     need_apt "${TEST_PACKAGES[@]}"
@@ -74,7 +79,7 @@ test)
     cargo test --locked --all-targets
     ;;
 *)
-    echo "usage: ./run.sh play [PATH] [--choices 1,2,1] | ./run.sh test" >&2
+    echo "usage: ./run.sh play [PATH] [loreloom play options] | ./run.sh test" >&2
     exit 2
     ;;
 esac

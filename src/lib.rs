@@ -5,4 +5,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod saves;
 pub mod story;
+#[cfg(feature = "gui")]
+pub mod ui;

@@ -39,8 +39,23 @@ enum Command {
         headless: bool,
         /// Play these choice numbers (comma-separated) instead of reading stdin;
         /// exits 2 if they run out before an ending.
-        #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            value_name = "N,N,...",
+            requires = "headless"
+        )]
         choices: Option<Vec<usize>>,
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+    /// Preview a story as its author: the window with a sidebar to jump to any
+    /// passage, toggle codewords, and see every tier, picture and problem
+    Preview {
+        /// Story package folder, story.json, or questfoundry-runtime .json
+        path: PathBuf,
+        #[command(flatten)]
+        window: WindowArgs,
     },
     /// Check a story: errors (exit 1) and warnings, one per line
     Validate {
@@ -55,6 +70,103 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Options of the game window.
+#[derive(clap::Args, Debug)]
+struct WindowArgs {
+    /// Play these choice numbers in the window, then stop (with --exit, quit)
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    autoplay: Option<Vec<usize>>,
+    /// Save a screenshot of the last passage shown to FILE.png
+    #[arg(long, value_name = "FILE")]
+    screenshot: Option<PathBuf>,
+    /// Save a screenshot of every passage shown into DIR
+    #[arg(long, value_name = "DIR")]
+    screenshot_each: Option<PathBuf>,
+    /// Quit when the scripted play is done
+    #[arg(long)]
+    exit: bool,
+    /// Window size in logical pixels
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Panels to open at start
+    #[arg(long, value_delimiter = ',', value_name = "PANEL,...")]
+    show: Vec<Panel>,
+}
+
+/// A panel of the game window.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum Panel {
+    Codex,
+    Backlog,
+    /// The debug overlay (F12)
+    Debug,
+    Settings,
+}
+
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{text}` is not WIDTHxHEIGHT, like 1280x720"))?;
+    let parse = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("`{v}` is not a size in pixels"))
+    };
+    let size = (parse(w)?, parse(h)?);
+    if size.0 < 320 || size.1 < 240 {
+        return Err("the window must be at least 320x240".to_owned());
+    }
+    Ok(size)
+}
+
+/// Where the title screen looks for stories.
+#[cfg(feature = "gui")]
+fn campaigns_dir() -> PathBuf {
+    default_story()
+        .parent()
+        .map_or_else(|| PathBuf::from("campaigns"), PathBuf::from)
+}
+
+#[cfg(feature = "gui")]
+fn window(path: Option<PathBuf>, args: WindowArgs, preview: bool) -> ExitCode {
+    if cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").is_none()
+        && std::env::var_os("WAYLAND_DISPLAY").is_none()
+    {
+        eprintln!(
+            "error: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); \
+             play in the terminal with `loreloom play --headless`, or run under xvfb-run for screenshots"
+        );
+        return ExitCode::FAILURE;
+    }
+    // Scripted play without a path plays the default story; a lone --screenshot shows the title screen.
+    let open = path.or_else(|| args.autoplay.is_some().then(default_story));
+    crate::ui::run(crate::ui::GuiOptions {
+        library: vec![campaigns_dir()],
+        open,
+        autoplay: args.autoplay,
+        screenshot: args.screenshot,
+        screenshot_each: args.screenshot_each,
+        exit: args.exit,
+        preview,
+        window: args.size,
+        show: crate::ui::StartPanels {
+            codex: args.show.contains(&Panel::Codex),
+            backlog: args.show.contains(&Panel::Backlog),
+            debug: args.show.contains(&Panel::Debug),
+            settings: args.show.contains(&Panel::Settings),
+        },
+    })
+}
+
+#[cfg(not(feature = "gui"))]
+fn window(path: Option<PathBuf>, _args: WindowArgs, _preview: bool) -> ExitCode {
+    eprintln!(
+        "this Loreloom was built without the window (feature `gui`); playing in the terminal"
+    );
+    terminal::play(&path.unwrap_or_else(default_story), None)
 }
 
 /// Resolve the default story relative to the working directory, then to the source tree.
@@ -73,15 +185,14 @@ pub fn run() -> ExitCode {
     match cli.command {
         Command::Play {
             path,
-            headless,
+            headless: true,
             choices,
-        } => {
-            if !headless {
-                tracing::info!("the windowed player is not built yet; playing in the terminal");
-            }
-            let path = path.unwrap_or_else(default_story);
-            terminal::play(&path, choices)
-        }
+            ..
+        } => terminal::play(&path.unwrap_or_else(default_story), choices),
+        Command::Play {
+            path, window: args, ..
+        } => window(path, args, false),
+        Command::Preview { path, window: args } => window(Some(path), args, true),
         Command::Validate { path } => check::validate(&path),
         Command::Stats { path, json } => check::stats(&path, json),
     }

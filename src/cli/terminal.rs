@@ -323,7 +323,7 @@ impl<W: Write> TerminalSession<W> {
         let doc = self.active().player.save();
         let result = serde_json::to_vec_pretty(&doc)
             .map_err(io::Error::other)
-            .and_then(|bytes| write_atomically(Path::new(path), &bytes));
+            .and_then(|bytes| crate::saves::write_atomically(Path::new(path), &bytes));
         match result {
             Ok(()) => writeln!(self.out, "saved to {path}"),
             Err(err) => writeln!(self.out, "could not save to {path}: {err}"),
@@ -338,14 +338,6 @@ impl<W: Write> TerminalSession<W> {
             std::fs::read_to_string(path).map_err(|e| format!("could not read {path}: {e}"))?;
         serde_json::from_str(&text).map_err(|e| format!("{path} is not a readable save: {e}"))
     }
-}
-
-/// Write next to the target and rename, so a failed write never clobbers an existing save.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -2,7 +2,7 @@
 
 use bevy::prelude::*;
 
-use crate::story::{CodexIx, PassageIx, Player, SaveDocument, StoryPackage};
+use crate::story::{CodewordIx, CodexIx, PassageIx, Player, SaveDocument, StoryPackage};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_message::<StoryCommand>()
@@ -54,6 +54,10 @@ pub enum StoryCommand {
     Restore(Box<SaveDocument>),
     /// Start again from the first passage.
     Restart,
+    /// Author preview: stand at this passage.
+    JumpTo(PassageIx),
+    /// Author preview: hold (true) or drop a codeword.
+    SetCodeword(CodewordIx, bool),
 }
 
 /// A choice as offered to the player.
@@ -131,6 +135,14 @@ fn apply_story_commands(
             },
             StoryCommand::Restart => {
                 *player = Player::new(player.shared_story().clone());
+                Ok(())
+            }
+            StoryCommand::JumpTo(passage) => {
+                player.jump_to(*passage);
+                Ok(())
+            }
+            StoryCommand::SetCodeword(codeword, held) => {
+                player.set_codeword(*codeword, *held);
                 Ok(())
             }
         };

@@ -341,6 +341,24 @@ impl Player {
         Ok(())
     }
 
+    /// Author preview: stand at any passage, keeping the codewords held.
+    /// Clears the history, since no choice led here.
+    pub fn jump_to(&mut self, p: PassageIx) {
+        self.passage = p;
+        self.visited.insert(p.index());
+        self.history.clear();
+    }
+
+    /// Author preview: hold or drop a codeword directly. Clears the history.
+    pub fn set_codeword(&mut self, c: CodewordIx, held: bool) {
+        if held {
+            self.held.insert(c);
+        } else {
+            self.held.remove(c);
+        }
+        self.history.clear();
+    }
+
     /// An entity's details now (base + applicable overlays).
     pub fn entity_state(&self, e: EntityIx) -> IndexMap<&str, &str> {
         self.story.entity_state(e, &self.held)
@@ -672,6 +690,27 @@ mod tests {
         assert_eq!(at(&player), "start");
         assert!(player.held().is_empty());
         assert_eq!(player.visited_count(), 1);
+    }
+
+    #[test]
+    fn author_jumps_and_codeword_toggles_change_what_is_offered() {
+        let story = sample();
+        let mut player = Player::new(story.clone());
+        player.jump_to(story.passage_ix("hub").unwrap());
+        assert_eq!(
+            player.open_choices().count(),
+            1,
+            "only the river without codewords"
+        );
+        player.set_codeword(story.codeword_ix("b").unwrap(), true);
+        let labels: Vec<&str> = player
+            .open_choices()
+            .map(|(_, c)| c.label.as_str())
+            .collect();
+        assert_eq!(labels, ["Accuse her", "Leave by the river"]);
+        player.set_codeword(story.codeword_ix("b").unwrap(), false);
+        assert_eq!(player.open_choices().count(), 1);
+        assert!(player.history().is_empty());
     }
 
     #[test]

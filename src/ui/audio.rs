@@ -1,0 +1,159 @@
+//! Music and ambience from the story's cues, crossfading on change, a soft chime on choices, volumes from settings.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy_kira_audio::prelude::{
+    AudioApp, AudioChannel, AudioControl, AudioEasing, AudioSource, AudioTween, Decibels,
+};
+
+use super::assets::StoryArt;
+use super::engine_asset;
+use super::screens::Screen;
+use super::settings::Settings;
+use crate::engine::story_player::{ActiveStory, PresentPassage, StoryCommand, StorySystems};
+use crate::story::model::Cue;
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_audio_channel::<Music>()
+        .add_audio_channel::<Ambience>()
+        .add_audio_channel::<Sfx>()
+        .init_resource::<NowPlaying>()
+        .add_systems(Startup, load_sfx)
+        .add_systems(
+            Update,
+            (
+                follow_cues.after(StorySystems::ApplyCommands),
+                chime_on_choice,
+            )
+                .run_if(in_state(Screen::Playing)),
+        )
+        .add_systems(Update, apply_volumes.run_if(resource_changed::<Settings>))
+        .add_systems(OnExit(Screen::Playing), fade_out_all);
+}
+
+/// The music channel.
+#[derive(Resource)]
+struct Music;
+/// Ambient loops under the music.
+#[derive(Resource)]
+struct Ambience;
+/// Short effects.
+#[derive(Resource)]
+struct Sfx;
+
+const CROSSFADE: Duration = Duration::from_millis(1500);
+
+/// What plays now, by story path.
+#[derive(Resource, Debug, Default)]
+struct NowPlaying {
+    music: Option<String>,
+    ambience: Option<String>,
+    chime: Option<Handle<AudioSource>>,
+}
+
+/// Linear volume (0..=1) as kira's decibels.
+fn decibels(volume: f32) -> Decibels {
+    if volume <= 0.001 {
+        Decibels::SILENCE
+    } else {
+        Decibels(20.0 * volume.log10())
+    }
+}
+
+fn load_sfx(server: Res<AssetServer>, mut now: ResMut<NowPlaying>) {
+    now.chime = Some(server.load(engine_asset("sfx/choice.ogg")));
+}
+
+/// The cue in force for a passage: its own, else its scene's, else the story's.
+fn cue_for(active: &ActiveStory, passage: crate::story::PassageIx) -> Cue {
+    let file = active.package.story.file();
+    let p = active.package.story.passage(passage);
+    let scene = p
+        .scene
+        .as_ref()
+        .and_then(|id| file.scenes.iter().find(|s| &s.id == id))
+        .and_then(|s| s.cue.clone());
+    let own = p.cue.clone().unwrap_or_default();
+    let scene = scene.unwrap_or_default();
+    let story = file.meta.cue.clone().unwrap_or_default();
+    Cue {
+        music: own.music.or(scene.music).or(story.music),
+        ambience: own.ambience.or(scene.ambience).or(story.ambience),
+    }
+}
+
+fn crossfade<C: Resource>(
+    channel: &AudioChannel<C>,
+    now: &mut Option<String>,
+    want: Option<String>,
+    art: &StoryArt,
+) {
+    if *now == want {
+        return;
+    }
+    channel.stop().fade_out(AudioTween::linear(CROSSFADE));
+    if let Some(path) = &want
+        && let Some(handle) = art.sounds.get(path)
+        && !art.failed.contains(path)
+    {
+        channel
+            .play(handle.clone())
+            .looped()
+            .fade_in(AudioTween::new(CROSSFADE, AudioEasing::OutPowi(2)));
+    }
+    *now = want;
+}
+
+fn follow_cues(
+    mut presented: MessageReader<PresentPassage>,
+    active: Res<ActiveStory>,
+    art: Res<StoryArt>,
+    mut now: ResMut<NowPlaying>,
+    music: Res<AudioChannel<Music>>,
+    ambience: Res<AudioChannel<Ambience>>,
+) {
+    let Some(present) = presented.read().last() else {
+        return;
+    };
+    let cue = cue_for(&active, present.passage);
+    let now = &mut *now;
+    crossfade(&music, &mut now.music, cue.music, &art);
+    crossfade(&ambience, &mut now.ambience, cue.ambience, &art);
+}
+
+fn chime_on_choice(
+    mut commands: MessageReader<StoryCommand>,
+    now: Res<NowPlaying>,
+    sfx: Res<AudioChannel<Sfx>>,
+) {
+    if commands
+        .read()
+        .any(|c| matches!(c, StoryCommand::Choose(_)))
+        && let Some(chime) = &now.chime
+    {
+        sfx.play(chime.clone());
+    }
+}
+
+fn apply_volumes(
+    settings: Res<Settings>,
+    music: Res<AudioChannel<Music>>,
+    ambience: Res<AudioChannel<Ambience>>,
+    sfx: Res<AudioChannel<Sfx>>,
+) {
+    music.set_volume(decibels(settings.music_volume));
+    ambience.set_volume(decibels(settings.music_volume * 0.8));
+    sfx.set_volume(decibels(settings.sfx_volume));
+}
+
+fn fade_out_all(
+    music: Res<AudioChannel<Music>>,
+    ambience: Res<AudioChannel<Ambience>>,
+    mut now: ResMut<NowPlaying>,
+) {
+    music.stop().fade_out(AudioTween::linear(CROSSFADE));
+    ambience.stop().fade_out(AudioTween::linear(CROSSFADE));
+    now.music = None;
+    now.ambience = None;
+}

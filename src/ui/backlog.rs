@@ -1,0 +1,78 @@
+//! The backlog (H or wheel up): passages read and choices taken, with rollback to any earlier point.
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use super::markdown;
+use super::screens::{Overlays, Screen};
+use crate::engine::story_player::{ActiveStory, StoryCommand};
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(
+        EguiPrimaryContextPass,
+        backlog_panel.run_if(in_state(Screen::Playing)),
+    );
+}
+
+fn plain(prose: &str) -> String {
+    markdown::spans(prose)
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect()
+}
+
+fn backlog_panel(
+    mut contexts: EguiContexts,
+    mut overlays: ResMut<Overlays>,
+    active: Res<ActiveStory>,
+    mut commands: MessageWriter<StoryCommand>,
+) -> Result {
+    if !overlays.backlog {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    let player = &active.player;
+    let story = player.story();
+    let history = player.history();
+    let mut open = true;
+    let mut rollback = None;
+    egui::Window::new("Backlog")
+        .open(&mut open)
+        .collapsible(false)
+        .fixed_size(ctx.viewport_rect().size() * egui::vec2(0.6, 0.7))
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .show(ctx, |ui| {
+            egui::ScrollArea::vertical()
+                .stick_to_bottom(true)
+                .show(ui, |ui| {
+                    for (i, frame) in history.iter().enumerate() {
+                        let passage = story.passage(frame.from);
+                        ui.add(
+                            egui::Label::new(
+                                egui::RichText::new(plain(&passage.prose))
+                                    .color(egui::Color32::from_gray(170)),
+                            )
+                            .wrap(),
+                        );
+                        let chose = format!("You chose: {}", passage.choices[frame.choice].label);
+                        ui.add(egui::Label::new(egui::RichText::new(chose).strong()).wrap());
+                        let steps = history.len() - i;
+                        if ui
+                            .small_button("Return here")
+                            .on_hover_text("Roll back to this passage")
+                            .clicked()
+                        {
+                            rollback = Some(steps);
+                        }
+                        ui.separator();
+                    }
+                    ui.add(egui::Label::new(plain(&story.passage(player.current()).prose)).wrap());
+                });
+        });
+    if let Some(steps) = rollback {
+        commands.write(StoryCommand::Undo(steps));
+        open = false;
+    }
+    overlays.backlog = open;
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! The debug overlay (F12) for streamers: passage, codewords, why choices hide, recent engine messages, frame time.
+//!
+//! Other parts of the engine add to it by writing [`DebugLine`] messages under a
+//! section name (later: pipeline stages, dice, prompts, streamed tokens).
+
+use std::collections::VecDeque;
+
+use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use super::screens::{Overlays, UiLayout};
+use super::settings::Settings;
+use crate::engine::story_player::{
+    ActiveStory, CodexUnlocked, PresentPassage, StoryCommand, StoryNotice, StorySystems,
+};
+use crate::story::Availability;
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_message::<DebugLine>()
+        .init_resource::<EngineLog>()
+        .add_systems(
+            Update,
+            (
+                toggle_overlay,
+                record_messages.after(StorySystems::ApplyCommands),
+                reserve_space,
+            ),
+        )
+        .add_systems(EguiPrimaryContextPass, debug_overlay);
+}
+
+/// A line for the overlay, under a section heading.
+#[derive(Message, Debug, Clone)]
+pub struct DebugLine {
+    pub section: &'static str,
+    pub text: String,
+}
+
+/// Recent engine messages, newest last.
+#[derive(Resource, Debug, Default)]
+pub struct EngineLog(VecDeque<(&'static str, String)>);
+
+const KEEP: usize = 14;
+const DOCK_WIDTH: f32 = 360.0;
+
+impl EngineLog {
+    fn push(&mut self, section: &'static str, text: String) {
+        if self.0.len() == KEEP {
+            self.0.pop_front();
+        }
+        self.0.push_back((section, text));
+    }
+}
+
+fn toggle_overlay(keys: Res<ButtonInput<KeyCode>>, mut overlays: ResMut<Overlays>) {
+    if keys.just_pressed(KeyCode::F12) {
+        overlays.debug = !overlays.debug;
+    }
+}
+
+fn record_messages(
+    mut log: ResMut<EngineLog>,
+    mut commands: MessageReader<StoryCommand>,
+    mut presented: MessageReader<PresentPassage>,
+    mut unlocked: MessageReader<CodexUnlocked>,
+    mut notices: MessageReader<StoryNotice>,
+    mut lines: MessageReader<DebugLine>,
+    active: Option<Res<ActiveStory>>,
+) {
+    for command in commands.read() {
+        let text = match command {
+            StoryCommand::Restore(doc) => format!("Restore (at {})", doc.passage),
+            other => format!("{other:?}"),
+        };
+        log.push("command", text);
+    }
+    if let Some(active) = &active {
+        let story = &active.package.story;
+        for present in presented.read() {
+            log.push("present", story.passage(present.passage).id.clone());
+        }
+        for CodexUnlocked(tiers) in unlocked.read() {
+            for &t in tiers {
+                log.push("codex", story.codex_entry(t).id.clone());
+            }
+        }
+    }
+    for StoryNotice(text) in notices.read() {
+        log.push("notice", text.clone());
+    }
+    for line in lines.read() {
+        log.push(line.section, line.text.clone());
+    }
+}
+
+fn reserve_space(overlays: Res<Overlays>, settings: Res<Settings>, mut layout: ResMut<UiLayout>) {
+    let right = if overlays.debug && settings.streamer_layout {
+        DOCK_WIDTH
+    } else {
+        0.0
+    };
+    layout.set_if_neq_right(right);
+}
+
+fn debug_overlay(
+    mut contexts: EguiContexts,
+    overlays: Res<Overlays>,
+    settings: Res<Settings>,
+    log: Res<EngineLog>,
+    active: Option<Res<ActiveStory>>,
+    diagnostics: Res<DiagnosticsStore>,
+) -> Result {
+    if !overlays.debug {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?.clone();
+    let frame_ms = diagnostics
+        .get(&FrameTimeDiagnosticsPlugin::FRAME_TIME)
+        .and_then(bevy::diagnostic::Diagnostic::smoothed)
+        .unwrap_or(0.0);
+    let body = |ui: &mut egui::Ui| {
+        let mono = |text: String| egui::RichText::new(text).monospace().size(15.0);
+        ui.label(mono(format!("frame {frame_ms:.1} ms")));
+        if let Some(active) = &active {
+            let player = &active.player;
+            let story = player.story();
+            ui.label(mono(format!(
+                "passage {}",
+                story.passage(player.current()).id
+            )));
+            let held: Vec<&str> = player.held().iter().map(|c| story.codeword_id(c)).collect();
+            ui.label(mono(format!(
+                "codewords {}",
+                if held.is_empty() {
+                    "—".to_owned()
+                } else {
+                    held.join(", ")
+                }
+            )));
+            for view in player.choices() {
+                if let Availability::Hidden { missing } = &view.availability {
+                    let needs: Vec<&str> = missing.iter().map(|&c| story.codeword_id(c)).collect();
+                    ui.label(mono(format!(
+                        "hidden \"{}\": needs {}",
+                        view.choice.label,
+                        needs.join(", ")
+                    )));
+                }
+            }
+        }
+        ui.separator();
+        for (section, text) in &log.0 {
+            ui.label(mono(format!("{section:>8} {text}")));
+        }
+    };
+    let frame = egui::Frame::new()
+        .fill(egui::Color32::from_rgba_unmultiplied(0, 0, 0, 210))
+        .inner_margin(10.0)
+        .stroke(egui::Stroke::new(
+            1.0,
+            egui::Color32::from_rgb(90, 200, 120),
+        ));
+    if settings.streamer_layout {
+        let viewport = ctx.viewport_rect();
+        let strip = egui::Rect::from_min_max(
+            egui::pos2(viewport.max.x - DOCK_WIDTH, viewport.min.y),
+            viewport.max,
+        );
+        let mut ui = egui::Ui::new(
+            ctx.clone(),
+            egui::Id::new("debug-dock"),
+            egui::UiBuilder::new()
+                .layer_id(egui::LayerId::background())
+                .max_rect(strip),
+        );
+        frame.show(&mut ui, |ui| {
+            ui.set_min_size(strip.size() - egui::vec2(20.0, 20.0));
+            egui::ScrollArea::vertical().show(ui, body);
+        });
+    } else {
+        egui::Area::new(egui::Id::new("debug-float"))
+            .anchor(egui::Align2::RIGHT_TOP, [-12.0, 44.0])
+            .order(egui::Order::Foreground)
+            .show(&ctx, |ui| {
+                frame.show(ui, |ui| {
+                    ui.set_max_width(420.0);
+                    body(ui);
+                });
+            });
+    }
+    Ok(())
+}

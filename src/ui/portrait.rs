@@ -1,0 +1,103 @@
+//! Deterministic placeholder portraits: a shape per entity kind on a gradient in a colour drawn from the entity's id.
+
+use bevy::asset::RenderAssetUsages;
+use bevy::prelude::*;
+use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
+
+/// Portrait size in pixels.
+pub const WIDTH: u32 = 192;
+pub const HEIGHT: u32 = 240;
+
+/// FNV-1a: stable across runs and platforms (unlike `DefaultHasher`).
+fn hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Bevy's colour conversion: hue in degrees, saturation and value in 0..=1, to linear-ish sRGB floats.
+fn hsv(hue: f32, saturation: f32, value: f32) -> [f32; 3] {
+    let rgb = Srgba::from(Hsva::new(hue, saturation, value, 1.0));
+    [rgb.red, rgb.green, rgb.blue]
+}
+
+/// Whether pixel (x, y) in unit coordinates (0..1, y down) lies inside the kind's silhouette.
+fn inside(kind: &str, x: f32, y: f32, variant: f32) -> bool {
+    match kind {
+        "location" => {
+            // An arch on a low wall.
+            let in_arch = (0.2..0.8).contains(&x) && y > 0.35 && y < 0.9;
+            let top = ((x - 0.5) / 0.3).powi(2) + ((y - 0.4) / 0.2).powi(2) < 1.0;
+            in_arch || (top && y < 0.4) || y > 0.88
+        }
+        "object" | "item" => {
+            // A faceted gem.
+            (x - 0.5).abs() + (y - 0.55).abs() * (0.8 + variant * 0.4) < 0.3
+        }
+        "faction" => {
+            // A banner.
+            (0.3..0.7).contains(&x)
+                && (0.2..0.8).contains(&y)
+                && !(y > 0.65 && (x - 0.5).abs() < 0.8 - y)
+        }
+        _ => {
+            // Head and shoulders.
+            let head =
+                ((x - 0.5) / (0.16 + variant * 0.03)).powi(2) + ((y - 0.38) / 0.19).powi(2) < 1.0;
+            let shoulders = ((x - 0.5) / 0.38).powi(2) + ((y - 1.0) / 0.34).powi(2) < 1.0;
+            head || shoulders
+        }
+    }
+}
+
+/// A portrait for an entity with no author art; the same id always gives the same picture.
+pub fn placeholder(id: &str, kind: &str) -> Image {
+    let h = hash(id);
+    let hue = (h % 360) as f32;
+    let variant = ((h >> 16) % 100) as f32 / 100.0;
+    let top = hsv(hue, 0.45, 0.55);
+    let bottom = hsv((hue + 40.0) % 360.0, 0.6, 0.2);
+    let figure = hsv((hue + 180.0) % 360.0, 0.25, 0.1);
+    let mut data = Vec::with_capacity((WIDTH * HEIGHT * 4) as usize);
+    for py in 0..HEIGHT {
+        for px in 0..WIDTH {
+            let (x, y) = (px as f32 / WIDTH as f32, py as f32 / HEIGHT as f32);
+            let rgb = if inside(kind, x, y, variant) {
+                figure
+            } else {
+                let t = y;
+                [0, 1, 2].map(|i| top[i] * (1.0 - t) + bottom[i] * t)
+            };
+            // A soft vignette keeps the edges from looking flat.
+            let edge = ((x - 0.5).powi(2) + (y - 0.5).powi(2)).sqrt();
+            let shade = 1.0 - (edge * 0.6).min(0.45);
+            data.extend(rgb.map(|c| (c * shade * 255.0).clamp(0.0, 255.0) as u8));
+            data.push(255);
+        }
+    }
+    Image::new(
+        Extent3d {
+            width: WIDTH,
+            height: HEIGHT,
+            depth_or_array_layers: 1,
+        },
+        TextureDimension::D2,
+        data,
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_deterministic_and_differ_by_id_and_kind() {
+        let a = placeholder("character:maren", "character");
+        assert_eq!(a.data, placeholder("character:maren", "character").data);
+        assert_ne!(a.data, placeholder("character:elias", "character").data);
+        assert_ne!(a.data, placeholder("character:maren", "location").data);
+        assert_eq!(a.size(), UVec2::new(WIDTH, HEIGHT));
+    }
+}

@@ -1,0 +1,164 @@
+//! Top-level screens as states, the overlays that sit on top of them, and how the stage area is shared.
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiStartupSet, egui};
+
+use crate::engine::story_player::ActiveStory;
+
+pub(super) fn plugin(app: &mut App) {
+    app.init_state::<Screen>()
+        .init_resource::<Overlays>()
+        .init_resource::<UiLayout>()
+        .init_resource::<Toasts>()
+        .add_message::<StartStory>()
+        .add_systems(
+            PreStartup,
+            spawn_camera.before(EguiStartupSet::InitContexts),
+        )
+        .add_systems(Startup, open_start_panels)
+        .add_systems(Update, (start_story, tick_toasts))
+        .add_systems(EguiPrimaryContextPass, show_toasts)
+        .add_systems(OnEnter(Screen::Title), close_overlays);
+}
+
+/// Which screen is showing.
+#[derive(States, Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Screen {
+    #[default]
+    Title,
+    /// The asset server is loading what the story needs.
+    Loading,
+    Playing,
+}
+
+/// Whether a saves panel saves or loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SavesMode {
+    Save,
+    Load,
+}
+
+/// Panels that open over the current screen.
+#[derive(Resource, Debug, Default)]
+pub struct Overlays {
+    pub codex: bool,
+    pub backlog: bool,
+    pub saves: Option<SavesMode>,
+    pub settings: bool,
+    pub debug: bool,
+}
+
+impl Overlays {
+    /// Whether any panel covers the stage (so stage keys stay quiet).
+    pub fn any_modal(&self) -> bool {
+        self.codex || self.backlog || self.saves.is_some() || self.settings
+    }
+}
+
+/// Screen strips taken by side panels (author sidebar, docked debug overlay), in logical pixels.
+#[derive(Resource, Debug, Default)]
+pub struct UiLayout {
+    pub left: f32,
+    pub right: f32,
+}
+
+impl UiLayout {
+    /// Change the right strip only when it differs, so change detection stays quiet.
+    pub fn set_if_neq_right(&mut self, right: f32) {
+        if (self.right - right).abs() > f32::EPSILON {
+            self.right = right;
+        }
+    }
+
+    /// The part of the window left for the stage.
+    pub fn stage_rect(&self, viewport: egui::Rect) -> egui::Rect {
+        egui::Rect::from_min_max(
+            egui::pos2(viewport.min.x + self.left, viewport.min.y),
+            egui::pos2(viewport.max.x - self.right, viewport.max.y),
+        )
+    }
+}
+
+/// Short messages shown for a few seconds ("Saved", "New in the codex").
+#[derive(Resource, Debug, Default)]
+pub struct Toasts(pub Vec<(String, f32)>);
+
+impl Toasts {
+    pub fn push(&mut self, text: impl Into<String>) {
+        self.0.push((text.into(), 4.0));
+    }
+}
+
+/// Begin a story, fresh or from a save.
+#[derive(Message, Debug, Clone)]
+pub struct StartStory {
+    pub package: crate::story::StoryPackage,
+    pub restore: Option<Box<crate::story::SaveDocument>>,
+}
+
+fn open_start_panels(options: Res<super::GuiOptions>, mut overlays: ResMut<Overlays>) {
+    let show = options.show;
+    overlays.codex = show.codex;
+    overlays.backlog = show.backlog;
+    overlays.debug = show.debug;
+    overlays.settings = show.settings;
+}
+
+fn spawn_camera(mut commands: Commands) {
+    commands.spawn(Camera2d);
+}
+
+fn close_overlays(mut overlays: ResMut<Overlays>) {
+    // Story panels have nothing to show on the title screen.
+    overlays.codex = false;
+    overlays.backlog = false;
+    overlays.saves = None;
+}
+
+fn start_story(
+    mut starts: MessageReader<StartStory>,
+    mut commands: Commands,
+    mut next: ResMut<NextState<Screen>>,
+    mut toasts: ResMut<Toasts>,
+) {
+    let Some(start) = starts.read().last() else {
+        return;
+    };
+    let mut active = ActiveStory::new(start.package.clone());
+    if let Some(doc) = &start.restore {
+        match crate::story::Player::restore(start.package.story.clone(), doc) {
+            Ok(player) => active.player = player,
+            Err(err) => {
+                toasts.push(format!("Could not load the save: {err}"));
+                return;
+            }
+        }
+    }
+    commands.insert_resource(active);
+    next.set(Screen::Loading);
+}
+
+fn tick_toasts(time: Res<Time>, mut toasts: ResMut<Toasts>) {
+    for toast in &mut toasts.0 {
+        toast.1 -= time.delta_secs();
+    }
+    toasts.0.retain(|t| t.1 > 0.0);
+}
+
+fn show_toasts(mut contexts: EguiContexts, toasts: Res<Toasts>) -> Result {
+    if toasts.0.is_empty() {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    egui::Area::new(egui::Id::new("toasts"))
+        .anchor(egui::Align2::CENTER_TOP, [0.0, 48.0])
+        .order(egui::Order::Foreground)
+        .show(ctx, |ui| {
+            for (text, _) in &toasts.0 {
+                egui::Frame::popup(ui.style()).show(ui, |ui| {
+                    ui.label(egui::RichText::new(text).size(18.0));
+                });
+            }
+        });
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! The game window under Xvfb (Mesa lavapipe): scripted play to a screenshot, checked for size and content.
+
+#![cfg(feature = "gui")]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{default_story, fixture};
+
+/// Run `loreloom` in a virtual X display; panics with what is missing when Xvfb is not installed.
+fn in_xvfb(args: &[&str], data_dir: &Path) -> std::process::Output {
+    let xvfb = Command::new("xvfb-run").arg("--help").output();
+    assert!(
+        xvfb.is_ok(),
+        "xvfb-run is missing: the window tests need Debian's xvfb, xauth, mesa-vulkan-drivers and libvulkan1 (./run.sh test installs them)"
+    );
+    Command::new("xvfb-run")
+        .args([
+            "-a",
+            "-s",
+            "-screen 0 1920x1080x24",
+            env!("CARGO_BIN_EXE_loreloom"),
+        ])
+        .args(args)
+        .env("LORELOOM_DATA_DIR", data_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("xvfb-run starts")
+}
+
+/// Width, height and the variance of the luminance of a PNG.
+fn measure(path: &Path) -> (u32, u32, f64) {
+    let image = image::open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .to_luma8();
+    let pixels: Vec<f64> = image.pixels().map(|p| f64::from(p.0[0])).collect();
+    let count = f64::from(image.width() * image.height());
+    let mean = pixels.iter().sum::<f64>() / count;
+    let variance = pixels.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / count;
+    (image.width(), image.height(), variance)
+}
+
+fn play_to_screenshot(story: &Path, choices: &str, size: &str) -> (u32, u32, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("shot.png");
+    let out = in_xvfb(
+        &[
+            "play",
+            story.to_str().unwrap(),
+            "--autoplay",
+            choices,
+            "--screenshot",
+            shot.to_str().unwrap(),
+            "--exit",
+            "--size",
+            size,
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "loreloom exited {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    measure(&shot)
+}
+
+#[test]
+fn the_default_story_renders_to_a_screenshot() {
+    let (w, h, variance) = play_to_screenshot(&default_story(), "1,1,1", "1280x720");
+    assert_eq!((w, h), (1280, 720));
+    assert!(
+        variance > 200.0,
+        "the frame looks blank (luminance variance {variance:.1})"
+    );
+}
+
+#[test]
+fn a_questfoundry_fixture_renders_at_4_3() {
+    let (w, h, variance) = play_to_screenshot(&fixture("keepers-bargain.json"), "1,1", "1024x768");
+    assert_eq!((w, h), (1024, 768));
+    assert!(
+        variance > 100.0,
+        "the frame looks blank (luminance variance {variance:.1})"
+    );
+}
+
+#[test]
+fn a_bad_scripted_choice_fails_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = in_xvfb(
+        &[
+            "play",
+            default_story().to_str().unwrap(),
+            "--autoplay",
+            "9",
+            "--exit",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no choice 9"));
+}

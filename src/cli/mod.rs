@@ -93,6 +93,12 @@ struct WindowArgs {
     /// Panels to open at start
     #[arg(long, value_delimiter = ',', value_name = "PANEL,...")]
     show: Vec<Panel>,
+    /// Write measurements (time to first screen, frame times, memory) as JSON to FILE at exit
+    #[arg(long, value_name = "FILE", hide = true)]
+    measure: Option<PathBuf>,
+    /// Stay this many seconds after scripted play before quitting
+    #[arg(long, value_name = "SECS", default_value_t = 0.0, hide = true)]
+    hold: f32,
 }
 
 /// A panel of the game window.
@@ -158,6 +164,9 @@ fn window(path: Option<PathBuf>, args: WindowArgs, preview: bool) -> ExitCode {
             debug: args.show.contains(&Panel::Debug),
             settings: args.show.contains(&Panel::Settings),
         },
+        measure: args.measure,
+        hold: args.hold,
+        started: std::time::Instant::now(),
     })
 }
 

@@ -28,15 +28,17 @@ const SETTLE_FRAMES: u32 = 12;
 /// Give up after this many frames in one phase.
 const PATIENCE_FRAMES: u32 = 3_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
     /// Waiting for the next passage to be presented.
     AwaitPassage,
     Settling(u32),
-    /// A screenshot is being captured; then `then`.
+    /// A screenshot is being captured; `last` when the script ends after it.
     Capturing {
         last: bool,
     },
+    /// The script is done; stay on screen this many more seconds, then finish.
+    Holding(f32),
     Finished,
 }
 
@@ -54,6 +56,8 @@ struct Script {
     seen: u64,
     /// Photograph the title screen (no story was opened).
     on_title: bool,
+    /// Seconds to stay after the script before quitting.
+    hold: f32,
 }
 
 /// Set by the screenshot observer.
@@ -86,6 +90,7 @@ fn make_script(mut commands: Commands, options: Res<GuiOptions>) {
         waited: 0,
         seen: 0,
         on_title: options.open.is_none(),
+        hold: options.hold,
     });
 }
 
@@ -98,6 +103,7 @@ fn shoot(commands: &mut Commands, path: PathBuf) {
 }
 
 fn run_script(
+    time: Res<Time<Real>>,
     mut commands: Commands,
     mut script: ResMut<Script>,
     mut captured: ResMut<Captured>,
@@ -172,7 +178,22 @@ fn run_script(
             }
             advance(&mut script, &mut story, &mut exit);
         }
+        Phase::Holding(left) => {
+            script.waited = 0;
+            if left <= 0.0 {
+                finish(&mut script, &mut exit);
+            } else {
+                script.phase = Phase::Holding(left - time.delta_secs());
+            }
+        }
         Phase::Finished => {}
+    }
+}
+
+fn finish(script: &mut Script, exit: &mut MessageWriter<AppExit>) {
+    script.phase = Phase::Finished;
+    if script.exit {
+        exit.write(AppExit::Success);
     }
 }
 
@@ -185,10 +206,9 @@ fn advance(
     if let Some(n) = script.choices.pop_front() {
         story.write(StoryCommand::Choose(n));
         script.phase = Phase::AwaitPassage;
+    } else if script.hold > 0.0 {
+        script.phase = Phase::Holding(script.hold);
     } else {
-        script.phase = Phase::Finished;
-        if script.exit {
-            exit.write(AppExit::Success);
-        }
+        finish(script, exit);
     }
 }

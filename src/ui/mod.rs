@@ -23,6 +23,7 @@ mod backlog;
 mod codex;
 mod library;
 mod markdown;
+mod metrics;
 mod overlay;
 mod portrait;
 mod preview;
@@ -44,7 +45,7 @@ use bevy_egui::EguiPlugin;
 use crate::engine::CorePlugin;
 
 /// What the command line asked of the window.
-#[derive(Resource, Debug, Clone, Default)]
+#[derive(Resource, Debug, Clone)]
 pub struct GuiOptions {
     /// Folders to list stories from (each story package inside), plus single story paths.
     pub library: Vec<PathBuf>,
@@ -64,6 +65,12 @@ pub struct GuiOptions {
     pub window: (u32, u32),
     /// Panels open from the start.
     pub show: StartPanels,
+    /// Write measurements (time to first screen, frame times, memory) here at exit.
+    pub measure: Option<PathBuf>,
+    /// Seconds to stay on screen after scripted play before quitting.
+    pub hold: f32,
+    /// When the process started, for the measurements.
+    pub started: std::time::Instant,
 }
 
 /// Panels to open at start (for streamers who always want the overlay, and for screenshots).
@@ -129,6 +136,7 @@ fn plugin(app: &mut App) {
         overlay::plugin,
         preview::plugin,
         autoplay::plugin,
+        metrics::plugin,
     ));
 }
 

@@ -135,7 +135,7 @@ fn apply_settings(
         visuals.widgets.hovered.bg_stroke = egui::Stroke::new(2.5, egui::Color32::YELLOW);
         visuals.selection.bg_fill = egui::Color32::from_rgb(0, 90, 200);
     } else {
-        visuals.window_fill = egui::Color32::from_rgba_unmultiplied(18, 20, 28, 240);
+        visuals.window_fill = egui::Color32::from_rgba_unmultiplied(18, 20, 28, 250);
         visuals.panel_fill = egui::Color32::from_rgba_unmultiplied(14, 16, 22, 235);
         visuals.selection.bg_fill = egui::Color32::from_rgb(92, 70, 140);
     }

@@ -22,6 +22,7 @@ fn plain(prose: &str) -> String {
 }
 
 fn backlog_panel(
+    mut cache: Local<(String, Vec<String>)>,
     mut contexts: EguiContexts,
     mut overlays: ResMut<Overlays>,
     active: Res<ActiveStory>,
@@ -34,6 +35,18 @@ fn backlog_panel(
     let player = &active.player;
     let story = player.story();
     let history = player.history();
+    // Plain text of each passage, parsed once, not every frame the panel is open.
+    let id = &story.file().meta.id;
+    if cache.0 != *id || cache.1.len() != story.passage_count() {
+        *cache = (
+            id.clone(),
+            story
+                .passages()
+                .map(|p| plain(&story.passage(p).prose))
+                .collect(),
+        );
+    }
+    let texts = &cache.1;
     let mut open = true;
     let mut rollback = None;
     egui::Window::new("Backlog")
@@ -49,7 +62,7 @@ fn backlog_panel(
                         let passage = story.passage(frame.from);
                         ui.add(
                             egui::Label::new(
-                                egui::RichText::new(plain(&passage.prose))
+                                egui::RichText::new(&texts[frame.from.index()])
                                     .color(egui::Color32::from_gray(170)),
                             )
                             .wrap(),
@@ -66,7 +79,7 @@ fn backlog_panel(
                         }
                         ui.separator();
                     }
-                    ui.add(egui::Label::new(plain(&story.passage(player.current()).prose)).wrap());
+                    ui.add(egui::Label::new(&texts[player.current().index()]).wrap());
                 });
         });
     if let Some(steps) = rollback {

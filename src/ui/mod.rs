@@ -27,6 +27,7 @@ mod metrics;
 mod overlay;
 mod portrait;
 mod preview;
+mod redraw;
 mod saves_panel;
 mod screens;
 mod settings;
@@ -137,6 +138,7 @@ fn plugin(app: &mut App) {
         preview::plugin,
         autoplay::plugin,
         metrics::plugin,
+        redraw::plugin,
     ));
 }
 

@@ -30,7 +30,17 @@ fn age(saved_at: u64) -> String {
     }
 }
 
+/// The slot list of the open panel, read from disk when the panel opens or a save lands.
+#[derive(Debug, Default)]
+struct Listing {
+    story: String,
+    mode: Option<SavesMode>,
+    slots: Vec<SlotInfo>,
+    broken: Vec<String>,
+}
+
 fn saves_panel(
+    mut listing: Local<Listing>,
     mut contexts: EguiContexts,
     mut overlays: ResMut<Overlays>,
     active: Option<Res<ActiveStory>>,
@@ -41,6 +51,7 @@ fn saves_panel(
     mut toasts: ResMut<Toasts>,
 ) -> Result {
     let Some(mode) = overlays.saves else {
+        listing.mode = None;
         return Ok(());
     };
     // In play the active story; on the title screen the one selected on the shelf.
@@ -54,8 +65,19 @@ fn saves_panel(
     };
     let story_id = package.story.file().meta.id.clone();
     let store = SlotStore::new(data_dir());
-    let slots = store.list(&story_id);
-    let broken = store.list_broken(&story_id);
+    if listing.mode != Some(mode) || listing.story != story_id {
+        *listing = Listing {
+            story: story_id.clone(),
+            mode: Some(mode),
+            slots: store.list(&story_id),
+            broken: store
+                .list_broken(&story_id)
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+        };
+    }
+    let (slots, broken) = (&listing.slots, &listing.broken);
     let ctx = contexts.ctx_mut()?;
     let mut open = true;
     let title = match mode {
@@ -132,7 +154,7 @@ fn saves_panel(
                         ui.end_row();
                     }
                 });
-            for err in &broken {
+            for err in broken {
                 ui.label(
                     egui::RichText::new(format!("Unreadable: {err}"))
                         .color(egui::Color32::LIGHT_RED),

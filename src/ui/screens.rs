@@ -105,7 +105,8 @@ fn open_start_panels(options: Res<super::GuiOptions>, mut overlays: ResMut<Overl
 }
 
 fn spawn_camera(mut commands: Commands) {
-    commands.spawn(Camera2d);
+    // The stage is egui and flat images: multisampling would only cost frame time.
+    commands.spawn((Camera2d, Msaa::Off));
 }
 
 fn close_overlays(mut overlays: ResMut<Overlays>) {

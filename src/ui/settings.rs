@@ -99,13 +99,18 @@ fn apply_settings(
     settings: Res<Settings>,
     mut contexts: EguiContexts,
     mut windows: Query<&mut Window, With<PrimaryWindow>>,
-    mut applied: Local<Option<Settings>>,
+    mut applied: Local<Option<(Settings, u32)>>,
 ) -> Result {
-    if applied.as_ref() == Some(&*settings) {
+    // The layout is designed at 720 logical pixels high and scales up with the window,
+    // so text keeps its proportions from 1280x720 to 1920x1080 and beyond.
+    let height = windows.single().map_or(720.0, Window::height);
+    let key = (settings.clone(), height.round() as u32);
+    if applied.as_ref() == Some(&key) {
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
-    ctx.set_zoom_factor(settings.ui_scale.clamp(0.75, 2.0));
+    let fit = (height / 720.0).clamp(1.0, 1.75);
+    ctx.set_zoom_factor((settings.ui_scale * fit).clamp(0.75, 3.0));
     ctx.options_mut(|o| o.zoom_with_keyboard = false);
     ctx.all_styles_mut(|style| {
         use egui::{FontId, TextStyle};
@@ -151,7 +156,7 @@ fn apply_settings(
             window.mode = mode;
         }
     }
-    *applied = Some(settings.clone());
+    *applied = Some(key);
     Ok(())
 }
 

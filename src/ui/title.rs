@@ -5,15 +5,45 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::library::Library;
 use super::screens::{Overlays, SavesMode, Screen, StartStory, Toasts};
-use crate::saves::{SlotStore, data_dir};
+use crate::saves::{SlotInfo, SlotStore, data_dir};
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<Covers>()
-        .add_systems(Update, load_covers.run_if(in_state(Screen::Title)))
+        .init_resource::<LatestAutosave>()
+        .add_systems(OnEnter(Screen::Title), find_latest_autosave)
+        .add_systems(
+            Update,
+            (load_covers, wake_until_covers_load).run_if(in_state(Screen::Title)),
+        )
         .add_systems(
             EguiPrimaryContextPass,
             title_screen.run_if(in_state(Screen::Title)),
         );
+}
+
+/// The window sleeps between events; keep frames coming until the covers arrive.
+fn wake_until_covers_load(
+    covers: Res<Covers>,
+    server: Res<AssetServer>,
+    mut redraw: MessageWriter<bevy::window::RequestRedraw>,
+) {
+    let loading = covers.0.iter().flatten().any(|h| {
+        matches!(
+            server.load_state(h),
+            bevy::asset::LoadState::Loading | bevy::asset::LoadState::NotLoaded
+        )
+    });
+    if loading {
+        redraw.write(bevy::window::RequestRedraw);
+    }
+}
+
+/// The newest autosave, looked up once per visit to the title screen (not every frame).
+#[derive(Resource, Debug, Default)]
+struct LatestAutosave(Option<SlotInfo>);
+
+fn find_latest_autosave(mut latest: ResMut<LatestAutosave>) {
+    latest.0 = SlotStore::new(data_dir()).latest_autosave();
 }
 
 /// Cover art per library entry (by index), loaded on the title screen.
@@ -51,6 +81,7 @@ fn title_screen(
     mut starts: MessageWriter<StartStory>,
     mut exit: MessageWriter<AppExit>,
     mut toasts: ResMut<Toasts>,
+    latest: Res<LatestAutosave>,
 ) -> Result {
     let Some(mut library) = library else {
         return Ok(());
@@ -66,8 +97,7 @@ fn title_screen(
         (contexts.add_image(EguiTextureHandle::Weak(h.id())), size)
     });
     let ctx = contexts.ctx_mut()?.clone();
-    let store = SlotStore::new(data_dir());
-    let latest = store.latest_autosave();
+    let latest = &latest.0;
     let mut root = egui::Ui::new(
         ctx.clone(),
         egui::Id::new("title"),
@@ -133,9 +163,10 @@ fn title_screen(
                         restore: None,
                     });
                 }
-                if let Some(slot) = &latest {
+                if let Some(slot) = latest {
                     let hover = format!("{}: {}", slot.story_title, slot.summary);
                     if button(ui, "Continue").on_hover_text(hover).clicked() {
+                        let store = SlotStore::new(data_dir());
                         match (
                             library.find(&slot.story),
                             store.read(&slot.story, &slot.slot),

@@ -246,7 +246,12 @@ fn stage_keys(
     if count > 0 && keys.just_pressed(KeyCode::ArrowUp) {
         stage.selected = (stage.selected + count - 1) % count;
     }
-    if keys.just_pressed(KeyCode::Space) || keys.just_pressed(KeyCode::Enter) {
+    // Space only reads on, so mashing it through text never picks a choice by accident;
+    // Enter reads on and then takes the highlighted choice.
+    if keys.just_pressed(KeyCode::Space) && !stage.finished() {
+        stage.advance(settings.text_speed <= 0.0);
+    }
+    if keys.just_pressed(KeyCode::Enter) {
         let number = stage.selected + 1;
         take(
             &mut stage,

@@ -9,7 +9,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_kira_audio::AudioSource;
 
 use super::portrait;
-use super::screens::{Screen, Toasts};
+use super::screens::{Screen, Toasts, root_ui};
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 use crate::story::EntityIx;
 use crate::story::load::referenced_assets;
@@ -152,20 +152,11 @@ fn loading_screen(
     let title = active
         .map(|a| a.package.story.title().to_owned())
         .unwrap_or_default();
-    egui::CentralPanel::default().show(
-        &mut egui::Ui::new(
-            ctx.clone(),
-            egui::Id::new("loading"),
-            egui::UiBuilder::new()
-                .layer_id(egui::LayerId::background())
-                .max_rect(ctx.viewport_rect()),
-        ),
-        |ui| {
-            ui.centered_and_justified(|ui| {
-                let done = art.requested - art.pending;
-                ui.heading(format!("{title}\n\nLoading… {done} of {}", art.requested));
-            });
-        },
-    );
+    egui::CentralPanel::default().show(&mut root_ui(ctx, "loading", ctx.viewport_rect()), |ui| {
+        ui.centered_and_justified(|ui| {
+            let done = art.requested - art.pending;
+            ui.heading(format!("{title}\n\nLoading… {done} of {}", art.requested));
+        });
+    });
     Ok(())
 }

@@ -9,7 +9,7 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use super::screens::{Overlays, UiLayout};
+use super::screens::{Overlays, UiLayout, root_ui};
 use super::settings::Settings;
 use crate::engine::story_player::{
     ActiveStory, CodexUnlocked, PresentPassage, StoryCommand, StoryNotice, StorySystems,
@@ -167,13 +167,7 @@ fn debug_overlay(
             egui::pos2(viewport.max.x - DOCK_WIDTH, viewport.min.y),
             viewport.max,
         );
-        let mut ui = egui::Ui::new(
-            ctx.clone(),
-            egui::Id::new("debug-dock"),
-            egui::UiBuilder::new()
-                .layer_id(egui::LayerId::background())
-                .max_rect(strip),
-        );
+        let mut ui = root_ui(&ctx, "debug-dock", strip);
         frame.show(&mut ui, |ui| {
             ui.set_min_size(strip.size() - egui::vec2(20.0, 20.0));
             egui::ScrollArea::vertical().show(ui, body);

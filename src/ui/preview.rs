@@ -4,7 +4,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::GuiOptions;
-use super::screens::{Screen, UiLayout};
+use super::screens::{Screen, UiLayout, root_ui};
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 use crate::story::{Availability, CodexIx, Diagnostic, Severity, Subject, validate};
 
@@ -56,13 +56,7 @@ fn author_sidebar(
         viewport.min,
         egui::pos2(viewport.min.x + WIDTH, viewport.max.y),
     );
-    let mut ui = egui::Ui::new(
-        ctx.clone(),
-        egui::Id::new("author"),
-        egui::UiBuilder::new()
-            .layer_id(egui::LayerId::background())
-            .max_rect(strip),
-    );
+    let mut ui = root_ui(&ctx, "author", strip);
     let player = &active.player;
     let story = player.story();
     let file = story.file();

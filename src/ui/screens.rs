@@ -79,6 +79,18 @@ impl UiLayout {
     }
 }
 
+/// A background-layer `Ui` covering `rect`, for panels laid out within one strip of the window.
+/// (`bevy_egui` hands out a context, not a root `Ui`; panels in one root must come from one system.)
+pub fn root_ui(ctx: &egui::Context, id: &str, rect: egui::Rect) -> egui::Ui {
+    egui::Ui::new(
+        ctx.clone(),
+        egui::Id::new(id),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(rect),
+    )
+}
+
 /// Short messages shown for a few seconds ("Saved", "New in the codex").
 #[derive(Resource, Debug, Default)]
 pub struct Toasts(pub Vec<(String, f32)>);

@@ -8,7 +8,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::assets::StoryArt;
 use super::markdown::{self, Span};
-use super::screens::{Overlays, SavesMode, Screen, Toasts, UiLayout};
+use super::screens::{Overlays, SavesMode, Screen, Toasts, UiLayout, root_ui};
 use super::settings::Settings;
 use super::title::paint_cover;
 use crate::engine::story_player::{
@@ -330,13 +330,7 @@ fn stage_ui(
         .collect();
     let ctx = contexts.ctx_mut()?.clone();
     let rect = layout.stage_rect(ctx.viewport_rect());
-    let mut root = egui::Ui::new(
-        ctx.clone(),
-        egui::Id::new("stage"),
-        egui::UiBuilder::new()
-            .layer_id(egui::LayerId::background())
-            .max_rect(rect),
-    );
+    let mut root = root_ui(&ctx, "stage", rect);
     let modal = overlays.any_modal();
     let instant = settings.text_speed <= 0.0;
 

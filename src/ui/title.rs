@@ -4,7 +4,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::library::Library;
-use super::screens::{Overlays, SavesMode, Screen, StartStory, Toasts};
+use super::screens::{Overlays, SavesMode, Screen, StartStory, Toasts, root_ui};
 use crate::saves::{SlotInfo, SlotStore, data_dir};
 
 pub(super) fn plugin(app: &mut App) {
@@ -98,13 +98,7 @@ fn title_screen(
     });
     let ctx = contexts.ctx_mut()?.clone();
     let latest = &latest.0;
-    let mut root = egui::Ui::new(
-        ctx.clone(),
-        egui::Id::new("title"),
-        egui::UiBuilder::new()
-            .layer_id(egui::LayerId::background())
-            .max_rect(ctx.viewport_rect()),
-    );
+    let mut root = root_ui(&ctx, "title", ctx.viewport_rect());
     let modal = overlays.any_modal();
     egui::Panel::left("shelf")
         .exact_size((ctx.viewport_rect().width() * 0.32).clamp(260.0, 460.0))

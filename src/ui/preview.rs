@@ -106,7 +106,7 @@ fn author_sidebar(
                         for view in player.choices() {
                             match &view.availability {
                                 Availability::Open => ui.label(format!(
-                                    "open: {} → {}",
+                                    "open: {} (to {})",
                                     view.choice.label, view.choice.to
                                 )),
                                 Availability::Hidden { missing } => {
@@ -114,7 +114,7 @@ fn author_sidebar(
                                         missing.iter().map(|&c| story.codeword_id(c)).collect();
                                     ui.label(
                                         egui::RichText::new(format!(
-                                            "hidden: {} → {} (needs {})",
+                                            "hidden: {} (to {}) (needs {})",
                                             view.choice.label,
                                             view.choice.to,
                                             needs.join(", ")

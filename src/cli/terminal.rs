@@ -233,7 +233,7 @@ impl<W: Write> TerminalSession<W> {
     }
 
     fn print_codex(&mut self) -> io::Result<()> {
-        let player = self.active().player.clone();
+        let player = &self.app.world().resource::<ActiveStory>().player;
         let story = player.story();
         let pages = player.codex();
         if pages.is_empty() {
@@ -255,7 +255,7 @@ impl<W: Write> TerminalSession<W> {
     }
 
     fn print_state(&mut self) -> io::Result<()> {
-        let player = self.active().player.clone();
+        let player = &self.app.world().resource::<ActiveStory>().player;
         let story = player.story();
         writeln!(
             self.out,
@@ -292,7 +292,7 @@ impl<W: Write> TerminalSession<W> {
     }
 
     fn print_hidden(&mut self) -> io::Result<()> {
-        let player = self.active().player.clone();
+        let player = &self.app.world().resource::<ActiveStory>().player;
         let story = player.story();
         let mut any = false;
         for view in player.choices() {

@@ -4,7 +4,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::markdown;
-use super::screens::{Overlays, Screen};
+use super::screens::{Overlays, Screen, centered_window};
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 
 pub(super) fn plugin(app: &mut App) {
@@ -12,13 +12,6 @@ pub(super) fn plugin(app: &mut App) {
         EguiPrimaryContextPass,
         backlog_panel.run_if(in_state(Screen::Playing)),
     );
-}
-
-fn plain(prose: &str) -> String {
-    markdown::spans(prose)
-        .iter()
-        .map(|s| s.text.as_str())
-        .collect()
 }
 
 fn backlog_panel(
@@ -42,18 +35,16 @@ fn backlog_panel(
             id.clone(),
             story
                 .passages()
-                .map(|p| plain(&story.passage(p).prose))
+                .map(|p| markdown::plain(&story.passage(p).prose))
                 .collect(),
         );
     }
     let texts = &cache.1;
     let mut open = true;
     let mut rollback = None;
-    egui::Window::new("Backlog")
+    centered_window("Backlog")
         .open(&mut open)
-        .collapsible(false)
         .fixed_size(ctx.viewport_rect().size() * egui::vec2(0.6, 0.7))
-        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
         .show(ctx, |ui| {
             egui::ScrollArea::vertical()
                 .stick_to_bottom(true)

@@ -3,7 +3,7 @@
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use super::screens::{Overlays, Screen};
+use super::screens::{Overlays, Screen, centered_window};
 use super::stage::Stage;
 use crate::engine::story_player::ActiveStory;
 use crate::story::EntityIx;
@@ -31,11 +31,9 @@ fn codex_panel(
     let pages = player.codex();
     let viewport = ctx.viewport_rect();
     let mut open = true;
-    egui::Window::new("Codex")
+    centered_window("Codex")
         .open(&mut open)
-        .collapsible(false)
         .fixed_size(viewport.size() * egui::vec2(0.72, 0.68))
-        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
         .show(ctx, |ui| {
             if pages.is_empty() {
                 ui.label("Nothing is known yet.");

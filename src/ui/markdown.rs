@@ -46,6 +46,11 @@ pub fn spans(markdown: &str) -> Vec<Span> {
     out
 }
 
+/// The rendered text without styling (backlog, save summaries).
+pub fn plain(markdown: &str) -> String {
+    spans(markdown).iter().map(|s| s.text.as_str()).collect()
+}
+
 /// Characters in the rendered text.
 pub fn char_len(spans: &[Span]) -> usize {
     spans.iter().map(|s| s.text.chars().count()).sum()

@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::library::Library;
-use super::screens::{Overlays, SavesMode, StartStory, Toasts};
+use super::screens::{Overlays, SavesMode, StartStory, Toasts, centered_window};
 use super::stage::Stage;
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 use crate::saves::{AUTOSAVE, SlotInfo, SlotStore, data_dir};
@@ -85,11 +85,9 @@ fn saves_panel(
         SavesMode::Load => "Load",
     };
     let mut close = false;
-    egui::Window::new(title)
+    centered_window(title)
         .open(&mut open)
-        .collapsible(false)
         .resizable(false)
-        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
         .show(ctx, |ui| {
             ui.label(egui::RichText::new(package.story.title()).weak());
             let names: Vec<&str> = match mode {

@@ -91,6 +91,13 @@ pub fn root_ui(ctx: &egui::Context, id: &str, rect: egui::Rect) -> egui::Ui {
     )
 }
 
+/// A panel window centred over the screen, the shape every overlay panel shares.
+pub fn centered_window(title: &str) -> egui::Window<'_> {
+    egui::Window::new(title)
+        .collapsible(false)
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+}
+
 /// Short messages shown for a few seconds ("Saved", "New in the codex").
 #[derive(Resource, Debug, Default)]
 pub struct Toasts(pub Vec<(String, f32)>);

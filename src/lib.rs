@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod llm;
 pub mod saves;
 pub mod story;
 #[cfg(feature = "gui")]

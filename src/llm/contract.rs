@@ -1,0 +1,178 @@
+//! Output contracts: a stage's JSON Schema (a file under `schemas/`) and the
+//! check that turns a model's raw text into a validated JSON value or a list of
+//! reasons it is not one.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+/// A compiled output contract.
+#[derive(Clone)]
+pub struct Contract {
+    name: String,
+    schema: Arc<Value>,
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl fmt::Debug for Contract {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Contract")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContractError {
+    #[error("cannot read the output contract {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not JSON: {source}", path.display())]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{name}: not a usable JSON Schema: {message}")]
+    Schema { name: String, message: String },
+}
+
+impl Contract {
+    /// Compiles `schema`; `name` identifies it in errors and records.
+    pub fn new(name: impl Into<String>, schema: Value) -> Result<Self, ContractError> {
+        let name = name.into();
+        let validator = jsonschema::validator_for(&schema).map_err(|e| ContractError::Schema {
+            name: name.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Self {
+            name,
+            schema: Arc::new(schema),
+            validator: Arc::new(validator),
+        })
+    }
+
+    /// Loads `schemas_dir/relative`.
+    pub fn load(schemas_dir: &Path, relative: &str) -> Result<Self, ContractError> {
+        let path = schemas_dir.join(relative);
+        let text = std::fs::read_to_string(&path).map_err(|source| ContractError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let schema = serde_json::from_str(&text).map_err(|source| ContractError::Json {
+            path: path.clone(),
+            source,
+        })?;
+        Self::new(relative, schema)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Parses and validates a model's raw output. On failure returns every reason,
+    /// phrased for the repair prompt (`/path: message`).
+    pub fn check(&self, raw: &str) -> Result<Value, Vec<String>> {
+        let body = strip_fences(raw);
+        let value: Value =
+            serde_json::from_str(body).map_err(|e| vec![format!("not valid JSON: {e}")])?;
+        let errors: Vec<String> = self
+            .validator
+            .iter_errors(&value)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let path = if path.is_empty() {
+                    "/".to_owned()
+                } else {
+                    path
+                };
+                format!("{path}: {e}")
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// Models often wrap JSON in a Markdown code fence; accept the JSON inside.
+fn strip_fences(raw: &str) -> &str {
+    let t = raw.trim();
+    let Some(rest) = t.strip_prefix("```") else {
+        return t;
+    };
+    let rest = rest.strip_prefix("json").unwrap_or(rest);
+    rest.strip_suffix("```").unwrap_or(rest).trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn contract() -> Contract {
+        Contract::new(
+            "test",
+            json!({
+                "type": "object",
+                "required": ["text", "importance"],
+                "additionalProperties": false,
+                "properties": {
+                    "text": {"type": "string", "minLength": 1},
+                    "importance": {"type": "integer", "minimum": 1, "maximum": 5}
+                }
+            }),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn valid_output_parses_even_inside_a_code_fence() {
+        let c = contract();
+        assert_eq!(
+            c.check("```json\n{\"text\": \"a\", \"importance\": 3}\n```")
+                .unwrap(),
+            json!({"text": "a", "importance": 3})
+        );
+    }
+
+    #[test]
+    fn every_violation_is_reported_with_its_path() {
+        let errors = contract()
+            .check(r#"{"text": "", "importance": 9, "extra": 1}"#)
+            .unwrap_err();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("/importance:") && e.contains('9')),
+            "{errors:?}"
+        );
+        assert!(errors.iter().any(|e| e.starts_with("/text:")), "{errors:?}");
+        assert!(errors.iter().any(|e| e.contains("extra")), "{errors:?}");
+    }
+
+    #[test]
+    fn prose_instead_of_json_is_one_clear_reason() {
+        let errors = contract()
+            .check("Sure! Here is the JSON you asked for")
+            .unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].starts_with("not valid JSON"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_broken_schema_is_refused_with_its_name() {
+        let err = Contract::new("bad.json", json!({"type": 12})).unwrap_err();
+        assert!(err.to_string().starts_with("bad.json"), "{err}");
+    }
+}

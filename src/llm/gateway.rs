@@ -1,0 +1,715 @@
+//! The gateway: renders a stage's prompt, runs it on the model a key names (one
+//! worker thread per backend), streams tokens over a channel, enforces the
+//! stage's output contract with seed 003's policy, and records the call.
+//!
+//! Structured stages: invalid output → one repair prompt (`prompts/repair/`)
+//! with the invalid output and the validation errors → one full retry with the
+//! next seed → [`LlmError::InvalidOutput`] naming stage, model key and reason.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::{Value, json};
+
+use super::backend::{Backend, BackendError, GenerateRequest, Message, Sampling, SamplingOverride};
+use super::config::{BackendConfig, ModelsConfig};
+use super::contract::Contract;
+use super::prompts::PromptRegistry;
+use super::record::{Attempt, AttemptKind, CallRecord};
+use super::scripted::{Script, ScriptedBackend};
+
+/// The stage whose prompt repairs invalid structured output.
+pub const REPAIR_STAGE: &str = "repair";
+
+/// Extra validation a caller adds on top of the schema (e.g. "character ids exist").
+pub type Check = Arc<dyn Fn(&Value) -> Result<(), Vec<String>> + Send + Sync>;
+
+/// One call of a stage.
+#[derive(Clone)]
+pub struct CallRequest {
+    pub stage: String,
+    /// The pinned prompt version (the newest when `None`).
+    pub version: Option<String>,
+    /// The template's variables.
+    pub vars: Value,
+    pub model_key: String,
+    /// Per-call sampling (seed, max tokens …) over the model's and stage's defaults.
+    pub sampling: SamplingOverride,
+    /// KV-cache slot (default: the stage name).
+    pub cache_slot: Option<String>,
+    /// An output contract instead of the stage's own.
+    pub contract: Option<Contract>,
+    /// Extra validation after the schema.
+    pub check: Option<Check>,
+}
+
+impl std::fmt::Debug for CallRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallRequest")
+            .field("stage", &self.stage)
+            .field("version", &self.version)
+            .field("model_key", &self.model_key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallRequest {
+    pub fn new(stage: impl Into<String>, model_key: impl Into<String>, vars: Value) -> Self {
+        Self {
+            stage: stage.into(),
+            version: None,
+            vars,
+            model_key: model_key.into(),
+            sampling: SamplingOverride::default(),
+            cache_slot: None,
+            contract: None,
+            check: None,
+        }
+    }
+
+    pub fn seed(mut self, seed: u32) -> Self {
+        self.sampling.seed = Some(seed);
+        self
+    }
+
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+}
+
+/// Why a call produced no accepted output.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LlmError {
+    #[error("stage `{stage}`: {message}")]
+    Setup { stage: String, message: String },
+    #[error("stage `{stage}` on model `{model_key}` failed: {reason}")]
+    Backend {
+        stage: String,
+        model_key: String,
+        reason: String,
+    },
+    #[error(
+        "stage `{stage}` on model `{model_key}` gave invalid output after a repair and a retry: {reason}"
+    )]
+    InvalidOutput {
+        stage: String,
+        model_key: String,
+        reason: String,
+    },
+    #[error("stage `{stage}` was cancelled")]
+    Cancelled { stage: String },
+}
+
+impl LlmError {
+    /// Whether trying the same call again may succeed (seed 003: transient model errors).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, LlmError::Backend { reason, .. } if reason.contains("temporary"))
+    }
+}
+
+/// A call's result and its record.
+#[derive(Clone, Debug)]
+pub struct CallOutcome {
+    pub result: Result<Value, LlmError>,
+    pub record: CallRecord,
+}
+
+/// What a call reports while it runs.
+#[derive(Clone, Debug)]
+pub enum LlmEvent {
+    /// An attempt began (the UI clears its streamed text on a repair or retry).
+    AttemptStarted(AttemptKind),
+    /// Streamed text.
+    Token(String),
+    /// The call ended.
+    Finished(Box<CallOutcome>),
+}
+
+/// The caller's end of a call: poll it (the frame never blocks) or wait on it.
+#[derive(Debug)]
+pub struct CallHandle {
+    pub id: u64,
+    pub stage: String,
+    rx: Receiver<LlmEvent>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl CallHandle {
+    /// Events that have arrived, without blocking.
+    pub fn poll(&self) -> Vec<LlmEvent> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Asks the worker to stop this call at the next token.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Blocks until the call ends, passing streamed text to `on_token`.
+    pub fn wait_streaming(self, mut on_token: impl FnMut(&str)) -> CallOutcome {
+        for event in &self.rx {
+            match event {
+                LlmEvent::Token(t) => on_token(&t),
+                LlmEvent::AttemptStarted(_) => {}
+                LlmEvent::Finished(outcome) => return *outcome,
+            }
+        }
+        CallOutcome {
+            result: Err(LlmError::Setup {
+                stage: self.stage.clone(),
+                message: "the model worker stopped unexpectedly".into(),
+            }),
+            record: CallRecord {
+                stage: self.stage,
+                prompt_id: String::new(),
+                prompt_version: String::new(),
+                model_key: String::new(),
+                backend: String::new(),
+                contract: None,
+                attempts: Vec::new(),
+                output: None,
+                error: Some("the model worker stopped unexpectedly".into()),
+                started_at: 0.0,
+                total: std::time::Duration::ZERO,
+            },
+        }
+    }
+
+    /// Blocks until the call ends.
+    pub fn wait(self) -> CallOutcome {
+        self.wait_streaming(|_| {})
+    }
+}
+
+type BackendFactory = Box<dyn FnOnce() -> Result<Box<dyn Backend>, BackendError> + Send>;
+
+struct Job {
+    id: u64,
+    model_key: String,
+    stage: String,
+    version: String,
+    messages: Vec<Message>,
+    sampling: Sampling,
+    cache_slot: String,
+    contract: Option<Contract>,
+    check: Option<Check>,
+    prompts: Arc<PromptRegistry>,
+    events: Sender<LlmEvent>,
+    cancel: Arc<AtomicBool>,
+}
+
+enum Work {
+    Call(Box<Job>),
+    /// Load the model now (so the first turn does not wait for it).
+    Warm,
+}
+
+/// The one way Loreloom calls a model.
+pub struct Gateway {
+    prompts: Arc<PromptRegistry>,
+    schemas_dir: PathBuf,
+    models: ModelsConfig,
+    data_dir: PathBuf,
+    workers: Mutex<HashMap<String, Sender<Work>>>,
+    registered: Mutex<HashMap<String, BackendFactory>>,
+    contracts: Mutex<HashMap<String, Contract>>,
+    next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("prompts", &self.prompts.root())
+            .field("models", &self.models.models.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    pub fn new(
+        prompts: PromptRegistry,
+        schemas_dir: impl Into<PathBuf>,
+        models: ModelsConfig,
+        data_dir: impl Into<PathBuf>,
+    ) -> Self {
+        Self {
+            prompts: Arc::new(prompts),
+            schemas_dir: schemas_dir.into(),
+            models,
+            data_dir: data_dir.into(),
+            workers: Mutex::new(HashMap::new()),
+            registered: Mutex::new(HashMap::new()),
+            contracts: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    pub fn prompts(&self) -> &PromptRegistry {
+        &self.prompts
+    }
+
+    pub fn models(&self) -> &ModelsConfig {
+        &self.models
+    }
+
+    /// Serves `model_key` with a backend built by `factory` (on the worker thread)
+    /// instead of what `models.ron` says: for tests and replay.
+    pub fn register_backend(
+        &self,
+        model_key: impl Into<String>,
+        factory: impl FnOnce() -> Result<Box<dyn Backend>, BackendError> + Send + 'static,
+    ) {
+        let key = model_key.into();
+        if let Ok(mut workers) = self.workers.lock() {
+            workers.remove(&format!("registered:{key}"));
+        }
+        if let Ok(mut registered) = self.registered.lock() {
+            registered.insert(key, Box::new(factory));
+        }
+    }
+
+    /// Serves `model_key` from a reply script.
+    pub fn register_script(&self, model_key: impl Into<String>, backend: ScriptedBackend) {
+        self.register_backend(model_key, move || Ok(Box::new(backend) as Box<dyn Backend>));
+    }
+
+    /// Loads `model_key`'s model in the background.
+    pub fn warm(&self, model_key: &str) -> Result<(), LlmError> {
+        let worker = self.worker(model_key).map_err(|message| LlmError::Setup {
+            stage: "warm-up".into(),
+            message,
+        })?;
+        let _ = worker.send(Work::Warm);
+        Ok(())
+    }
+
+    /// The output contract of a stage, loaded once.
+    pub fn contract(&self, relative: &str) -> Result<Contract, String> {
+        let mut contracts = self.contracts.lock().map_err(|e| e.to_string())?;
+        if let Some(c) = contracts.get(relative) {
+            return Ok(c.clone());
+        }
+        let contract = Contract::load(&self.schemas_dir, relative).map_err(|e| e.to_string())?;
+        contracts.insert(relative.to_owned(), contract.clone());
+        Ok(contract)
+    }
+
+    /// Starts a call. Never blocks on the model: poll or wait on the handle.
+    pub fn call(&self, request: CallRequest) -> CallHandle {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let handle = CallHandle {
+            id,
+            stage: request.stage.clone(),
+            rx,
+            cancel: cancel.clone(),
+        };
+        match self.prepare(id, request, tx.clone(), cancel) {
+            Ok((worker, job)) => {
+                if let Err(failed) = worker.send(Work::Call(job))
+                    && let Work::Call(job) = failed.0
+                {
+                    let message = "the model worker has stopped".to_owned();
+                    let _ = tx.send(finished_early(&job.stage, &job.model_key, message));
+                }
+            }
+            Err((stage, key, message)) => {
+                let _ = tx.send(finished_early(&stage, &key, message));
+            }
+        }
+        handle
+    }
+
+    fn prepare(
+        &self,
+        id: u64,
+        request: CallRequest,
+        events: Sender<LlmEvent>,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(Sender<Work>, Box<Job>), (String, String, String)> {
+        let fail = |message: String| (request.stage.clone(), request.model_key.clone(), message);
+        let info = self
+            .prompts
+            .stage(&request.stage)
+            .map_err(|e| fail(e.to_string()))?;
+        let rendered = self
+            .prompts
+            .render(&request.stage, request.version.as_deref(), &request.vars)
+            .map_err(|e| fail(e.to_string()))?;
+        let contract = match (&request.contract, &info.contract) {
+            (Some(c), _) => Some(c.clone()),
+            (None, Some(file)) => Some(self.contract(file).map_err(fail)?),
+            (None, None) => None,
+        };
+        let model_sampling = self
+            .models
+            .models
+            .get(&request.model_key)
+            .map(|m| m.sampling.clone())
+            .unwrap_or_default();
+        let sampling = Sampling::default()
+            .merged(&model_sampling.then(&info.sampling).then(&request.sampling));
+        let worker = self.worker(&request.model_key).map_err(fail)?;
+        let job = Job {
+            id,
+            model_key: request.model_key.clone(),
+            stage: request.stage.clone(),
+            version: rendered.version,
+            messages: rendered.messages,
+            sampling,
+            cache_slot: request
+                .cache_slot
+                .clone()
+                .unwrap_or_else(|| request.stage.clone()),
+            contract,
+            check: request.check.clone(),
+            prompts: self.prompts.clone(),
+            events,
+            cancel,
+        };
+        Ok((worker, Box::new(job)))
+    }
+
+    /// The worker serving `model_key`, started on first use. Keys with the same
+    /// backend configuration share one worker (and one loaded model).
+    fn worker(&self, model_key: &str) -> Result<Sender<Work>, String> {
+        let registered = self
+            .registered
+            .lock()
+            .map_err(|e| e.to_string())?
+            .remove(model_key);
+        let (identity, factory): (String, Option<BackendFactory>) =
+            if let Some(factory) = registered {
+                (format!("registered:{model_key}"), Some(factory))
+            } else if self
+                .workers
+                .lock()
+                .map_err(|e| e.to_string())?
+                .contains_key(&format!("registered:{model_key}"))
+            {
+                (format!("registered:{model_key}"), None)
+            } else {
+                let config = self
+                    .models
+                    .get(model_key, &self.data_dir)
+                    .map_err(|e| e.to_string())?
+                    .backend
+                    .clone();
+                let identity = serde_json::to_string(&config).unwrap_or_default();
+                let data_dir = self.data_dir.clone();
+                (
+                    identity,
+                    Some(Box::new(move || open_backend(&config, &data_dir)) as BackendFactory),
+                )
+            };
+        let mut workers = self.workers.lock().map_err(|e| e.to_string())?;
+        if let Some(tx) = workers.get(&identity) {
+            return Ok(tx.clone());
+        }
+        let factory = factory.ok_or_else(|| format!("no backend for model `{model_key}`"))?;
+        let (tx, rx) = crossbeam_channel::unbounded::<Work>();
+        thread::Builder::new()
+            .name(format!("llm-{model_key}"))
+            .spawn(move || worker_loop(factory, rx))
+            .map_err(|e| format!("cannot start the model worker: {e}"))?;
+        workers.insert(identity, tx.clone());
+        Ok(tx)
+    }
+}
+
+/// Builds the backend a configuration names (on the worker thread).
+pub fn open_backend(
+    config: &BackendConfig,
+    data_dir: &Path,
+) -> Result<Box<dyn Backend>, BackendError> {
+    match config {
+        #[cfg(feature = "llama")]
+        BackendConfig::Llama {
+            context,
+            threads,
+            slots,
+            ..
+        } => {
+            let path = config.model_path(data_dir).unwrap_or_default();
+            let threads = threads.unwrap_or_else(super::config::default_threads);
+            Ok(Box::new(super::llama::LlamaCppBackend::open(
+                &path, *context, threads, *slots,
+            )?))
+        }
+        #[cfg(not(feature = "llama"))]
+        BackendConfig::Llama { .. } => Err(BackendError::Fatal(
+            "this build of Loreloom has no in-process llama.cpp (feature `llama`); use an OpenAI-compatible server model key".into(),
+        )),
+        #[cfg(feature = "http")]
+        BackendConfig::OpenAi {
+            url,
+            model,
+            api_key_env,
+            timeout_secs,
+            retries,
+        } => Ok(Box::new(super::openai::OpenAiBackend::new(
+            url,
+            model,
+            api_key_env.as_deref(),
+            std::time::Duration::from_secs(*timeout_secs),
+            *retries,
+        )?)),
+        #[cfg(not(feature = "http"))]
+        BackendConfig::OpenAi { .. } => Err(BackendError::Fatal(
+            "this build of Loreloom has no HTTP model backend (feature `http`)".into(),
+        )),
+        BackendConfig::Scripted { file } => {
+            let path = if file.is_absolute() { file.clone() } else { data_dir.join(file) };
+            Ok(Box::new(ScriptedBackend::new(
+                Script::load(&path).map_err(BackendError::Fatal)?,
+            )))
+        }
+    }
+}
+
+fn finished_early(stage: &str, model_key: &str, message: String) -> LlmEvent {
+    LlmEvent::Finished(Box::new(CallOutcome {
+        result: Err(LlmError::Setup {
+            stage: stage.to_owned(),
+            message: message.clone(),
+        }),
+        record: CallRecord {
+            stage: stage.to_owned(),
+            prompt_id: String::new(),
+            prompt_version: String::new(),
+            model_key: model_key.to_owned(),
+            backend: String::new(),
+            contract: None,
+            attempts: Vec::new(),
+            output: None,
+            error: Some(message),
+            started_at: now_seconds(),
+            total: std::time::Duration::ZERO,
+        },
+    }))
+}
+
+fn now_seconds() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default()
+}
+
+fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
+    let mut factory = Some(factory);
+    let mut backend: Option<Result<Box<dyn Backend>, BackendError>> = None;
+    for work in rx {
+        let loaded = backend.get_or_insert_with(|| match factory.take() {
+            Some(f) => f(),
+            None => Err(BackendError::Fatal("no backend".into())),
+        });
+        let Work::Call(job) = work else { continue };
+        match loaded {
+            Ok(backend) => run_call(backend.as_mut(), *job),
+            Err(e) => {
+                let _ = job.events.send(finished_early(
+                    &job.stage,
+                    &job.model_key,
+                    format!("model `{}` could not be loaded: {e}", job.model_key),
+                ));
+            }
+        }
+    }
+}
+
+/// Runs one call with the repair → retry policy.
+fn run_call(backend: &mut dyn Backend, job: Job) {
+    let started = Instant::now();
+    let mut record = CallRecord {
+        stage: job.stage.clone(),
+        prompt_id: format!("{}@{}", job.stage, job.version),
+        prompt_version: job.version.clone(),
+        model_key: job.model_key.clone(),
+        backend: backend.name().to_owned(),
+        contract: job.contract.as_ref().map(|c| c.name().to_owned()),
+        attempts: Vec::new(),
+        output: None,
+        error: None,
+        started_at: now_seconds(),
+        total: std::time::Duration::ZERO,
+    };
+    let result = policy(backend, &job, &mut record);
+    record.total = started.elapsed();
+    match &result {
+        Ok(value) => record.output = Some(value.clone()),
+        Err(e) => record.error = Some(e.to_string()),
+    }
+    tracing::debug!(call = job.id, "{}", record.summary());
+    let _ = job
+        .events
+        .send(LlmEvent::Finished(Box::new(CallOutcome { result, record })));
+}
+
+fn policy(
+    backend: &mut dyn Backend,
+    job: &Job,
+    record: &mut CallRecord,
+) -> Result<Value, LlmError> {
+    let first = attempt(
+        backend,
+        job,
+        record,
+        AttemptKind::First,
+        job.messages.clone(),
+        &job.sampling,
+        &job.cache_slot,
+    )?;
+    let Some(contract) = &job.contract else {
+        return Ok(Value::String(first));
+    };
+    let errors = match validate(contract, job.check.as_ref(), &first) {
+        Ok(v) => return Ok(v),
+        Err(errors) => errors,
+    };
+    set_errors(record, &errors);
+
+    // 1. One repair prompt with the invalid output and what is wrong with it.
+    let repair_vars = json!({
+        "stage": job.stage,
+        "contract": serde_json::to_string_pretty(contract.schema()).unwrap_or_default(),
+        "output": first,
+        "errors": errors,
+    });
+    let errors = match job.prompts.render(REPAIR_STAGE, None, &repair_vars) {
+        Ok(repair) => {
+            let repair_id = repair.id();
+            let text = attempt(
+                backend,
+                job,
+                record,
+                AttemptKind::Repair,
+                repair.messages,
+                &job.sampling,
+                REPAIR_STAGE,
+            )?;
+            if let Some(a) = record.attempts.last_mut() {
+                a.prompt_id = repair_id;
+            }
+            match validate(contract, job.check.as_ref(), &text) {
+                Ok(v) => return Ok(v),
+                Err(errors) => errors,
+            }
+        }
+        Err(e) => vec![format!("the repair prompt could not be rendered: {e}")],
+    };
+    set_errors(record, &errors);
+
+    // 2. One full retry of the stage with the next seed.
+    let mut sampling = job.sampling.clone();
+    sampling.seed = sampling.seed.wrapping_add(1);
+    let text = attempt(
+        backend,
+        job,
+        record,
+        AttemptKind::Retry,
+        job.messages.clone(),
+        &sampling,
+        &job.cache_slot,
+    )?;
+    match validate(contract, job.check.as_ref(), &text) {
+        Ok(v) => Ok(v),
+        Err(errors) => {
+            set_errors(record, &errors);
+            Err(LlmError::InvalidOutput {
+                stage: job.stage.clone(),
+                model_key: job.model_key.clone(),
+                reason: errors.join("; "),
+            })
+        }
+    }
+}
+
+fn set_errors(record: &mut CallRecord, errors: &[String]) {
+    if let Some(a) = record.attempts.last_mut() {
+        a.errors = errors.to_vec();
+    }
+}
+
+fn validate(contract: &Contract, check: Option<&Check>, text: &str) -> Result<Value, Vec<String>> {
+    let value = contract.check(text)?;
+    if let Some(check) = check {
+        check(&value)?;
+    }
+    Ok(value)
+}
+
+fn attempt(
+    backend: &mut dyn Backend,
+    job: &Job,
+    record: &mut CallRecord,
+    kind: AttemptKind,
+    messages: Vec<Message>,
+    sampling: &Sampling,
+    cache_slot: &str,
+) -> Result<String, LlmError> {
+    let _ = job.events.send(LlmEvent::AttemptStarted(kind));
+    let request = GenerateRequest {
+        stage: job.stage.clone(),
+        prompt_id: record.prompt_id.clone(),
+        messages,
+        sampling: sampling.clone(),
+        json_schema: job.contract.as_ref().map(|c| c.schema().clone()),
+        cache_slot: cache_slot.to_owned(),
+    };
+    let events = job.events.clone();
+    let cancel = job.cancel.clone();
+    let mut on_token = |t: &str| {
+        let _ = events.send(LlmEvent::Token(t.to_owned()));
+        !cancel.load(Ordering::Relaxed)
+    };
+    let outcome = backend.generate(&request, &mut on_token);
+    let mut entry = Attempt {
+        kind,
+        prompt_id: record.prompt_id.clone(),
+        messages: request.messages,
+        sampling: request.sampling,
+        raw_output: String::new(),
+        finish: None,
+        errors: Vec::new(),
+        tokens_in: 0,
+        tokens_out: 0,
+        cached_tokens: 0,
+        time_to_first_token: std::time::Duration::ZERO,
+        total: std::time::Duration::ZERO,
+    };
+    match outcome {
+        Ok(generated) => {
+            entry.raw_output.clone_from(&generated.text);
+            entry.finish = Some(generated.finish);
+            entry.tokens_in = generated.tokens_in;
+            entry.tokens_out = generated.tokens_out;
+            entry.cached_tokens = generated.cached_tokens;
+            entry.time_to_first_token = generated.time_to_first_token;
+            entry.total = generated.total;
+            record.attempts.push(entry);
+            Ok(generated.text)
+        }
+        Err(e) => {
+            entry.errors = vec![e.to_string()];
+            record.attempts.push(entry);
+            Err(match e {
+                BackendError::Cancelled => LlmError::Cancelled {
+                    stage: job.stage.clone(),
+                },
+                other => LlmError::Backend {
+                    stage: job.stage.clone(),
+                    model_key: job.model_key.clone(),
+                    reason: other.to_string(),
+                },
+            })
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! In-process llama.cpp (through `llama-cpp-2`): the default backend, and the only
+//! module that touches llama.cpp.
+//!
+//! It runs on the gateway's worker thread. The chat template comes from the GGUF's
+//! metadata; JSON output contracts become GBNF grammars through llama.cpp's own
+//! converter. Each cache slot (a stage, or a character) keeps its own context
+//! and the tokens already evaluated in it, so a call that shares a prefix with
+//! the slot's previous call evaluates only the new suffix.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+
+use super::backend::{Backend, BackendError, FinishReason, GenerateRequest, Generated};
+use super::stream::TextStream;
+
+/// Tokens evaluated per decode call while reading a prompt.
+const BATCH: usize = 512;
+
+/// llama.cpp's backend may be initialised once per process.
+fn llama_backend() -> Result<&'static LlamaBackend, BackendError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| BackendError::Fatal(format!("llama.cpp could not start: {e}")))
+}
+
+/// Loaded models, one per file for the life of the process (contexts borrow them).
+fn load_model(path: &Path) -> Result<&'static LlamaModel, BackendError> {
+    static MODELS: OnceLock<Mutex<HashMap<PathBuf, &'static LlamaModel>>> = OnceLock::new();
+    let backend = llama_backend()?;
+    let mut models = MODELS
+        .get_or_init(Mutex::default)
+        .lock()
+        .map_err(|_| BackendError::Fatal("the model cache is poisoned".into()))?;
+    if let Some(model) = models.get(path) {
+        return Ok(model);
+    }
+    if !path.is_file() {
+        return Err(BackendError::Fatal(format!(
+            "the model file {} is missing; `./run.sh play` fetches the default model, and `loreloom models` says how to add others",
+            path.display()
+        )));
+    }
+    let model =
+        LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| {
+            BackendError::Fatal(format!(
+                "{} is not a loadable GGUF model: {e}",
+                path.display()
+            ))
+        })?;
+    let model: &'static LlamaModel = Box::leak(Box::new(model));
+    models.insert(path.to_path_buf(), model);
+    Ok(model)
+}
+
+/// One cache slot: a context and the tokens its KV cache holds.
+struct Slot {
+    name: String,
+    ctx: LlamaContext<'static>,
+    tokens: Vec<LlamaToken>,
+    last_used: u64,
+}
+
+/// The llama.cpp backend.
+pub struct LlamaCppBackend {
+    model: &'static LlamaModel,
+    template: LlamaChatTemplate,
+    path: PathBuf,
+    n_ctx: u32,
+    threads: u32,
+    max_slots: usize,
+    slots: Vec<Slot>,
+    grammars: HashMap<String, String>,
+    clock: u64,
+}
+
+impl std::fmt::Debug for LlamaCppBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlamaCppBackend")
+            .field("path", &self.path)
+            .field("n_ctx", &self.n_ctx)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlamaCppBackend {
+    /// Loads `path` (once per process) for use with `threads` inference threads.
+    pub fn open(path: &Path, context: u32, threads: u32, slots: u32) -> Result<Self, BackendError> {
+        let model = load_model(path)?;
+        let template = model
+            .chat_template(None)
+            .or_else(|_| LlamaChatTemplate::new("chatml"))
+            .map_err(|e| BackendError::Fatal(format!("no usable chat template: {e}")))?;
+        let n_ctx = context.clamp(256, model.n_ctx_train().max(256));
+        Ok(Self {
+            model,
+            template,
+            path: path.to_path_buf(),
+            n_ctx,
+            threads: threads.max(1),
+            max_slots: usize::try_from(slots.max(1)).unwrap_or(1),
+            slots: Vec::new(),
+            grammars: HashMap::new(),
+            clock: 0,
+        })
+    }
+
+    /// The prompt text after the model's chat template.
+    pub fn apply_template(&self, request: &GenerateRequest) -> Result<String, BackendError> {
+        let chat = request
+            .messages
+            .iter()
+            .map(|m| LlamaChatMessage::new(m.role.as_str().to_owned(), m.content.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| BackendError::Fatal(format!("a message holds a NUL byte: {e}")))?;
+        self.model
+            .apply_chat_template(&self.template, &chat, true)
+            .map_err(|e| BackendError::Fatal(format!("the chat template failed: {e}")))
+    }
+
+    /// Tokens of a prompt.
+    pub fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
+        self.model.vocab().tokenize(text.as_bytes(), true, true)
+    }
+
+    /// Forgets every cached prefix (for benchmarks that measure cold prompts).
+    pub fn clear_caches(&mut self) {
+        self.slots.clear();
+    }
+
+    fn slot(&mut self, name: &str) -> Result<usize, BackendError> {
+        self.clock += 1;
+        if let Some(i) = self.slots.iter().position(|s| s.name == name) {
+            self.slots[i].last_used = self.clock;
+            return Ok(i);
+        }
+        if self.slots.len() >= self.max_slots
+            && let Some(oldest) = self
+                .slots
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(i, _)| i)
+        {
+            self.slots.swap_remove(oldest);
+        }
+        let threads = i32::try_from(self.threads).unwrap_or(1);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(self.n_ctx))
+            .with_n_batch(u32::try_from(BATCH).unwrap_or(512))
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let ctx = self
+            .model
+            .new_context(llama_backend()?, params)
+            .map_err(|e| BackendError::Fatal(format!("cannot create a llama.cpp context: {e}")))?;
+        self.slots.push(Slot {
+            name: name.to_owned(),
+            ctx,
+            tokens: Vec::new(),
+            last_used: self.clock,
+        });
+        Ok(self.slots.len() - 1)
+    }
+
+    fn grammar(&mut self, schema: &serde_json::Value) -> Result<LlamaSampler, BackendError> {
+        let key = schema.to_string();
+        let gbnf = if let Some(g) = self.grammars.get(&key) {
+            g.clone()
+        } else {
+            let g = llama_cpp_2::json_schema_to_grammar(&key).map_err(|e| {
+                BackendError::Fatal(format!("the output contract cannot become a grammar: {e}"))
+            })?;
+            self.grammars.insert(key, g.clone());
+            g
+        };
+        LlamaSampler::grammar(self.model, &gbnf, "root")
+            .map_err(|e| BackendError::Fatal(format!("llama.cpp refused the grammar: {e}")))
+    }
+}
+
+/// The sampler chain for the request (without the grammar).
+fn chain(model: &LlamaModel, request: &GenerateRequest) -> LlamaSampler {
+    let s = &request.sampling;
+    let mut samplers = Vec::new();
+    if let Some(penalty) = s.repeat_penalty.filter(|p| (*p - 1.0).abs() > f32::EPSILON) {
+        samplers.push(LlamaSampler::penalties(
+            model.n_vocab(),
+            64,
+            penalty,
+            0.0,
+            0.0,
+        ));
+    }
+    if s.temperature <= 0.0 {
+        samplers.push(LlamaSampler::greedy());
+    } else {
+        if let Some(k) = s.top_k.filter(|k| *k > 0) {
+            samplers.push(LlamaSampler::top_k(i32::try_from(k).unwrap_or(i32::MAX)));
+        }
+        if let Some(p) = s.top_p.filter(|p| *p < 1.0) {
+            samplers.push(LlamaSampler::top_p(p, 1));
+        }
+        samplers.push(LlamaSampler::temp(s.temperature));
+        samplers.push(LlamaSampler::dist(s.seed));
+    }
+    LlamaSampler::chain_simple(samplers)
+}
+
+/// Samples the next token: the free chain first; only if the grammar refuses
+/// that token, the grammar over the whole vocabulary and the chain again
+/// (llama.cpp's own strategy: constrained output costs little when the model
+/// already follows the grammar).
+fn sample(
+    ctx: &LlamaContext<'_>,
+    idx: i32,
+    chain: &mut LlamaSampler,
+    grammar: Option<&mut LlamaSampler>,
+) -> LlamaToken {
+    let mut candidates = ctx.token_data_array_ith(idx);
+    chain.apply(&mut candidates);
+    let mut token = candidates
+        .selected_token()
+        .unwrap_or_else(|| candidates.data[0].id());
+    if let Some(grammar) = grammar {
+        let mut single =
+            LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+        grammar.apply(&mut single);
+        if single.data[0].logit().is_infinite() {
+            let mut constrained = ctx.token_data_array_ith(idx);
+            grammar.apply(&mut constrained);
+            chain.apply(&mut constrained);
+            token = constrained
+                .selected_token()
+                .unwrap_or_else(|| constrained.data[0].id());
+        }
+        grammar.accept(token);
+    }
+    chain.accept(token);
+    token
+}
+
+fn decode_error(e: impl std::fmt::Display) -> BackendError {
+    BackendError::Fatal(format!("llama.cpp could not evaluate the prompt: {e}"))
+}
+
+impl Backend for LlamaCppBackend {
+    fn name(&self) -> &'static str {
+        "llama.cpp"
+    }
+
+    fn generate(
+        &mut self,
+        request: &GenerateRequest,
+        on_token: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Generated, BackendError> {
+        let start = Instant::now();
+        let prompt = self.apply_template(request)?;
+        let tokens = self.tokenize(&prompt);
+        let n_ctx = usize::try_from(self.n_ctx).unwrap_or(usize::MAX);
+        if tokens.len() + 8 >= n_ctx {
+            return Err(BackendError::Fatal(format!(
+                "the prompt of stage `{}` has {} tokens, more than the model's context of {}; raise `context` in models.ron or shorten the prompt",
+                request.stage,
+                tokens.len(),
+                self.n_ctx
+            )));
+        }
+        let mut grammar = match &request.json_schema {
+            Some(schema) => Some(self.grammar(schema)?),
+            None => None,
+        };
+        let mut chain = chain(self.model, request);
+        let vocab = self.model.vocab();
+        let i = self.slot(&request.cache_slot)?;
+        let slot = &mut self.slots[i];
+
+        // Reuse the evaluated prefix; always evaluate at least one token for logits.
+        let common = slot
+            .tokens
+            .iter()
+            .zip(&tokens)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(tokens.len() - 1);
+        if common < slot.tokens.len() {
+            let cleared = slot
+                .ctx
+                .clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None)
+                .unwrap_or(false);
+            if !cleared {
+                slot.ctx.clear_kv_cache();
+                slot.tokens.clear();
+            }
+        }
+        let common = common.min(slot.tokens.len());
+        slot.tokens.truncate(common);
+
+        let mut batch = LlamaBatch::new(BATCH, 1);
+        let suffix = &tokens[common..];
+        for (chunk_index, chunk) in suffix.chunks(BATCH).enumerate() {
+            batch.clear();
+            for (j, token) in chunk.iter().enumerate() {
+                let pos = common + chunk_index * BATCH + j;
+                let last = pos + 1 == tokens.len();
+                batch
+                    .add(*token, i32::try_from(pos).unwrap_or(i32::MAX), &[0], last)
+                    .map_err(decode_error)?;
+            }
+            if let Err(e) = slot.ctx.decode(&mut batch) {
+                slot.ctx.clear_kv_cache();
+                slot.tokens.clear();
+                return Err(decode_error(e));
+            }
+            slot.tokens.extend_from_slice(chunk);
+        }
+
+        let mut stream = TextStream::new(&request.sampling.stop);
+        let mut first_token = None;
+        let mut tokens_out = 0u32;
+        let budget = request
+            .sampling
+            .max_tokens
+            .min(u32::try_from(n_ctx - tokens.len()).unwrap_or(u32::MAX));
+        let mut logits_index = batch.n_tokens() - 1;
+        let finish = loop {
+            let token = sample(&slot.ctx, logits_index, &mut chain, grammar.as_mut());
+            if vocab.is_eog(token) {
+                break FinishReason::Stop;
+            }
+            tokens_out += 1;
+            first_token.get_or_insert_with(|| start.elapsed());
+            let piece = stream.push_bytes(&vocab.token_to_piece(token, false, None));
+            if !piece.is_empty() && !on_token(&piece) {
+                return Err(BackendError::Cancelled);
+            }
+            if stream.stopped() {
+                break FinishReason::StopString;
+            }
+            if tokens_out >= budget {
+                break FinishReason::Length;
+            }
+            batch.clear();
+            let pos = i32::try_from(slot.tokens.len()).unwrap_or(i32::MAX);
+            batch.add(token, pos, &[0], true).map_err(decode_error)?;
+            if let Err(e) = slot.ctx.decode(&mut batch) {
+                slot.ctx.clear_kv_cache();
+                slot.tokens.clear();
+                return Err(decode_error(e));
+            }
+            slot.tokens.push(token);
+            logits_index = 0;
+        };
+        let rest = stream.finish();
+        if !rest.is_empty() {
+            on_token(&rest);
+        }
+        Ok(Generated {
+            text: stream.into_text(),
+            finish,
+            tokens_in: u32::try_from(tokens.len()).unwrap_or(u32::MAX),
+            tokens_out,
+            cached_tokens: u32::try_from(common).unwrap_or(u32::MAX),
+            time_to_first_token: first_token.unwrap_or_else(|| start.elapsed()),
+            total: start.elapsed(),
+        })
+    }
+}

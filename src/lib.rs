@@ -10,3 +10,14 @@ pub mod saves;
 pub mod story;
 #[cfg(feature = "gui")]
 pub mod ui;
+
+/// A folder shipped with Loreloom (`prompts`, `schemas`, `campaigns`): relative to
+/// the working directory when it is there, else in the source tree the binary was built from.
+pub fn resource_dir(name: &str) -> std::path::PathBuf {
+    let here = std::path::PathBuf::from(name);
+    if here.is_dir() {
+        here
+    } else {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name)
+    }
+}

@@ -85,3 +85,12 @@ fn every_source_file_starts_with_a_doc_line() {
         .collect();
     assert_eq!(missing, Vec::<String>::new());
 }
+
+#[test]
+fn only_the_http_backend_speaks_http_and_no_prompt_text_lives_in_rust() {
+    assert_eq!(offenders("ureq", &["llm/openai"]), Vec::<String>::new());
+    // Prompts are files under prompts/: a system-prompt opener in a Rust string is one that escaped.
+    for needle in ["\"You are ", "\"You fix ", "\"Respond with JSON"] {
+        assert_eq!(offenders(needle, &[]), Vec::<String>::new(), "{needle}");
+    }
+}

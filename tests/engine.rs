@@ -109,3 +109,71 @@ fn codex_unlocks_are_announced() {
     let story = app.world().resource::<ActiveStory>().package.story.clone();
     assert_eq!(story.codex_entry(unlocked[0].0[0]).id, "elias-2");
 }
+
+#[test]
+fn model_calls_are_polled_into_messages_and_the_monitor_without_blocking_frames() {
+    use loreloom::engine::llm::{LlmCalls, LlmFinished, LlmMonitor, LlmToken};
+    use loreloom::llm::{
+        CallRequest, Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend,
+    };
+    use std::time::{Duration, Instant};
+
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let data = tempfile::tempdir().unwrap();
+    let gateway = Gateway::new(
+        PromptRegistry::load(root.join("prompts")).unwrap(),
+        root.join("schemas"),
+        ModelsConfig::default(),
+        data.path(),
+    );
+    let mut backend = ScriptedBackend::new(Script::in_order(["The ferry drifts into the fog."]));
+    backend.word_delay = Duration::from_millis(20);
+    gateway.register_script("local-small", backend);
+
+    let mut app = headless_app(open(&fixture("keepers-bargain.json")).unwrap());
+    let request = CallRequest::new(
+        "chat",
+        "local-small",
+        serde_json::json!({"prompt": "Go on.", "system": ""}),
+    );
+    let id = app
+        .world_mut()
+        .resource_mut::<LlmCalls>()
+        .start(&gateway, "narration", request);
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut tokens = Vec::new();
+    let mut finished = Vec::new();
+    let mut frames = 0;
+    let mut saw_live = false;
+    while finished.is_empty() && Instant::now() < deadline {
+        app.update();
+        frames += 1;
+        tokens.extend(drain::<LlmToken>(&mut app));
+        finished.extend(drain::<LlmFinished>(&mut app));
+        saw_live |= app.world().resource::<LlmMonitor>().live.is_some();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(finished.len(), 1, "the call finishes");
+    // Six words 20 ms apart: a frame that waited for the model would see them all at once.
+    assert!(
+        frames > 5,
+        "frames kept running while the model streamed ({frames})"
+    );
+    assert!(tokens.len() == 6, "{tokens:?}");
+    assert!(saw_live, "the monitor showed the live stream");
+    assert!(tokens.iter().all(|t| t.call == id && t.tag == "narration"));
+    let text: String = tokens.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(text, "The ferry drifts into the fog.");
+    let done = &finished[0];
+    assert_eq!((done.call, done.tag.as_str()), (id, "narration"));
+    assert_eq!(
+        done.outcome.result.as_ref().unwrap().as_str(),
+        Some("The ferry drifts into the fog.")
+    );
+    let monitor = app.world().resource::<LlmMonitor>();
+    assert!(monitor.live.is_none());
+    assert_eq!(monitor.recent.len(), 1);
+    assert_eq!(monitor.recent[0].stage, "chat");
+    assert_eq!(app.world().resource::<LlmCalls>().in_flight(), 0);
+}

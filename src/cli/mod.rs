@@ -1,6 +1,7 @@
 //! The `loreloom` command line: play, validate and count stories.
 
 mod check;
+mod model;
 mod terminal;
 
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ pub const DEFAULT_STORY: &str = "campaigns/the-glass-orchard";
 #[command(
     name = "loreloom",
     version,
-    after_help = "Examples:\n  loreloom play --headless\n  loreloom play --headless campaigns/the-glass-orchard --choices 1,2,1\n  loreloom validate my-story/\n  loreloom stats story.json --json"
+    after_help = "Examples:\n  loreloom play --headless\n  loreloom play --headless campaigns/the-glass-orchard --choices 1,2,1\n  loreloom validate my-story/\n  loreloom stats story.json --json\n  loreloom llm \"Describe a haunted ferry.\" --max-tokens 80\n  loreloom models"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -70,6 +71,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Ask a model something and stream its reply (try a backend or a schema)
+    Llm(model::LlmArgs),
+    /// List model keys, which models are installed, and how to add one
+    Models {
+        /// Write the default models.ron to the data dir, to edit
+        #[arg(long)]
+        init: bool,
+    },
+    /// List the prompt stages, their versions, contracts and variables
+    Prompts,
 }
 
 /// Options of the game window.
@@ -204,5 +215,8 @@ pub fn run() -> ExitCode {
         Command::Preview { path, window: args } => window(Some(path), args, true),
         Command::Validate { path } => check::validate(&path),
         Command::Stats { path, json } => check::stats(&path, json),
+        Command::Llm(args) => model::llm(args),
+        Command::Models { init } => model::models(init),
+        Command::Prompts => model::prompts(),
     }
 }

@@ -1,5 +1,6 @@
 //! Engine plugins: thin Bevy ECS adapters around the plain-Rust core, runnable headless.
 
+pub mod llm;
 pub mod story_player;
 
 use bevy::app::{App, Plugin};
@@ -13,7 +14,7 @@ pub struct CorePlugin;
 
 impl Plugin for CorePlugin {
     fn build(&self, app: &mut App) {
-        app.add_plugins(story_player::plugin);
+        app.add_plugins((story_player::plugin, llm::plugin));
     }
 }
 

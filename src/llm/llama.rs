@@ -142,6 +142,17 @@ impl LlamaCppBackend {
         self.model.vocab().tokenize(text.as_bytes(), true, true)
     }
 
+    /// The GBNF grammar llama.cpp enforces for a JSON Schema, after llama.cpp's
+    /// grammar sampler has accepted it (what `loreloom llm --schema` and the tests check).
+    pub fn grammar_for(&mut self, schema: &serde_json::Value) -> Result<String, BackendError> {
+        self.grammar(schema)?;
+        Ok(self
+            .grammars
+            .get(&schema.to_string())
+            .cloned()
+            .unwrap_or_default())
+    }
+
     /// Forgets every cached prefix (for benchmarks that measure cold prompts).
     pub fn clear_caches(&mut self) {
         self.slots.clear();
@@ -276,6 +287,12 @@ impl Backend for LlamaCppBackend {
         let start = Instant::now();
         let prompt = self.apply_template(request)?;
         let tokens = self.tokenize(&prompt);
+        if tokens.is_empty() {
+            return Err(BackendError::Fatal(format!(
+                "the prompt of stage `{}` is empty",
+                request.stage
+            )));
+        }
         let n_ctx = usize::try_from(self.n_ctx).unwrap_or(usize::MAX);
         if tokens.len() + 8 >= n_ctx {
             return Err(BackendError::Fatal(format!(

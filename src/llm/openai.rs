@@ -71,6 +71,13 @@ impl OpenAiBackend {
         })
     }
 
+    /// Uses `key` as the API key (for keys that come from somewhere other than
+    /// an environment variable, e.g. a keyring). It is never logged either.
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into()).filter(|k| !k.is_empty());
+        self
+    }
+
     /// The request body for `request`.
     pub fn body(&self, request: &GenerateRequest) -> Value {
         let s = &request.sampling;

@@ -1,7 +1,8 @@
 //! The debug overlay (F12) for streamers: passage, codewords, why choices hide, recent engine messages, frame time.
 //!
 //! Other parts of the engine add to it by writing [`DebugLine`] messages under a
-//! section name (later: pipeline stages, dice, prompts, streamed tokens).
+//! section name; model calls appear from [`LlmMonitor`]: the text streaming now
+//! and the latest call records (stage, prompt, model, tokens, cache, timings).
 
 use std::collections::VecDeque;
 
@@ -11,6 +12,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::screens::{Overlays, UiLayout, root_ui};
 use super::settings::Settings;
+use crate::engine::llm::LlmMonitor;
 use crate::engine::story_player::{
     ActiveStory, CodexUnlocked, PresentPassage, StoryCommand, StoryNotice, StorySystems,
 };
@@ -110,6 +112,7 @@ fn debug_overlay(
     log: Res<EngineLog>,
     active: Option<Res<ActiveStory>>,
     diagnostics: Res<DiagnosticsStore>,
+    models: Res<LlmMonitor>,
 ) -> Result {
     if !overlays.debug {
         return Ok(());
@@ -152,6 +155,18 @@ fn debug_overlay(
         ui.separator();
         for (section, text) in &log.0 {
             ui.label(mono(format!("{section:>8} {text}")));
+        }
+        if models.live.is_some() || !models.recent.is_empty() {
+            ui.separator();
+            for record in &models.recent {
+                ui.label(mono(format!("   model {}", record.summary())));
+            }
+            if let Some(live) = &models.live {
+                ui.label(mono(format!(
+                    "  stream {} ({:?}) {}",
+                    live.stage, live.attempt, live.text
+                )));
+            }
         }
     };
     let frame = egui::Frame::new()

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use loreloom::llm::PromptRegistry;
 use loreloom::llm::backend::{Backend, GenerateRequest, Generated, Sampling};
 use loreloom::llm::config::DEFAULT_MODEL_FILE;
 use loreloom::llm::llama::LlamaCppBackend;
 use loreloom::llm::openai::OpenAiBackend;
-use loreloom::llm::{Message, PromptRegistry, Role};
 use serde_json::json;
 
 const PREFIX_TOKENS: usize = 1500;
@@ -100,7 +100,7 @@ fn start_server(bin: &Path, model: &Path, threads: u32) -> (Server, String) {
         .spawn()
         .expect("llama-server starts");
     let server = Server(child);
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_mins(2);
     while !ureq::get(format!("http://127.0.0.1:{port}/health"))
         .call()
         .is_ok_and(|r| r.status() == 200)
@@ -232,7 +232,7 @@ fn main() {
         return;
     };
     let (_server, url) = start_server(&bin, &model, threads);
-    let mut http = OpenAiBackend::new(&url, "default", None, Duration::from_secs(120), 1).unwrap();
+    let mut http = OpenAiBackend::new(&url, "default", None, Duration::from_mins(2), 1).unwrap();
     let server_rates: Vec<f64> = (0..RUNS)
         .map(|i| {
             let r = request(&prompts, "", tail[i], u32::try_from(i).unwrap_or(0));

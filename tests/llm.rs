@@ -380,7 +380,7 @@ fn a_scripted_model_key_reads_its_script_file_from_the_data_dir() {
             backend: loreloom::llm::BackendConfig::Scripted {
                 file: "demo.json".into(),
             },
-            sampling: Default::default(),
+            sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),
         },
     );

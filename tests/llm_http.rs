@@ -1,5 +1,5 @@
 //! The OpenAI-compatible backend against a real llama-server on loopback (streaming,
-//! `response_format` json_schema, usage and cache figures) and against a scripted
+//! `response_format` `json_schema`, usage and cache figures) and against a scripted
 //! loopback server (retries with backoff, errors, the API key header).
 //!
 //! `./run.sh test` builds llama-server once and exports `LORELOOM_LLAMA_SERVER`.
@@ -86,7 +86,7 @@ fn llama_server() -> Server {
         child,
         url: format!("http://127.0.0.1:{port}/v1"),
     };
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_mins(2);
     loop {
         if let Ok(Some(status)) = server.child.try_wait() {
             panic!(
@@ -120,7 +120,7 @@ fn gateway_for(url: &str, data: &std::path::Path) -> Gateway {
                 timeout_secs: 60,
                 retries: 2,
             },
-            sampling: Default::default(),
+            sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),
         },
     );
@@ -227,17 +227,21 @@ fn http(status: &str, content_type: &str, body: &str) -> String {
 }
 
 fn sse(words: &[&str]) -> String {
-    let mut body = String::new();
-    for w in words {
-        body.push_str(&format!(
-            "data: {}\n\n",
-            json!({"choices": [{"delta": {"content": w}, "finish_reason": null}]})
-        ));
-    }
-    body.push_str(&format!(
-        "data: {}\n\ndata: [DONE]\n\n",
+    let mut events: Vec<String> = words
+        .iter()
+        .map(|w| json!({"choices": [{"delta": {"content": w}, "finish_reason": null}]}).to_string())
+        .collect();
+    events.push(
         json!({"choices": [{"delta": {}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 12, "completion_tokens": words.len()}})
-    ));
+            .to_string(),
+    );
+    events.push("[DONE]".to_owned());
+    let body = events.iter().fold(String::new(), |mut body, e| {
+        body.push_str("data: ");
+        body.push_str(e);
+        body.push_str("\n\n");
+        body
+    });
     http("200 OK", "text/event-stream", &body)
 }
 

@@ -73,7 +73,9 @@ pub fn llm(args: LlmArgs) -> ExitCode {
     });
     let _ = writeln!(stdout);
     drop(stdout);
-    eprintln!("{}", outcome.record.summary());
+    if !outcome.record.attempts.is_empty() {
+        eprintln!("{}", outcome.record.summary());
+    }
     if args.record {
         println!(
             "{}",

@@ -121,8 +121,7 @@ impl CallRecord {
             (None, None) => "pending".to_owned(),
         };
         format!(
-            "{} {} via {}/{} · {} attempt(s) · in {} (cached {}) out {} · ttft {:.0} ms · {:.1} tok/s · {}",
-            self.stage,
+            "{} via {}/{} · {} attempt(s) · in {} (cached {}) out {} · ttft {:.0} ms · {:.1} tok/s · {}",
             self.prompt_id,
             self.model_key,
             self.backend,

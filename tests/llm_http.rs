@@ -17,7 +17,8 @@ use loreloom::llm::backend::{Backend, BackendError, GenerateRequest, Sampling};
 use loreloom::llm::config::DEFAULT_MODEL_FILE;
 use loreloom::llm::openai::OpenAiBackend;
 use loreloom::llm::{
-    BackendConfig, CallRequest, Gateway, Message, ModelConfig, ModelsConfig, PromptRegistry, Role,
+    BackendConfig, CallRequest, Gateway, LlmError, Message, ModelConfig, ModelsConfig,
+    PromptRegistry, Role,
 };
 use serde_json::json;
 
@@ -365,4 +366,49 @@ fn a_server_that_is_not_openai_compatible_is_named_in_the_error() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("http"), "{err}");
+}
+
+#[test]
+fn the_gateway_marks_unreachable_servers_retryable_and_refusals_not() {
+    let data = tempfile::tempdir().unwrap();
+    let closed = format!("http://127.0.0.1:{}/v1", free_port());
+    let outcome = gateway_for(&closed, data.path())
+        .call(CallRequest::new(
+            "chat",
+            "server",
+            json!({"prompt": "hi", "system": ""}),
+        ))
+        .wait();
+    let err = outcome.result.unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Backend { stage, model_key, transient: true, .. }
+            if stage == "chat" && model_key == "server"),
+        "{err}"
+    );
+    assert!(err.is_retryable());
+
+    let (url, _, _) = scripted_server(vec![http(
+        "401 Unauthorized",
+        "application/json",
+        r#"{"error":"bad key"}"#,
+    )]);
+    let outcome = gateway_for(&url, data.path())
+        .call(CallRequest::new(
+            "chat",
+            "server",
+            json!({"prompt": "hi", "system": ""}),
+        ))
+        .wait();
+    let err = outcome.result.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            LlmError::Backend {
+                transient: false,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(!err.is_retryable());
 }

@@ -93,6 +93,8 @@ pub enum LlmError {
         stage: String,
         model_key: String,
         reason: String,
+        /// The backend called it temporary (a timeout, a refused connection, a 5xx).
+        transient: bool,
     },
     #[error(
         "stage `{stage}` on model `{model_key}` gave invalid output after a repair and a retry: {reason}"
@@ -109,7 +111,13 @@ pub enum LlmError {
 impl LlmError {
     /// Whether trying the same call again may succeed (seed 003: transient model errors).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, LlmError::Backend { reason, .. } if reason.contains("temporary"))
+        matches!(
+            self,
+            LlmError::Backend {
+                transient: true,
+                ..
+            }
+        )
     }
 }
 
@@ -726,6 +734,7 @@ fn attempt(
                 other => LlmError::Backend {
                     stage: job.stage.clone(),
                     model_key: job.model_key.clone(),
+                    transient: matches!(other, BackendError::Transient(_)),
                     reason: other.to_string(),
                 },
             })

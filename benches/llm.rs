@@ -138,11 +138,21 @@ fn main() {
         context.push_str(p);
         context.push_str("\n\n");
     }
-    let tail: Vec<&String> = passages
+    // Short questions: the opening of each passage, cut at a word boundary (< 100 tokens).
+    let openings: Vec<String> = passages
         .iter()
-        .filter(|p| p.len() < 300)
-        .take(RUNS * 2)
+        .map(|p| {
+            let cut = p
+                .char_indices()
+                .take_while(|(i, _)| *i < 240)
+                .filter(|(_, c)| c.is_whitespace())
+                .last()
+                .map_or(p.len(), |(i, _)| i);
+            p[..cut].to_string()
+        })
+        .filter(|p| !p.is_empty())
         .collect();
+    let tail: Vec<&String> = openings.iter().take(RUNS * 2).collect();
     assert!(
         tail.len() > RUNS,
         "the story has short passages to ask about"

@@ -3,9 +3,11 @@
 //! The story graph ([`story`]) is plain Rust; [`engine`] adapts it to Bevy's ECS
 //! so the same engine runs headless (terminal player, tests) and, later, windowed.
 
+pub mod campaign;
 pub mod cli;
 pub mod engine;
 pub mod llm;
+pub mod rules;
 pub mod saves;
 pub mod story;
 #[cfg(feature = "gui")]

@@ -1,26 +1,108 @@
-//! `schemas/story.schema.json` is generated from the story model; this test keeps it current and checks our stories against the model.
+//! `schemas/story.schema.json` and `schemas/campaign/*.schema.json` are generated from the Rust models; these tests keep them current and check our stories against the model.
 //!
-//! To regenerate after changing `src/story/model.rs`: `UPDATE_SCHEMAS=1 cargo test --test schema`.
+//! To regenerate after changing `src/story/model.rs`, `src/campaign/files.rs` or `src/rules/`:
+//! `UPDATE_SCHEMAS=1 cargo test --test schema`.
 
 mod common;
 
 use std::path::Path;
 
+use loreloom::campaign::files;
+use loreloom::rules::{Roll, Ruleset, StateOp};
 use loreloom::story::model::StoryFile;
+use schemars::Schema;
+
+/// Write `generated` when `UPDATE_SCHEMAS` is set; otherwise fail unless the committed file equals it.
+fn keep_current(path: &Path, generated: &str, source: &str) {
+    if std::env::var_os("UPDATE_SCHEMAS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "{} is out of date with {source}; run `UPDATE_SCHEMAS=1 cargo test --test schema`",
+        path.display()
+    );
+}
+
+/// Every structured campaign file (seed 002 Appendix B, plus seed 003's ruleset and scenario).
+fn campaign_schemas() -> Vec<(&'static str, Schema)> {
+    vec![
+        ("manifest", schemars::schema_for!(files::Manifest)),
+        ("npc_profile", schemars::schema_for!(files::NpcProfile)),
+        ("plot_beats", schemars::schema_for!(files::BeatsFile)),
+        (
+            "player_template",
+            schemars::schema_for!(files::PlayerTemplate),
+        ),
+        ("scenario", schemars::schema_for!(files::Scenario)),
+        ("world_state", schemars::schema_for!(files::WorldFile)),
+        ("asset_metadata", schemars::schema_for!(files::AssetMeta)),
+        ("pack_manifest", schemars::schema_for!(files::PackManifest)),
+        (
+            "pack_entry_frontmatter",
+            schemars::schema_for!(files::Frontmatter),
+        ),
+        ("ruleset", schemars::schema_for!(Ruleset)),
+        ("state_op", schemars::schema_for!(StateOp)),
+        ("dice_roll", schemars::schema_for!(Roll)),
+    ]
+}
+
+#[test]
+fn the_campaign_schemas_match_the_models() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/campaign");
+    let schemas = campaign_schemas();
+    for (name, schema) in &schemas {
+        let generated = serde_json::to_string_pretty(schema).unwrap() + "\n";
+        keep_current(
+            &dir.join(format!("{name}.schema.json")),
+            &generated,
+            "src/campaign/files.rs and src/rules/",
+        );
+    }
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut expected: Vec<String> = schemas
+        .iter()
+        .map(|(n, _)| format!("{n}.schema.json"))
+        .collect();
+    expected.sort();
+    assert_eq!(
+        on_disk, expected,
+        "schemas/campaign holds exactly the generated schemas"
+    );
+}
+
+#[test]
+fn every_shipped_ruleset_validates_against_the_ruleset_schema() {
+    let schema = serde_json::to_value(schemars::schema_for!(Ruleset)).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let dir = loreloom::campaign::system_rulesets();
+    let mut found = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path().join("ruleset.json");
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+        found += 1;
+    }
+    assert_eq!(found, 4, "the four rulesets of the seeds ship");
+}
 
 #[test]
 fn the_story_schema_matches_the_model() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/story.schema.json");
     let generated = serde_json::to_string_pretty(&schemars::schema_for!(StoryFile)).unwrap() + "\n";
-    if std::env::var_os("UPDATE_SCHEMAS").is_some() {
-        std::fs::write(&path, &generated).unwrap();
-    }
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "{} is out of date with src/story/model.rs; run `UPDATE_SCHEMAS=1 cargo test --test schema`",
-        path.display()
-    );
+    keep_current(&path, &generated, "src/story/model.rs");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The `loreloom` command line: play, validate and count stories.
 
+mod campaign;
 mod check;
 mod model;
 mod terminal;
@@ -81,6 +82,38 @@ enum Command {
     },
     /// List the prompt stages, their versions, contracts and variables
     Prompts,
+    /// Check or inspect an open-ended campaign folder
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
+    /// Roll dice: `2d6+3`, `1d20+wits --mod wits=2`; prints each roll as JSON
+    Dice {
+        /// `NdM` terms, constants and named modifiers joined by + and -
+        expr: String,
+        /// A named modifier's value, NAME=VALUE (repeatable)
+        #[arg(long = "mod", value_name = "NAME=VALUE")]
+        mods: Vec<String>,
+        /// Seed the dice (the same seed gives the same rolls); random if omitted
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Roll this many times
+        #[arg(long, default_value_t = 1)]
+        times: u32,
+    },
+}
+
+/// `loreloom campaign …`
+#[derive(clap::Subcommand, Debug)]
+enum CampaignCommand {
+    /// Check every file: errors name the file and line (exit 1); missing assets are warnings
+    Validate {
+        /// The campaign folder (the one with manifest.json)
+        dir: PathBuf,
+    },
+    /// Load a campaign and list its characters, clocks and scenarios
+    Show {
+        /// The campaign folder (the one with manifest.json)
+        dir: PathBuf,
+    },
 }
 
 /// Options of the game window.
@@ -218,5 +251,13 @@ pub fn run() -> ExitCode {
         Command::Llm(args) => model::llm(args),
         Command::Models { init } => model::models(init),
         Command::Prompts => model::prompts(),
+        Command::Campaign(CampaignCommand::Validate { dir }) => campaign::validate(&dir),
+        Command::Campaign(CampaignCommand::Show { dir }) => campaign::show(&dir),
+        Command::Dice {
+            expr,
+            mods,
+            seed,
+            times,
+        } => campaign::dice(&expr, &mods, seed, times),
     }
 }

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod llm;
 pub mod rules;
 pub mod saves;
+pub mod session;
 pub mod story;
 #[cfg(feature = "gui")]
 pub mod ui;

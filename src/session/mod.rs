@@ -1,0 +1,13 @@
+//! Open-ended sessions (seeds 001, 003, 004): the message stream and its visibility matrix, observations with decay.
+//!
+//! Plain Rust: the turn pipeline (ECS systems in `engine/`) builds each stage's
+//! prompt from [`stream::view`] and [`observation::recall`], and the store
+//! (`store/`) persists what a turn commits.
+
+pub mod observation;
+pub mod stream;
+
+pub use observation::{DEFAULT_LAMBDA, Observation, recall};
+pub use stream::{
+    Kind, Message, MessageId, Stage, StateEntry, Stream, player_view, states_for, view,
+};

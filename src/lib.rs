@@ -10,6 +10,8 @@ pub mod llm;
 pub mod rules;
 pub mod saves;
 pub mod session;
+#[cfg(feature = "store")]
+pub mod store;
 pub mod story;
 #[cfg(feature = "gui")]
 pub mod ui;

@@ -22,7 +22,7 @@ pub use files::{
     AssetMeta, Beat, Entity, EntryKind, Frontmatter, Manifest, NpcProfile, PackManifest,
     PlayerTemplate, Priority, Scenario, WorldFile,
 };
-pub use load::{load, validate};
+pub use load::{PLAYER, load, validate};
 pub use report::{Finding, Report, Severity};
 
 use crate::rules::{Ruleset, WorldState};

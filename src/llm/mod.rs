@@ -29,7 +29,7 @@ pub mod stream;
 pub use backend::{Backend, BackendError, GenerateRequest, Generated, Message, Role, Sampling};
 pub use config::{BackendConfig, ModelConfig, ModelsConfig};
 pub use contract::{Contract, ContractError};
-pub use gateway::{CallHandle, CallRequest, Gateway, LlmError, LlmEvent};
+pub use gateway::{CallHandle, CallOutcome, CallRequest, Gateway, LlmError, LlmEvent};
 pub use prompts::{PromptError, PromptRegistry, StageInfo};
 pub use record::{Attempt, AttemptKind, CallRecord};
 pub use scripted::{Script, ScriptedBackend};

@@ -5,7 +5,9 @@
 //! (`store/`) persists what a turn commits.
 
 pub mod observation;
+pub mod play;
 pub mod stream;
+pub mod turn;
 
 pub use observation::{DEFAULT_LAMBDA, Observation, recall};
 pub use stream::{

@@ -1,0 +1,125 @@
+//! Starting a session from a campaign and running turns to completion on the calling thread (the terminal player, tests, benchmarks).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::stream::{Kind, NARRATOR, SYSTEM, Stream};
+use super::turn::{Calibration, PlayerInput, SessionState, TurnError, TurnResult, TurnRunner};
+use crate::campaign::Campaign;
+use crate::llm::Gateway;
+
+/// Why a session cannot start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    #[error("the campaign has no scenario `{0}`")]
+    NoScenario(String),
+}
+
+/// The opening state of a new session: the scenario's scene, the campaign's
+/// world, and turn 0 of the stream (a scene marker and the scenario's intro).
+pub fn opening(
+    campaign: Arc<Campaign>,
+    scenario: Option<&str>,
+    small_model: &str,
+    large_model: &str,
+    seed: u64,
+    calibration: Calibration,
+) -> Result<SessionState, StartError> {
+    let chosen = match scenario {
+        Some(id) => Some(
+            campaign
+                .scenarios
+                .get(id)
+                .ok_or_else(|| StartError::NoScenario(id.to_owned()))?,
+        ),
+        None => campaign.default_scenario(),
+    };
+    let mut world = campaign.world.clone();
+    let mut stream = Stream::default();
+    let mut tone = campaign.manifest.tone.clone().unwrap_or_default();
+    if let Some(s) = chosen {
+        world.scene.clone_from(&s.scene_seed);
+        if !s.tone.is_empty() {
+            tone.clone_from(&s.tone);
+        }
+        let place = s
+            .location
+            .clone()
+            .unwrap_or_else(|| "the opening scene".into());
+        stream.push(
+            0,
+            SYSTEM,
+            Kind::SceneMarker,
+            format!("scene_open: {place}"),
+            None,
+        );
+        stream.push(0, NARRATOR, Kind::Narration, s.intro_seed.clone(), None);
+    } else if let Some(premise) = campaign.prose.get("premise") {
+        stream.push(0, SYSTEM, Kind::SceneMarker, "scene_open", None);
+        stream.push(
+            0,
+            NARRATOR,
+            Kind::Narration,
+            premise.trim().to_owned(),
+            None,
+        );
+    }
+    if !calibration.tone.is_empty() {
+        tone = format!("{tone}; the player asked for: {}", calibration.tone);
+    }
+    Ok(SessionState {
+        campaign,
+        world,
+        stream,
+        observations: BTreeMap::new(),
+        calibration,
+        small_model: small_model.to_owned(),
+        large_model: large_model.to_owned(),
+        seed,
+        turn_index: 0,
+        play_minutes: 0.0,
+        states: BTreeMap::new(),
+        tone,
+    })
+}
+
+/// What a blocking turn reports as it goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress<'a> {
+    /// A stage started.
+    Stage(&'a str),
+    /// Streamed narration text.
+    Token(&'a str),
+}
+
+/// Run one turn to its end, making each call through `gateway` and waiting on it.
+pub fn run_turn(
+    gateway: &Gateway,
+    state: SessionState,
+    input: PlayerInput,
+    mut progress: impl FnMut(Progress<'_>),
+) -> Result<TurnResult, TurnError> {
+    let mut runner = TurnRunner::start(state, input);
+    while !runner.is_finished() {
+        let calls = runner.take_requests();
+        if calls.is_empty() {
+            break;
+        }
+        let handles: Vec<_> = calls
+            .into_iter()
+            .map(|c| {
+                progress(Progress::Stage(&c.request.stage));
+                (c.id, c.request.stage.clone(), gateway.call(c.request))
+            })
+            .collect();
+        for (id, stage, handle) in handles {
+            let outcome = if stage == "narrate" {
+                handle.wait_streaming(|t| progress(Progress::Token(t)))
+            } else {
+                handle.wait()
+            };
+            runner.deliver(id, outcome);
+        }
+    }
+    runner.finish()
+}

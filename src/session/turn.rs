@@ -1,0 +1,979 @@
+//! One turn of an open-ended session as a state machine (seed 004 turn structure): it asks for model calls, is handed their outcomes, and ends in a [`TurnCommit`]-ready result or a typed failure.
+//!
+//! The runner never calls the model itself: [`TurnRunner::take_requests`]
+//! hands out the calls that may run now (a narrator and an extractor together,
+//! seed 004's "parallel"), and [`TurnRunner::deliver`] takes their outcomes in
+//! any order. The terminal drives it by waiting on each call; the ECS adapter
+//! by polling call handles each frame; tests with the scripted backend.
+//!
+//! Order: persona intention → resolve (engine rolls the ruleset check) ∥
+//! persona extractor → narrator → lore extractor; NPC activation (baked first,
+//! then by chattiness, each non-baked NPC rolling against it); per NPC:
+//! intent → narrator ∥ character extractor → lore extractor; then the next
+//! choices. State ops from band effects, extractors and lore are applied
+//! through [`WorldState::apply`]; a model-proposed batch the rules refuse is
+//! dropped and logged, never half-applied.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::observation::{DEFAULT_LAMBDA, Observation, recall};
+use super::stream::{
+    Kind, Message, MessageId, NARRATOR, Stage, StateEntry, Stream, states_for, view,
+};
+use crate::campaign::Campaign;
+use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError};
+use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp, WorldState};
+
+/// The persona's character id in every campaign.
+pub const PERSONA: &str = crate::campaign::PLAYER;
+
+/// What the player brings to a session: tone, difficulty, lines and veils (seed 001 calibration).
+#[derive(Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Calibration {
+    pub tone: String,
+    pub difficulty: String,
+    /// Never shown.
+    pub lines: Vec<String>,
+    /// Kept off-screen.
+    pub veils: Vec<String>,
+}
+
+/// Everything a turn reads: the session as it stands.
+#[derive(Clone, Debug)]
+pub struct SessionState {
+    pub campaign: Arc<Campaign>,
+    pub world: WorldState,
+    pub stream: Stream,
+    pub observations: BTreeMap<String, Vec<Observation>>,
+    pub calibration: Calibration,
+    pub small_model: String,
+    pub large_model: String,
+    pub seed: u64,
+    pub turn_index: u64,
+    pub play_minutes: f64,
+    /// Latent and manifest states per character (seed 004 visibility levels).
+    pub states: BTreeMap<String, Vec<StateEntry>>,
+    pub tone: String,
+}
+
+/// The player's submission.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayerInput {
+    pub text: String,
+    /// `/whisper NPC text`: the narrator sees whom it is for.
+    pub whisper_to: Option<String>,
+    /// The idempotency key of this submission.
+    pub action_id: String,
+    /// Set when this answers the one clarification question a turn may ask.
+    pub clarified: bool,
+}
+
+/// One model call the runner wants made.
+#[derive(Clone, Debug)]
+pub struct PendingCall {
+    pub id: u32,
+    pub request: CallRequest,
+}
+
+/// Why a turn failed: the stage, and the reason, and nothing of it was kept.
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+#[error("the {stage} stage failed: {reason}")]
+pub struct TurnError {
+    pub stage: String,
+    pub reason: String,
+    /// Whether trying again may work (a transient model error).
+    pub retryable: bool,
+}
+
+impl TurnError {
+    fn from_llm(stage: &str, e: &LlmError) -> Self {
+        Self {
+            stage: stage.to_owned(),
+            reason: e.to_string(),
+            retryable: e.is_retryable(),
+        }
+    }
+}
+
+/// A dice roll made this turn, for the player, the log and replay.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct RollRecord {
+    pub actor: String,
+    pub check: String,
+    pub stat: Option<String>,
+    pub roll: Roll,
+    pub band: String,
+    pub label: String,
+}
+
+/// What a finished turn produced.
+#[derive(Clone, Debug)]
+pub struct TurnResult {
+    /// The new messages, in order.
+    pub messages: Vec<Message>,
+    pub world: WorldState,
+    pub changes: Vec<Change>,
+    pub rolls: Vec<RollRecord>,
+    pub observations: Vec<Observation>,
+    pub choices: Vec<String>,
+    /// NPCs who acted, in order, and those who stayed quiet.
+    pub acted: Vec<String>,
+    pub skipped: Vec<String>,
+    /// Every model call, in the order they finished.
+    pub records: Vec<CallRecord>,
+    /// Model proposals the rules refused (kept for the log, not applied).
+    pub refused: Vec<String>,
+    pub play_minutes: f64,
+    /// A question instead of a turn: nothing is committed; the player answers.
+    pub clarification: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+enum Purpose {
+    Resolve,
+    Narrate { actor: String },
+    Extract { owner: String },
+    NpcIntent { npc: String },
+    Lore,
+    Choices,
+}
+
+impl Purpose {
+    fn stage(&self) -> &'static str {
+        match self {
+            Purpose::Resolve => "resolve",
+            Purpose::Narrate { .. } => "narrate",
+            Purpose::Extract { .. } => "extract",
+            Purpose::NpcIntent { .. } => "npc_intent",
+            Purpose::Lore => "lore_extract",
+            Purpose::Choices => "choices",
+        }
+    }
+}
+
+/// Where the turn is.
+#[derive(Clone, Debug, PartialEq)]
+enum Phase {
+    /// Waiting for the persona's resolution (and extractor).
+    Persona,
+    /// The persona's narration is being written.
+    PersonaNarration,
+    /// NPC `i` of the activation order is forming an intention or being narrated.
+    Npc {
+        index: usize,
+        narrated: bool,
+    },
+    Choices,
+    Done,
+}
+
+/// One turn in progress.
+pub struct TurnRunner {
+    state: SessionState,
+    input: PlayerInput,
+    turn_id: u64,
+    first_new: usize,
+    phase: Phase,
+    next_id: u32,
+    queued: Vec<PendingCall>,
+    in_flight: BTreeMap<u32, Purpose>,
+    dice: Dice,
+    order: Vec<String>,
+    skipped: Vec<String>,
+    rolls: Vec<RollRecord>,
+    changes: Vec<Change>,
+    observations: Vec<Observation>,
+    records: Vec<CallRecord>,
+    refused: Vec<String>,
+    choices: Vec<String>,
+    persona_intention: MessageId,
+    outcome_text: String,
+    blocked: String,
+    clarification: Option<String>,
+    error: Option<TurnError>,
+}
+
+impl TurnRunner {
+    /// Start a turn: the persona's intention enters the stream, its resolution and extractor are asked for.
+    pub fn start(state: SessionState, input: PlayerInput) -> Self {
+        let turn_id = state.stream.next_turn();
+        let seed = state.seed ^ turn_id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut runner = Self {
+            first_new: state.stream.messages.len(),
+            turn_id,
+            phase: Phase::Persona,
+            next_id: 0,
+            queued: Vec::new(),
+            in_flight: BTreeMap::new(),
+            dice: Dice::seeded(seed),
+            order: Vec::new(),
+            skipped: Vec::new(),
+            rolls: Vec::new(),
+            changes: Vec::new(),
+            observations: Vec::new(),
+            records: Vec::new(),
+            refused: Vec::new(),
+            choices: Vec::new(),
+            persona_intention: MessageId { turn_id, seq: 0 },
+            outcome_text: String::new(),
+            blocked: String::new(),
+            clarification: None,
+            error: None,
+            state,
+            input,
+        };
+        let id = runner.state.stream.push(
+            turn_id,
+            PERSONA,
+            Kind::Intention,
+            runner.input.text.clone(),
+            runner.input.whisper_to.clone(),
+        );
+        runner.persona_intention = id;
+        let resolve = runner.resolve_request();
+        runner.queue(Purpose::Resolve, resolve);
+        let extract = runner.extract_request(PERSONA, id);
+        runner.queue(
+            Purpose::Extract {
+                owner: PERSONA.into(),
+            },
+            extract,
+        );
+        runner
+    }
+
+    /// Calls to launch now; each is returned once.
+    pub fn take_requests(&mut self) -> Vec<PendingCall> {
+        std::mem::take(&mut self.queued)
+    }
+
+    /// Whether every call has come back and the turn is over (or failed).
+    pub fn is_finished(&self) -> bool {
+        self.error.is_some() || (self.phase == Phase::Done && self.in_flight.is_empty())
+    }
+
+    /// The stage names of calls still out.
+    pub fn waiting_for(&self) -> Vec<&'static str> {
+        self.in_flight.values().map(Purpose::stage).collect()
+    }
+
+    /// Hand back one call's outcome.
+    pub fn deliver(&mut self, id: u32, outcome: CallOutcome) {
+        let Some(purpose) = self.in_flight.remove(&id) else {
+            return;
+        };
+        self.records.push(outcome.record.clone());
+        if self.error.is_some() {
+            return;
+        }
+        let value = match outcome.result {
+            Ok(v) => v,
+            Err(e) => {
+                self.error = Some(TurnError::from_llm(purpose.stage(), &e));
+                return;
+            }
+        };
+        match purpose {
+            Purpose::Resolve => self.on_resolve(&value),
+            Purpose::Narrate { actor } => self.on_narration(&actor, &value),
+            Purpose::Extract { owner, .. } => self.on_extract(&owner, &value),
+            Purpose::NpcIntent { npc } => self.on_npc_intent(&npc, &value),
+            Purpose::Lore => self.on_lore(&value),
+            Purpose::Choices => {
+                self.choices = value["choices"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|c| c.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+            }
+        }
+        self.advance();
+    }
+
+    /// The turn's result, or why it failed.
+    pub fn finish(self) -> Result<TurnResult, TurnError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if !self.is_finished() {
+            return Err(TurnError {
+                stage: self.waiting_for().join(", "),
+                reason: "the turn was stopped before every stage answered".into(),
+                retryable: true,
+            });
+        }
+        Ok(TurnResult {
+            messages: self.state.stream.messages[self.first_new..].to_vec(),
+            world: self.state.world,
+            changes: self.changes,
+            rolls: self.rolls,
+            observations: self.observations,
+            choices: self.choices,
+            acted: self.order,
+            skipped: self.skipped,
+            records: self.records,
+            refused: self.refused,
+            play_minutes: self.state.play_minutes + 5.0,
+            clarification: self.clarification,
+        })
+    }
+
+    fn queue(&mut self, purpose: Purpose, request: CallRequest) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.in_flight.insert(id, purpose);
+        self.queued.push(PendingCall { id, request });
+    }
+
+    fn call_seed(&self) -> u32 {
+        let mixed = self.state.seed ^ (self.turn_id << 16) ^ u64::from(self.next_id);
+        u32::try_from(mixed & 0xFFFF_FFFF).unwrap_or(0)
+    }
+
+    fn name_of(&self, id: &str) -> String {
+        self.state
+            .campaign
+            .characters
+            .get(id)
+            .map_or_else(|| id.to_owned(), |c| c.name.clone())
+    }
+
+    fn present(&self) -> Vec<String> {
+        let listed: Vec<String> = self
+            .state
+            .world
+            .scene
+            .get("present")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if listed.is_empty() {
+            self.state.campaign.characters.keys().cloned().collect()
+        } else {
+            listed
+        }
+    }
+
+    fn history(&self, stage: &Stage) -> Vec<Value> {
+        view(&self.state.stream.messages, stage)
+            .into_iter()
+            .map(|m| json!({"kind": m.kind.name(), "owner": m.owner, "text": m.content}))
+            .collect()
+    }
+
+    fn stats_of(&self, id: &str) -> Value {
+        self.state
+            .world
+            .characters
+            .get(id)
+            .map_or(json!({}), |c| Value::Object(c.stats.clone()))
+    }
+
+    fn resolve_request(&self) -> CallRequest {
+        let ruleset = &self.state.campaign.ruleset;
+        let checks: Vec<Value> = ruleset
+            .mechanics_guidance
+            .checks
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id, "when": c.when, "binds_stat": c.bind.is_some(),
+                    "stats": if c.bind_to.is_empty() { ruleset.stat_names() } else { c.bind_to.clone() },
+                    "modifiers": c.modifiers.iter().map(|m| json!({"name": m.name, "min": m.min, "max": m.max, "meaning": m.description})).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let present: Vec<Value> = self
+            .present()
+            .iter()
+            .map(|id| json!({"id": id, "name": self.name_of(id)}))
+            .collect();
+        let facts: Vec<Value> = self
+            .state
+            .world
+            .facts
+            .iter()
+            .rev()
+            .take(20)
+            .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
+            .collect();
+        let vars = json!({
+            "rulebook_text": ruleset.rulebook_text,
+            "checks": checks,
+            "scene": self.state.world.scene,
+            "actor": {"id": PERSONA, "name": self.name_of(PERSONA)},
+            "intention": self.input.text,
+            "stats": self.stats_of(PERSONA),
+            "present": present,
+            "inventory": self.state.world.inventory.get(PERSONA).cloned().unwrap_or_default(),
+            "facts": facts,
+        });
+        let campaign = self.state.campaign.clone();
+        let mut request =
+            CallRequest::new("resolve", &self.state.small_model, vars).seed(self.call_seed());
+        request.check = Some(Arc::new(move |v: &Value| check_resolution(&campaign, v)));
+        request
+    }
+
+    fn extract_request(&self, owner: &str, intention: MessageId) -> CallRequest {
+        let stage = if owner == PERSONA {
+            Stage::PersonaExtractor {
+                persona: owner.into(),
+                intention,
+            }
+        } else {
+            Stage::CharacterExtractor {
+                npc: owner.into(),
+                intention,
+            }
+        };
+        let seen = view(&self.state.stream.messages, &stage);
+        let history: Vec<&str> = seen
+            .iter()
+            .filter(|m| m.kind == Kind::Narration)
+            .map(|m| m.content.as_str())
+            .collect();
+        let thoughts: Vec<&str> = seen
+            .iter()
+            .filter(|m| m.kind == Kind::Thought && m.id.turn_id == self.turn_id)
+            .map(|m| m.content.as_str())
+            .collect();
+        let intention_text = seen
+            .iter()
+            .find(|m| m.kind == Kind::Intention)
+            .map_or("", |m| m.content.as_str());
+        let states: Vec<&StateEntry> = self
+            .state
+            .states
+            .get(owner)
+            .map(|s| states_for(&stage, s))
+            .unwrap_or_default();
+        let paths = format!(
+            "characters.{owner}.stats.<stat> (stats: {}), characters.{owner}.tags (add_tag/remove_tag), clocks.<id> (tick_clock; clocks: {}), relations.{owner}.<other>.<trust|tension|closeness> (relation, a signed change), inventory.{owner}.<item> (inventory, a signed change), scene.<field>",
+            self.state.campaign.ruleset.stat_names().join(", "),
+            self.state
+                .world
+                .clocks
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let vars = json!({
+            "owner": {"id": owner, "name": self.name_of(owner)},
+            "intention": intention_text,
+            "thoughts": thoughts,
+            "history": history,
+            "states": states,
+            "stats": self.stats_of(owner),
+            "paths": paths,
+            "present": self.present(),
+        });
+        let known: Vec<String> = self.state.campaign.characters.keys().cloned().collect();
+        let mut request =
+            CallRequest::new("extract", &self.state.small_model, vars).seed(self.call_seed());
+        request.cache_slot = Some(format!("extract:{owner}"));
+        request.check = Some(Arc::new(move |v: &Value| check_observers(&known, v)));
+        request
+    }
+
+    fn narrate_request(
+        &self,
+        actor: &str,
+        intention: MessageId,
+        outcome: &str,
+        blocked: &str,
+    ) -> CallRequest {
+        let stage = Stage::Narrator {
+            resolving: intention,
+        };
+        let history: Vec<Value> = self
+            .history(&stage)
+            .into_iter()
+            .filter(|m| m["kind"] != "intention")
+            .collect();
+        let message = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .find(|m| m.id == intention);
+        let whisper_to = message
+            .and_then(|m| m.target.as_deref())
+            .map(|t| self.name_of(t))
+            .unwrap_or_default();
+        let present: Vec<String> = self.present().iter().map(|id| self.name_of(id)).collect();
+        let clocks: Vec<Value> = self
+            .state
+            .world
+            .clocks
+            .values()
+            .map(|c| json!({"name": c.name, "value": c.value, "max": c.max}))
+            .collect();
+        let vars = json!({
+            "tone": self.state.tone,
+            "lines": self.state.calibration.lines,
+            "veils": self.state.calibration.veils,
+            "world": {
+                "location": self.state.world.scene.get("location"),
+                "time": self.state.world.scene.get("time"),
+                "present": present,
+                "clocks": clocks,
+            },
+            "history": history,
+            "actor": {"id": actor, "name": self.name_of(actor)},
+            "intention": message.map_or("", |m| m.content.as_str()),
+            "whisper_to": whisper_to,
+            "outcome": outcome,
+            "blocked": blocked,
+        });
+        let mut request =
+            CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());
+        request.cache_slot = Some("narrate".into());
+        request
+    }
+
+    fn on_resolve(&mut self, v: &Value) {
+        let question = v["clarification_question"].as_str().unwrap_or("").trim();
+        if !question.is_empty() && !self.input.clarified {
+            // Seed 001: at most one question, and only when it changes the outcome.
+            self.clarification = Some(question.to_owned());
+            self.phase = Phase::Done;
+            return;
+        }
+        if v["possible"] == json!(false) {
+            v["blocked_reason"]
+                .as_str()
+                .unwrap_or("it cannot be done here")
+                .clone_into(&mut self.blocked);
+            return;
+        }
+        let check_id = v["check"].as_str().unwrap_or("").trim();
+        if check_id.is_empty() {
+            return;
+        }
+        let ruleset = &self.state.campaign.ruleset;
+        let Ok(check) = ruleset.check(Some(check_id)) else {
+            return;
+        };
+        let stat = v["stat"].as_str().filter(|s| !s.is_empty());
+        let mut modifiers = Modifiers::new();
+        for m in v["modifiers"].as_array().into_iter().flatten() {
+            if let (Some(name), Some(value)) = (m["name"].as_str(), m["value"].as_i64()) {
+                modifiers.insert(name.to_owned(), value);
+            }
+        }
+        let stats = self
+            .state
+            .world
+            .characters
+            .get(PERSONA)
+            .map(|c| c.stats.clone())
+            .unwrap_or_default();
+        match ruleset.roll_check(check, &stats, stat, &modifiers, &mut self.dice) {
+            Ok(outcome) => self.apply_check(&outcome),
+            Err(e) => self.refused.push(format!("resolve: {e}")),
+        }
+    }
+
+    fn apply_check(&mut self, outcome: &CheckOutcome) {
+        let meaning = self
+            .state
+            .campaign
+            .ruleset
+            .check(Some(&outcome.check))
+            .ok()
+            .and_then(|c| c.bands.iter().find(|b| b.id == outcome.band))
+            .map(|b| b.meaning.clone())
+            .unwrap_or_default();
+        self.outcome_text = format!(
+            "{} ({} on {}). {meaning}",
+            outcome.label, outcome.roll.total, outcome.roll.expression
+        );
+        self.rolls.push(RollRecord {
+            actor: PERSONA.into(),
+            check: outcome.check.clone(),
+            stat: outcome.stat.clone(),
+            roll: outcome.roll.clone(),
+            band: outcome.band.clone(),
+            label: outcome.label.clone(),
+        });
+        // Band effects are the rules' own: they apply (a refusal here is a ruleset bug, logged).
+        self.apply_ops("ruleset", &outcome.effects);
+    }
+
+    fn apply_ops(&mut self, source: &str, ops: &[StateOp]) {
+        if ops.is_empty() {
+            return;
+        }
+        let ruleset = &self.state.campaign.ruleset;
+        match self.state.world.apply(ops, ruleset) {
+            Ok(changes) => self.changes.extend(changes),
+            Err(e) => self.refused.push(format!("{source}: {e}")),
+        }
+    }
+
+    fn on_narration(&mut self, actor: &str, v: &Value) {
+        let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+        let text = text.trim().to_owned();
+        self.state
+            .stream
+            .push(self.turn_id, NARRATOR, Kind::Narration, text.clone(), None);
+        let known: Vec<Value> = self
+            .state
+            .world
+            .facts
+            .iter()
+            .rev()
+            .take(30)
+            .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
+            .collect();
+        let request = CallRequest::new(
+            "lore_extract",
+            &self.state.small_model,
+            json!({"narration": text, "known": known}),
+        )
+        .seed(self.call_seed());
+        self.queue(Purpose::Lore, request);
+        match &mut self.phase {
+            Phase::PersonaNarration if actor == PERSONA => self.activate_npcs(),
+            Phase::Npc { narrated, .. } => *narrated = true,
+            _ => {}
+        }
+    }
+
+    fn on_extract(&mut self, owner: &str, v: &Value) {
+        let ops: Vec<StateOp> = v["state_ops"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| StateOp::from_value(o).ok())
+            .collect();
+        self.apply_ops(&format!("extract {owner}"), &ops);
+        for o in v["observations"].as_array().into_iter().flatten() {
+            let (Some(who), Some(content), Some(importance)) = (
+                o["character_id"].as_str(),
+                o["content"].as_str(),
+                o["importance"].as_u64(),
+            ) else {
+                continue;
+            };
+            self.observations.push(Observation {
+                character_id: who.to_owned(),
+                content: content.to_owned(),
+                importance: u8::try_from(importance.clamp(1, 5)).unwrap_or(3),
+                reinforcement_count: 0,
+                created_minute: self.state.play_minutes,
+            });
+        }
+    }
+
+    fn on_npc_intent(&mut self, npc: &str, v: &Value) {
+        let thought = v["thought"].as_str().unwrap_or("").trim();
+        if !thought.is_empty() {
+            self.state
+                .stream
+                .push(self.turn_id, npc, Kind::Thought, thought, None);
+        }
+        let intention = v["intention"].as_str().unwrap_or("").trim().to_owned();
+        let id = self
+            .state
+            .stream
+            .push(self.turn_id, npc, Kind::Intention, intention, None);
+        let narrate = self.narrate_request(npc, id, "", "");
+        self.queue(Purpose::Narrate { actor: npc.into() }, narrate);
+        let extract = self.extract_request(npc, id);
+        self.queue(Purpose::Extract { owner: npc.into() }, extract);
+    }
+
+    fn on_lore(&mut self, v: &Value) {
+        let mut ops = Vec::new();
+        for f in v["facts"].as_array().into_iter().flatten() {
+            let (Some(s), Some(p), Some(o)) = (
+                f["subject"].as_str(),
+                f["predicate"].as_str(),
+                f["object"].as_str(),
+            ) else {
+                continue;
+            };
+            let path = format!("facts.{}.{}", slug(s), slug(p));
+            let exists = self
+                .state
+                .world
+                .facts
+                .iter()
+                .any(|x| x.subject == slug(s) && x.predicate == slug(p));
+            let op = if exists {
+                OpKind::UpdateFact
+            } else {
+                OpKind::AddFact
+            };
+            ops.push(StateOp::new(op, &path, o));
+        }
+        // Each fact on its own: one bad fact does not cost the others.
+        for op in ops {
+            self.apply_ops("lore", std::slice::from_ref(&op));
+        }
+    }
+
+    /// Seed 004 step 4: baked NPCs first, then by chattiness; each non-baked one rolls against it.
+    fn activate_npcs(&mut self) {
+        let present = self.present();
+        let mut npcs: Vec<(&String, bool, f64)> = self
+            .state
+            .campaign
+            .characters
+            .iter()
+            .filter(|(id, c)| c.kind == crate::campaign::CharacterKind::Npc && present.contains(id))
+            .map(|(id, c)| (id, c.baked, c.chattiness))
+            .collect();
+        npcs.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
+        let mut order = Vec::new();
+        let mut skipped = Vec::new();
+        for (id, baked, chattiness) in npcs {
+            if baked {
+                order.push(id.clone());
+                continue;
+            }
+            // d100 against chattiness × 100, recorded like any roll.
+            let roll = self
+                .dice
+                .roll_str("1d100", &Modifiers::new())
+                .map_or(100, |r| r.total);
+            #[allow(clippy::cast_possible_truncation, reason = "chattiness is 0..=1")]
+            let threshold = (chattiness * 100.0).round() as i64;
+            if roll <= threshold {
+                order.push(id.clone());
+            } else {
+                skipped.push(id.clone());
+            }
+        }
+        self.order = order;
+        self.skipped = skipped;
+        self.next_npc(0);
+    }
+
+    fn next_npc(&mut self, index: usize) {
+        let Some(npc) = self.order.get(index).cloned() else {
+            self.phase = Phase::Choices;
+            let recent: Vec<&str> = self
+                .state
+                .stream
+                .messages
+                .iter()
+                .rev()
+                .filter(|m| m.kind == Kind::Narration)
+                .take(4)
+                .map(|m| m.content.as_str())
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let present: Vec<String> = self
+                .present()
+                .iter()
+                .filter(|id| id.as_str() != PERSONA)
+                .map(|id| self.name_of(id))
+                .collect();
+            let request = CallRequest::new(
+                "choices",
+                &self.state.small_model,
+                json!({
+                    "persona": self.name_of(PERSONA),
+                    "history": recent,
+                    "scene": self.state.world.scene,
+                    "present": present,
+                }),
+            )
+            .seed(self.call_seed());
+            self.queue(Purpose::Choices, request);
+            return;
+        };
+        self.phase = Phase::Npc {
+            index,
+            narrated: false,
+        };
+        let stage = Stage::NpcIntent { npc: npc.clone() };
+        let memories: Vec<Value> = self
+            .state
+            .observations
+            .get(&npc)
+            .map(|o| {
+                recall(o, self.state.play_minutes, DEFAULT_LAMBDA, 8)
+                    .into_iter()
+                    .map(|(p, o)| json!({"memory": o.content, "priority": (p * 100.0).round() / 100.0}))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let states: Vec<&StateEntry> = self
+            .state
+            .states
+            .get(&npc)
+            .map(|s| states_for(&stage, s))
+            .unwrap_or_default();
+        let profile = self
+            .state
+            .campaign
+            .characters
+            .get(&npc)
+            .and_then(|c| c.profile.as_ref())
+            .map_or(json!({}), |p| {
+                json!({
+                    "role": p.role,
+                    "personality": p.personality,
+                    "motivations": p.motivations,
+                    "speech": p.speech_patterns,
+                })
+            });
+        let vars = json!({
+            "name": self.name_of(&npc),
+            "profile": profile,
+            "states": states,
+            "history": self.history(&stage),
+            "memories": memories,
+            "scene": self.state.world.scene,
+        });
+        let mut request =
+            CallRequest::new("npc_intent", &self.state.small_model, vars).seed(self.call_seed());
+        request.cache_slot = Some(format!("npc_intent:{npc}"));
+        self.queue(Purpose::NpcIntent { npc }, request);
+    }
+
+    /// Move on when what the current phase waits for has come back.
+    fn advance(&mut self) {
+        let waiting = |runner: &Self, f: fn(&Purpose) -> bool| runner.in_flight.values().any(f);
+        match self.phase.clone() {
+            Phase::Persona => {
+                if waiting(self, |p| matches!(p, Purpose::Resolve)) {
+                    return;
+                }
+                let narrate = self.narrate_request(
+                    PERSONA,
+                    self.persona_intention,
+                    &self.outcome_text.clone(),
+                    &self.blocked.clone(),
+                );
+                self.queue(
+                    Purpose::Narrate {
+                        actor: PERSONA.into(),
+                    },
+                    narrate,
+                );
+                self.phase = Phase::PersonaNarration;
+            }
+            Phase::Npc {
+                index,
+                narrated: true,
+            } => {
+                // The next NPC sees this one's narration; extractors may still be out.
+                self.next_npc(index + 1);
+            }
+            Phase::Choices if !waiting(self, |p| matches!(p, Purpose::Choices)) => {
+                self.phase = Phase::Done;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `Ferry Lanterns` → `ferry_lanterns`.
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_owned()
+}
+
+/// The resolve contract's engine checks: a named check exists, its stat and modifiers fit.
+fn check_resolution(campaign: &Campaign, v: &Value) -> Result<(), Vec<String>> {
+    let mut errors = Vec::new();
+    let ruleset = &campaign.ruleset;
+    let id = v["check"].as_str().unwrap_or("").trim();
+    if id.is_empty() {
+        return Ok(());
+    }
+    let Ok(check) = ruleset.check(Some(id)) else {
+        let ids: Vec<&str> = ruleset
+            .mechanics_guidance
+            .checks
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        return Err(vec![format!(
+            "/check: no check `{id}`; the checks are {}",
+            ids.join(", ")
+        )]);
+    };
+    if check.bind.is_some() {
+        let stat = v["stat"].as_str().unwrap_or("");
+        let allowed = if check.bind_to.is_empty() {
+            ruleset.stat_names()
+        } else {
+            check.bind_to.clone()
+        };
+        if !allowed.iter().any(|s| s == stat) {
+            errors.push(format!(
+                "/stat: check `{id}` needs one of {}, not `{stat}`",
+                allowed.join(", ")
+            ));
+        }
+    }
+    for m in v["modifiers"].as_array().into_iter().flatten() {
+        let name = m["name"].as_str().unwrap_or("");
+        match check.modifiers.iter().find(|s| s.name == name) {
+            None => errors.push(format!("/modifiers: check `{id}` has no modifier `{name}`")),
+            Some(spec) => {
+                let value = m["value"].as_i64().unwrap_or(0);
+                if !(spec.min..=spec.max).contains(&value) {
+                    errors.push(format!(
+                        "/modifiers: `{name}` must be within {}..={}",
+                        spec.min, spec.max
+                    ));
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Observations must name characters of the campaign.
+fn check_observers(known: &[String], v: &Value) -> Result<(), Vec<String>> {
+    let errors: Vec<String> = v["observations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["character_id"].as_str())
+        .filter(|id| !known.iter().any(|k| k == id))
+        .map(|id| {
+            format!(
+                "/observations: `{id}` is not a character here ({})",
+                known.join(", ")
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}

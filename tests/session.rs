@@ -1,0 +1,442 @@
+//! Whole turns of an open-ended session through the real prompts, contracts and gateway with a scripted model: golden transcripts, NPC activation, a failed stage, a repair that succeeds.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use loreloom::campaign::{self, system_rulesets};
+use loreloom::llm::scripted::Reply;
+use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
+use loreloom::session::play::{Progress, opening, run_turn};
+use loreloom::session::turn::{Calibration, PlayerInput, SessionState, TurnResult};
+use loreloom::session::{Kind, player_view};
+use serde_json::json;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gateway(data: &Path, replies: Vec<Reply>) -> (Gateway, ScriptedBackend) {
+    let prompts = PromptRegistry::load(root().join("prompts")).expect("shipped prompts load");
+    let gateway = Gateway::new(
+        prompts,
+        root().join("schemas"),
+        ModelsConfig::default(),
+        data,
+    );
+    let backend = ScriptedBackend::new(Script { replies });
+    gateway.register_script("small", backend.clone());
+    gateway.register_script("large", backend.clone());
+    (gateway, backend)
+}
+
+fn reply(stage: &str, text: impl Into<String>) -> Reply {
+    Reply {
+        stage: Some(stage.into()),
+        prompt: None,
+        text: text.into(),
+    }
+}
+
+fn drowned_reach(seed: u64) -> SessionState {
+    let (c, report) = campaign::load(
+        &root().join("campaigns/drowned-reach"),
+        &[system_rulesets()],
+    );
+    let c = Arc::new(c.unwrap_or_else(|| panic!("{report}")));
+    opening(
+        c,
+        None,
+        "small",
+        "large",
+        seed,
+        Calibration {
+            tone: "quiet dread".into(),
+            difficulty: "normal".into(),
+            lines: vec!["harm to children shown".into()],
+            veils: vec!["drowning".into()],
+        },
+    )
+    .unwrap()
+}
+
+/// A turn's worth of replies for every stage, generous enough for any NPC activation.
+fn replies_for_a_turn(n: usize) -> Vec<Reply> {
+    let mut r = vec![
+        reply(
+            "resolve",
+            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
+                   "check": "action", "stat": "nerve", "modifiers": [{"name": "skill", "value": 1}]})
+            .to_string(),
+        ),
+        reply(
+            "extract",
+            json!({"state_ops": [{"op": "add_tag", "path": "characters.player.tags", "value": format!("marked_{n}")}],
+                   "observations": [{"character_id": "hesper_vane", "content": format!("The surveyor acted ({n})."), "importance": 3}]})
+            .to_string(),
+        ),
+        reply("narrate", format!("Turn {n}: you grip the cold rail as the lanterns flare.")),
+        reply(
+            "lore_extract",
+            json!({"facts": [{"subject": "Ferry", "predicate": "lantern colour", "object": format!("green ({n})")}]}).to_string(),
+        ),
+    ];
+    for i in 0..4 {
+        r.push(reply(
+            "npc_intent",
+            json!({"thought": format!("npc thought {n}.{i}"), "intention": format!("npc intention {n}.{i}")}).to_string(),
+        ));
+        r.push(reply(
+            "narrate",
+            format!("Turn {n}, NPC {i}: someone moves in the fog."),
+        ));
+        r.push(reply(
+            "extract",
+            json!({"state_ops": [], "observations": []}).to_string(),
+        ));
+        r.push(reply("lore_extract", json!({"facts": []}).to_string()));
+    }
+    r.push(reply(
+        "choices",
+        json!({"choices": ["Ask Hesper about the green", "Watch the quay", "Check the lantern wicks"]}).to_string(),
+    ));
+    r
+}
+
+fn input(text: &str, id: &str) -> PlayerInput {
+    PlayerInput {
+        text: text.into(),
+        whisper_to: None,
+        action_id: id.into(),
+        clarified: false,
+    }
+}
+
+/// The transcript of one turn: what the player reads, the dice, who acted, what changed.
+fn transcript(result: &TurnResult) -> String {
+    let mut out = String::new();
+    for m in player_view(&result.messages, "player", false) {
+        let _ = writeln!(out, "{} {}: {}", m.kind.name(), m.owner, m.content);
+    }
+    for r in &result.rolls {
+        let _ = writeln!(
+            out,
+            "roll {} ({}): {} = {:?} {:+} = {} → {}",
+            r.check,
+            r.stat.as_deref().unwrap_or("-"),
+            r.roll.expression,
+            r.roll.rolls,
+            r.roll.modifier,
+            r.roll.total,
+            r.label
+        );
+    }
+    let _ = writeln!(
+        out,
+        "acted: {:?}; quiet: {:?}",
+        result.acted, result.skipped
+    );
+    for c in &result.changes {
+        let _ = writeln!(out, "change: {} ({} → {})", c.op, c.before, c.after);
+    }
+    for o in &result.observations {
+        let _ = writeln!(
+            out,
+            "observation {} ({}): {}",
+            o.character_id, o.importance, o.content
+        );
+    }
+    for r in &result.refused {
+        let _ = writeln!(out, "refused: {r}");
+    }
+    let _ = writeln!(out, "choices: {:?}", result.choices);
+    out
+}
+
+#[test]
+fn two_turns_of_the_drowned_reach_golden() {
+    let data = tempfile::tempdir().unwrap();
+    let mut state = drowned_reach(7);
+    let mut all = String::new();
+    for (n, text) in [
+        (1, "I step aboard and grab the rail."),
+        (2, "I ask Hesper why the lanterns burn green."),
+    ] {
+        // A fresh script per turn: how many NPCs speak depends on their dice.
+        let (gateway, _backend) = gateway(data.path(), replies_for_a_turn(n));
+        let mut streamed = String::new();
+        let result = run_turn(
+            &gateway,
+            state.clone(),
+            input(text, &format!("act-{n}")),
+            |p| {
+                if let Progress::Token(t) = p {
+                    streamed.push_str(t);
+                }
+            },
+        )
+        .unwrap_or_else(|e| panic!("turn {n}: {e}"));
+        assert!(
+            streamed.contains(&format!("Turn {n}: you grip")),
+            "narration streams: {streamed}"
+        );
+        let _ = writeln!(all, "## turn {n}: {text}\n{}", transcript(&result));
+        // The next turn starts from this one's state.
+        state.stream.messages.extend(result.messages.clone());
+        state.world = result.world.clone();
+        for o in &result.observations {
+            state
+                .observations
+                .entry(o.character_id.clone())
+                .or_default()
+                .push(o.clone());
+        }
+        state.play_minutes = result.play_minutes;
+        assert_eq!(result.rolls.len(), 1);
+        assert!(
+            result.acted.contains(&"aldous_crane".to_owned()),
+            "baked NPCs always act"
+        );
+        assert!(result.acted.contains(&"hesper_vane".to_owned()));
+        assert_eq!(
+            &result.acted[..2],
+            ["aldous_crane", "hesper_vane"],
+            "baked first"
+        );
+    }
+    insta::assert_snapshot!("drowned_reach_two_turns", all);
+}
+
+#[test]
+fn the_same_seed_and_replies_replay_the_same_turn() {
+    let run = || {
+        let data = tempfile::tempdir().unwrap();
+        let (gateway, _) = gateway(data.path(), replies_for_a_turn(1));
+        let r = run_turn(
+            &gateway,
+            drowned_reach(99),
+            input("I jump to the quay.", "a"),
+            |_| {},
+        )
+        .unwrap();
+        transcript(&r)
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn a_stage_that_stays_invalid_fails_the_turn_naming_it_and_keeps_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let bad = reply("resolve", r#"{"possible": "maybe"}"#);
+    let mut replies = vec![bad.clone(), reply("resolve", r#"{"still": "wrong"}"#), bad];
+    replies.extend(
+        replies_for_a_turn(1)
+            .into_iter()
+            .filter(|r| r.stage.as_deref() != Some("resolve")),
+    );
+    let (gateway, _) = gateway(data.path(), replies);
+    let state = drowned_reach(3);
+    let before = state.world.clone();
+    let err = run_turn(&gateway, state.clone(), input("I leap.", "x"), |_| {}).unwrap_err();
+    assert_eq!(err.stage, "resolve");
+    assert!(err.reason.contains("invalid output"), "{err}");
+    assert!(!err.retryable);
+    assert_eq!(state.world, before, "the session state is untouched");
+}
+
+#[test]
+fn a_repaired_reply_is_used_and_both_attempts_are_recorded() {
+    let data = tempfile::tempdir().unwrap();
+    let mut replies = vec![
+        reply("resolve", r#"{"possible": true}"#),
+        reply(
+            "resolve",
+            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
+                   "check": "", "stat": "", "modifiers": []})
+            .to_string(),
+        ),
+    ];
+    replies.extend(
+        replies_for_a_turn(1)
+            .into_iter()
+            .filter(|r| r.stage.as_deref() != Some("resolve")),
+    );
+    let (gateway, _) = gateway(data.path(), replies);
+    let r = run_turn(
+        &gateway,
+        drowned_reach(3),
+        input("I wave to the crowd.", "x"),
+        |_| {},
+    )
+    .unwrap();
+    assert!(r.rolls.is_empty(), "no check was asked for");
+    let resolve = r.records.iter().find(|c| c.stage == "resolve").unwrap();
+    assert_eq!(resolve.attempts.len(), 2);
+}
+
+#[test]
+fn an_unknown_check_is_refused_by_the_engine_and_repaired() {
+    let data = tempfile::tempdir().unwrap();
+    let mut replies = vec![
+        reply(
+            "resolve",
+            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
+                   "check": "swim", "stat": "nerve", "modifiers": []})
+            .to_string(),
+        ),
+        reply(
+            "resolve",
+            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
+                   "check": "action", "stat": "wits", "modifiers": []})
+            .to_string(),
+        ),
+    ];
+    replies.extend(
+        replies_for_a_turn(1)
+            .into_iter()
+            .filter(|r| r.stage.as_deref() != Some("resolve")),
+    );
+    let (gateway, _) = gateway(data.path(), replies);
+    let r = run_turn(
+        &gateway,
+        drowned_reach(3),
+        input("I swim for it.", "x"),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(r.rolls[0].stat.as_deref(), Some("wits"));
+    let resolve = r.records.iter().find(|c| c.stage == "resolve").unwrap();
+    let first = &resolve.attempts[0];
+    assert!(
+        first.errors.iter().any(|e| e.contains("no check `swim`")),
+        "{:?}",
+        first.errors
+    );
+}
+
+#[test]
+fn a_clarification_question_ends_the_turn_without_a_narration_and_only_once() {
+    let data = tempfile::tempdir().unwrap();
+    let ask = json!({"possible": true, "blocked_reason": "", "clarification_question": "Which rail, fore or aft?",
+                     "check": "", "stat": "", "modifiers": []})
+    .to_string();
+    let mut replies = vec![
+        reply("resolve", ask.clone()),
+        reply(
+            "extract",
+            json!({"state_ops": [], "observations": []}).to_string(),
+        ),
+    ];
+    replies.push(reply("resolve", ask));
+    replies.extend(
+        replies_for_a_turn(1)
+            .into_iter()
+            .filter(|r| r.stage.as_deref() != Some("resolve")),
+    );
+    let (gateway, _) = gateway(data.path(), replies);
+    let r = run_turn(
+        &gateway,
+        drowned_reach(3),
+        input("I grab the rail.", "x"),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(r.clarification.as_deref(), Some("Which rail, fore or aft?"));
+    assert!(!r.messages.iter().any(|m| m.kind == Kind::Narration));
+    let mut answer = input("I grab the rail. (The aft rail.)", "y");
+    answer.clarified = true;
+    let r = run_turn(&gateway, drowned_reach(3), answer, |_| {}).unwrap();
+    assert!(r.clarification.is_none(), "a second question is not asked");
+    assert!(r.messages.iter().any(|m| m.kind == Kind::Narration));
+}
+
+/// The text a call actually sent to the model.
+fn prompt_text(record: &loreloom::llm::CallRecord) -> String {
+    record.attempts[0]
+        .messages
+        .iter()
+        .map(|m| m.content.clone())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_rendered_prompt_holds_what_its_stage_may_see_and_nothing_else() {
+    let data = tempfile::tempdir().unwrap();
+    let (gateway, _) = gateway(data.path(), replies_for_a_turn(1));
+    let state = drowned_reach(7);
+    let r = run_turn(&gateway, state, input("I step aboard.", "a"), |_| {}).unwrap();
+    assert!(r.acted.len() >= 3, "NPCs acted: {:?}", r.acted);
+    let persona_narration = "Turn 1: you grip the cold rail";
+    let mut npc_index = 0;
+    let mut narrations_seen = 0;
+    for record in &r.records {
+        let text = prompt_text(record);
+        // No stage ever sees a thought that is not its own, nor a system note.
+        match record.stage.as_str() {
+            "resolve" => {
+                assert!(text.contains("I step aboard."));
+                assert!(!text.contains("npc "), "{text}");
+            }
+            "narrate" => {
+                assert!(
+                    !text.contains("npc thought"),
+                    "the narrator never sees thoughts: {text}"
+                );
+                // Exactly one intention: the persona's, or the one NPC's being resolved.
+                let intentions = text.matches("npc intention").count()
+                    + usize::from(text.contains("tries: I step aboard."));
+                assert_eq!(intentions, 1, "{text}");
+                assert!(
+                    text.contains("The coach door") || text.contains("fog"),
+                    "past narration: {text}"
+                );
+                assert!(text.contains("drowning"), "veils reach the narrator");
+                narrations_seen += 1;
+            }
+            "npc_intent" => {
+                // NPC i sees the narrations so far but no other NPC's intention or thought.
+                for other in 0..4 {
+                    if other != npc_index {
+                        assert!(!text.contains(&format!("npc thought 1.{other}")), "{text}");
+                        assert!(
+                            !text.contains(&format!("npc intention 1.{other}")),
+                            "{text}"
+                        );
+                    }
+                }
+                assert!(
+                    !text.contains("I step aboard."),
+                    "not the persona's intention: {text}"
+                );
+                assert!(
+                    text.contains(persona_narration),
+                    "the persona's narration: {text}"
+                );
+                npc_index += 1;
+            }
+            "extract" => {
+                // Extractors run beside the narrator: never this round's narration.
+                if text.contains("I step aboard.") {
+                    assert!(!text.contains(persona_narration), "{text}");
+                }
+                assert!(
+                    !text.contains("npc thought 1.") || text.matches("npc thought").count() == 1,
+                    "{text}"
+                );
+            }
+            "lore_extract" => {
+                // Only the newest narration.
+                assert_eq!(
+                    text.matches("Turn 1").count(),
+                    1,
+                    "the lore extractor reads one narration: {text}"
+                );
+                assert!(!text.contains("npc intention") && !text.contains("npc thought"));
+            }
+            "choices" => assert!(!text.contains("npc thought")),
+            other => panic!("unexpected stage {other}"),
+        }
+    }
+    assert_eq!(narrations_seen, 1 + r.acted.len());
+}

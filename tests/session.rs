@@ -1,5 +1,7 @@
 //! Whole turns of an open-ended session through the real prompts, contracts and gateway with a scripted model: golden transcripts, NPC activation, a failed stage, a repair that succeeds.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -439,4 +441,98 @@ fn every_rendered_prompt_holds_what_its_stage_may_see_and_nothing_else() {
         }
     }
     assert_eq!(narrations_seen, 1 + r.acted.len());
+}
+
+/// The terminal player end to end: `session new`, then `session play` with a
+/// scripted model and scripted input, a rewind and a whisper, then reopening.
+#[cfg(feature = "store")]
+#[test]
+fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("reach.db");
+    let replies = dir.path().join("replies.json");
+    let mut all = Vec::new();
+    for _ in 0..4 {
+        all.extend(replies_for_a_turn(0).into_iter().map(|mut r| {
+            // The same words every turn, so the transcript does not depend on how many NPCs spoke.
+            if r.stage.as_deref() == Some("narrate") {
+                r.text = "The lanterns flare; someone moves in the fog.".into();
+            }
+            if r.stage.as_deref() == Some("npc_intent") {
+                r.text = json!({"thought": "", "intention": "Watch the stranger."}).to_string();
+            }
+            r
+        }));
+    }
+    std::fs::write(
+        &replies,
+        serde_json::to_string(&Script { replies: all }).unwrap(),
+    )
+    .unwrap();
+    let input = dir.path().join("input.txt");
+    std::fs::write(
+        &input,
+        "I step aboard and grab the rail.\n2\n/rewind 1\n/whisper tamsin_reed Meet me at the chapel.\n/quit\n",
+    )
+    .unwrap();
+    let campaign = root().join("campaigns/drowned-reach");
+    let out = common::loreloom(
+        &[
+            "session",
+            "new",
+            campaign.to_str().unwrap(),
+            "--save",
+            save.to_str().unwrap(),
+            "--seed",
+            "5",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(common::stdout(&out).contains("The coach door opens on fog"));
+    let play = |script: &Path| {
+        common::loreloom(
+            &[
+                "session",
+                "play",
+                save.to_str().unwrap(),
+                "--script",
+                script.to_str().unwrap(),
+                "--model-script",
+                replies.to_str().unwrap(),
+            ],
+            None,
+        )
+    };
+    let out = play(&input);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let transcript = common::stdout(&out);
+    insta::assert_snapshot!("terminal_session", transcript);
+
+    let store = loreloom::store::Store::open(&save).unwrap();
+    let s = store.session().unwrap();
+    assert_eq!(s.scene_index, 4, "two turns, a rewind, a turn");
+    assert_eq!(
+        store.branch().unwrap(),
+        ["scene-00000", "scene-00001", "scene-00003", "scene-00004"]
+    );
+    let whisper = store
+        .messages()
+        .unwrap()
+        .into_iter()
+        .find(|m| m.target.is_some())
+        .expect("the whisper is in the stream");
+    assert_eq!(whisper.target.as_deref(), Some("tamsin_reed"));
+    drop(store);
+
+    // Continue where it left off: the last narration and choices come back.
+    let quit = dir.path().join("quit.txt");
+    std::fs::write(&quit, "/quit\n").unwrap();
+    let out = play(&quit);
+    let text = common::stdout(&out);
+    assert!(
+        text.contains("lanterns flare") || text.contains("fog"),
+        "{text}"
+    );
+    assert!(text.contains("1. Ask Hesper about the green"), "{text}");
 }

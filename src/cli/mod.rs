@@ -3,6 +3,8 @@
 mod campaign;
 mod check;
 mod model;
+#[cfg(feature = "store")]
+mod session;
 mod terminal;
 
 use std::path::PathBuf;
@@ -85,6 +87,10 @@ enum Command {
     /// Check or inspect an open-ended campaign folder
     #[command(subcommand)]
     Campaign(CampaignCommand),
+    /// Start or continue an open-ended session in the terminal
+    #[cfg(feature = "store")]
+    #[command(subcommand)]
+    Session(SessionCommand),
     /// Roll dice: `2d6+3`, `1d20+wits --mod wits=2`; prints each roll as JSON
     Dice {
         /// `NdM` terms, constants and named modifiers joined by + and -
@@ -99,6 +105,16 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         times: u32,
     },
+}
+
+/// `loreloom session …`
+#[cfg(feature = "store")]
+#[derive(clap::Subcommand, Debug)]
+enum SessionCommand {
+    /// Start a session of a campaign: session zero, then the opening scene, saved to a new file
+    New(session::NewArgs),
+    /// Continue a saved session: free text or a choice number per line; /retry, /rewind N, /whisper NPC text, /quit
+    Play(session::PlayArgs),
 }
 
 /// `loreloom campaign …`
@@ -253,6 +269,10 @@ pub fn run() -> ExitCode {
         Command::Prompts => model::prompts(),
         Command::Campaign(CampaignCommand::Validate { dir }) => campaign::validate(&dir),
         Command::Campaign(CampaignCommand::Show { dir }) => campaign::show(&dir),
+        #[cfg(feature = "store")]
+        Command::Session(SessionCommand::New(args)) => session::new(args),
+        #[cfg(feature = "store")]
+        Command::Session(SessionCommand::Play(args)) => session::play(args),
         Command::Dice {
             expr,
             mods,

@@ -200,7 +200,8 @@ pub struct TurnRunner {
 impl TurnRunner {
     /// Start a turn: the persona's intention enters the stream, its resolution and extractor are asked for.
     pub fn start(state: SessionState, input: PlayerInput) -> Self {
-        let turn_id = state.stream.next_turn();
+        // Turn ids count submissions across branches (a rewound story never reuses one).
+        let turn_id = (state.turn_index + 1).max(state.stream.next_turn());
         let seed = state.seed ^ turn_id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut runner = Self {
             first_new: state.stream.messages.len(),

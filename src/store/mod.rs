@@ -1089,3 +1089,163 @@ fn write_thread(
     ])?;
     Ok(())
 }
+
+impl Store {
+    /// The session as the turn runner needs it, for a campaign already loaded.
+    pub fn state(
+        &self,
+        campaign: std::sync::Arc<crate::campaign::Campaign>,
+    ) -> Result<crate::session::turn::SessionState, StoreError> {
+        let info = self.session()?;
+        let scene = self.current_scene()?;
+        let mut world = scene.world;
+        world.scene = scene.state;
+        let mut observations = std::collections::BTreeMap::new();
+        for id in &info.character_ids {
+            observations.insert(id.clone(), self.observations(id)?);
+        }
+        let calibration: crate::session::turn::Calibration =
+            serde_json::from_value(info.calibration.clone()).unwrap_or_default();
+        let mut tone = campaign.manifest.tone.clone().unwrap_or_default();
+        if let Some(s) = info
+            .scenario_id
+            .as_deref()
+            .and_then(|id| campaign.scenarios.get(id))
+            && !s.tone.is_empty()
+        {
+            tone.clone_from(&s.tone);
+        }
+        if !calibration.tone.is_empty() {
+            tone = format!("{tone}; the player asked for: {}", calibration.tone);
+        }
+        Ok(crate::session::turn::SessionState {
+            campaign,
+            world,
+            stream: crate::session::Stream::new(self.messages()?),
+            observations,
+            calibration,
+            small_model: info.small_model_key,
+            large_model: info.large_model_key,
+            seed: info.seed,
+            turn_index: u64::try_from(info.turn_index).unwrap_or(0),
+            play_minutes: info.play_minutes,
+            states: std::collections::BTreeMap::new(),
+            tone,
+        })
+    }
+}
+
+impl TurnCommit {
+    /// What a finished turn commits: its scene, messages, observations, actions, and an event per model call, roll and refusal.
+    pub fn from_result(
+        result: &crate::session::turn::TurnResult,
+        input: &crate::session::turn::PlayerInput,
+        expected_scene_id: &str,
+        kind: SceneKind,
+    ) -> Self {
+        let mut events = vec![TurnEvent {
+            event_type: "user_action".into(),
+            step_name: "persona_intent".into(),
+            payload: serde_json::json!({"text": input.text, "whisper_to": input.whisper_to}),
+            model_key: None,
+            prompt_version: None,
+        }];
+        for r in &result.records {
+            events.push(TurnEvent {
+                event_type: "model_output".into(),
+                step_name: r.stage.clone(),
+                payload: serde_json::to_value(r).unwrap_or(Value::Null),
+                model_key: Some(r.model_key.clone()),
+                prompt_version: Some(r.prompt_version.clone()),
+            });
+        }
+        for roll in &result.rolls {
+            events.push(TurnEvent {
+                event_type: "tool_call".into(),
+                step_name: "dice".into(),
+                payload: serde_json::to_value(roll).unwrap_or(Value::Null),
+                model_key: None,
+                prompt_version: None,
+            });
+        }
+        if !result.changes.is_empty() {
+            events.push(TurnEvent {
+                event_type: "state_apply".into(),
+                step_name: "engine_apply".into(),
+                payload: serde_json::to_value(&result.changes).unwrap_or(Value::Null),
+                model_key: None,
+                prompt_version: None,
+            });
+        }
+        for refusal in &result.refused {
+            events.push(TurnEvent {
+                event_type: "error".into(),
+                step_name: "engine_apply".into(),
+                payload: serde_json::json!({"refused": refusal}),
+                model_key: None,
+                prompt_version: None,
+            });
+        }
+        let narration: Vec<&str> = result
+            .messages
+            .iter()
+            .filter(|m| m.kind == Kind::Narration)
+            .map(|m| m.content.as_str())
+            .collect();
+        let actions = result
+            .messages
+            .iter()
+            .filter(|m| m.kind == Kind::Intention)
+            .map(|m| ActionRecord {
+                character_id: m.owner.clone(),
+                action_text: m.content.clone(),
+                resolved_outcome: if m.owner == crate::session::turn::PERSONA {
+                    serde_json::to_value(&result.rolls).unwrap_or(Value::Null)
+                } else {
+                    Value::Null
+                },
+            })
+            .collect();
+        let mut world = result.world.clone();
+        let scene = std::mem::take(&mut world.scene);
+        Self {
+            user_action_id: input.action_id.clone(),
+            expected_scene_id: expected_scene_id.to_owned(),
+            kind,
+            action_text: input.text.clone(),
+            parent_scene_id: None,
+            scene,
+            world,
+            changes: result.changes.clone(),
+            messages: result.messages.clone(),
+            actions,
+            observations: result.observations.clone(),
+            events,
+            play_minutes: result.play_minutes,
+            result: serde_json::json!({
+                "narration": narration,
+                "rolls": result.rolls,
+                "choices": result.choices,
+                "acted": result.acted,
+                "skipped": result.skipped,
+            }),
+        }
+    }
+}
+
+impl Store {
+    /// The stored result of the turn that made the current scene (its narration, rolls, choices).
+    pub fn last_result(&self) -> Result<Option<Value>, StoreError> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT t.result_json FROM turns t JOIN sessions s ON s.current_scene_id = t.scene_id
+                 WHERE t.session_id = ?1",
+                [&self.session_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.sql("reading the last turn"))?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+}

@@ -73,6 +73,34 @@ impl Contract {
         &self.name
     }
 
+    /// This contract with the properties at instance `pointers` restricted to
+    /// `enum` values (each step of a pointer names a property; `items` steps into arrays).
+    pub fn narrowed(&self, allowed: &[(String, Vec<Value>)]) -> Result<Self, ContractError> {
+        let mut schema = (*self.schema).clone();
+        for (pointer, values) in allowed {
+            let mut node = &mut schema;
+            for step in pointer.trim_start_matches('/').split('/') {
+                let next = if step == "items" {
+                    node.get_mut("items")
+                } else {
+                    node.get_mut("properties").and_then(|p| p.get_mut(step))
+                };
+                let Some(next) = next else {
+                    return Err(ContractError::Schema {
+                        name: self.name.clone(),
+                        message: format!("no property at {pointer} to narrow"),
+                    });
+                };
+                node = next;
+            }
+            if let Some(obj) = node.as_object_mut() {
+                obj.retain(|k, _| k == "description");
+                obj.insert("enum".into(), Value::Array(values.clone()));
+            }
+        }
+        Self::new(self.name.clone(), schema)
+    }
+
     pub fn schema(&self) -> &Value {
         &self.schema
     }
@@ -174,5 +202,35 @@ mod tests {
     fn a_broken_schema_is_refused_with_its_name() {
         let err = Contract::new("bad.json", json!({"type": 12})).unwrap_err();
         assert!(err.to_string().starts_with("bad.json"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod narrow_tests {
+    use super::*;
+
+    #[test]
+    fn narrowing_restricts_nested_properties_to_the_allowed_values() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "check": {"type": "string", "maxLength": 40},
+                "observations": {"type": "array", "items": {"type": "object", "properties": {
+                    "character_id": {"type": "string", "minLength": 1}
+                }}}
+            }
+        });
+        let c = Contract::new("t", schema).unwrap();
+        let n = c
+            .narrowed(&[
+                ("/check".into(), vec!["".into(), "action".into()]),
+                ("/observations/items/character_id".into(), vec!["ada".into()]),
+            ])
+            .unwrap();
+        assert!(n.check(r#"{"check": "action", "observations": [{"character_id": "ada"}]}"#).is_ok());
+        assert!(n.check(r#"{"check": "swim"}"#).is_err());
+        assert!(n.check(r#"{"observations": [{"character_id": "bo"}]}"#).is_err());
+        assert!(c.check(r#"{"check": "swim"}"#).is_ok(), "the original is unchanged");
+        assert!(c.narrowed(&[("/nope".into(), vec![])]).is_err());
     }
 }

@@ -46,6 +46,10 @@ pub struct CallRequest {
     pub contract: Option<Contract>,
     /// Extra validation after the schema.
     pub check: Option<Check>,
+    /// Narrow string properties of the stage's contract to these values for this
+    /// call (`/check` → the ruleset's check ids): constrained decoding can then only
+    /// produce them. Keys are JSON pointers into the instance (`/check`, `/items/stat`).
+    pub allowed: Vec<(String, Vec<Value>)>,
 }
 
 impl std::fmt::Debug for CallRequest {
@@ -69,7 +73,21 @@ impl CallRequest {
             cache_slot: None,
             contract: None,
             check: None,
+            allowed: Vec::new(),
         }
+    }
+
+    /// Allow only `values` at `pointer` (see [`CallRequest::allowed`]).
+    pub fn allow(
+        mut self,
+        pointer: &str,
+        values: impl IntoIterator<Item = impl Into<Value>>,
+    ) -> Self {
+        self.allowed.push((
+            pointer.to_owned(),
+            values.into_iter().map(Into::into).collect(),
+        ));
+        self
     }
 
     pub fn seed(mut self, seed: u32) -> Self {
@@ -370,11 +388,19 @@ impl Gateway {
             .prompts
             .render(&request.stage, request.version.as_deref(), &request.vars)
             .map_err(|e| fail(e.to_string()))?;
-        let contract = match (&request.contract, &info.contract) {
+        let mut contract = match (&request.contract, &info.contract) {
             (Some(c), _) => Some(c.clone()),
             (None, Some(file)) => Some(self.contract(file).map_err(fail)?),
             (None, None) => None,
         };
+        if let Some(c) = &contract
+            && !request.allowed.is_empty()
+        {
+            contract = Some(
+                c.narrowed(&request.allowed)
+                    .map_err(|e| fail(e.to_string()))?,
+            );
+        }
         let model_sampling = self
             .models
             .models

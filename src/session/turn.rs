@@ -421,8 +421,30 @@ impl TurnRunner {
             "facts": facts,
         });
         let campaign = self.state.campaign.clone();
-        let mut request =
-            CallRequest::new("resolve", &self.state.small_model, vars).seed(self.call_seed());
+        let mut check_ids: Vec<Value> = vec![json!("")];
+        check_ids.extend(
+            ruleset
+                .mechanics_guidance
+                .checks
+                .iter()
+                .map(|c| json!(c.id)),
+        );
+        let mut stats: Vec<Value> = vec![json!("")];
+        stats.extend(ruleset.stat_names().into_iter().map(Value::from));
+        let mut modifier_names: Vec<Value> = ruleset
+            .mechanics_guidance
+            .checks
+            .iter()
+            .flat_map(|c| c.modifiers.iter().map(|m| json!(m.name)))
+            .collect();
+        modifier_names.dedup();
+        let mut request = CallRequest::new("resolve", &self.state.small_model, vars)
+            .seed(self.call_seed())
+            .allow("/check", check_ids)
+            .allow("/stat", stats);
+        if !modifier_names.is_empty() {
+            request = request.allow("/modifiers/items/name", modifier_names);
+        }
         request.check = Some(Arc::new(move |v: &Value| check_resolution(&campaign, v)));
         request
     }
@@ -482,8 +504,17 @@ impl TurnRunner {
             "present": self.present(),
         });
         let known: Vec<String> = self.state.campaign.characters.keys().cloned().collect();
+        let observers: Vec<Value> = self
+            .present()
+            .into_iter()
+            .filter(|id| id != owner)
+            .map(Value::from)
+            .collect();
         let mut request =
             CallRequest::new("extract", &self.state.small_model, vars).seed(self.call_seed());
+        if !observers.is_empty() {
+            request = request.allow("/observations/items/character_id", observers);
+        }
         request.cache_slot = Some(format!("extract:{owner}"));
         request.check = Some(Arc::new(move |v: &Value| check_observers(&known, v)));
         request
@@ -571,8 +602,16 @@ impl TurnRunner {
         let stat = v["stat"].as_str().filter(|s| !s.is_empty());
         let mut modifiers = Modifiers::new();
         for m in v["modifiers"].as_array().into_iter().flatten() {
-            if let (Some(name), Some(value)) = (m["name"].as_str(), m["value"].as_i64()) {
-                modifiers.insert(name.to_owned(), value);
+            let (Some(name), Some(value)) = (m["name"].as_str(), m["value"].as_i64()) else {
+                continue;
+            };
+            match check.modifiers.iter().find(|s| s.name == name) {
+                Some(spec) => {
+                    modifiers.insert(name.to_owned(), value.clamp(spec.min, spec.max));
+                }
+                None => self.refused.push(format!(
+                    "resolve: check `{check_id}` takes no modifier `{name}`; ignored"
+                )),
             }
         }
         let stats = self
@@ -935,21 +974,7 @@ fn check_resolution(campaign: &Campaign, v: &Value) -> Result<(), Vec<String>> {
             ));
         }
     }
-    for m in v["modifiers"].as_array().into_iter().flatten() {
-        let name = m["name"].as_str().unwrap_or("");
-        match check.modifiers.iter().find(|s| s.name == name) {
-            None => errors.push(format!("/modifiers: check `{id}` has no modifier `{name}`")),
-            Some(spec) => {
-                let value = m["value"].as_i64().unwrap_or(0);
-                if !(spec.min..=spec.max).contains(&value) {
-                    errors.push(format!(
-                        "/modifiers: `{name}` must be within {}..={}",
-                        spec.min, spec.max
-                    ));
-                }
-            }
-        }
-    }
+    // Modifiers the check does not take are dropped, and values clamped, by the engine (`on_resolve`).
     if errors.is_empty() {
         Ok(())
     } else {

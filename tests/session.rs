@@ -277,7 +277,7 @@ fn a_repaired_reply_is_used_and_both_attempts_are_recorded() {
 }
 
 #[test]
-fn an_unknown_check_is_refused_by_the_engine_and_repaired() {
+fn an_unknown_check_is_refused_by_the_narrowed_contract_and_repaired() {
     let data = tempfile::tempdir().unwrap();
     let mut replies = vec![
         reply(
@@ -310,7 +310,10 @@ fn an_unknown_check_is_refused_by_the_engine_and_repaired() {
     let resolve = r.records.iter().find(|c| c.stage == "resolve").unwrap();
     let first = &resolve.attempts[0];
     assert!(
-        first.errors.iter().any(|e| e.contains("no check `swim`")),
+        first
+            .errors
+            .iter()
+            .any(|e| e.contains("\"swim\" is not one of") && e.contains("action")),
         "{:?}",
         first.errors
     );

@@ -288,7 +288,10 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
         println!();
         match result {
             Ok(r) if r.clarification.is_some() => {
-                println!("{}", r.clarification.unwrap_or_default());
+                println!(
+                    "(a question before this happens) {}\n(answer it, or say what you do instead)",
+                    r.clarification.unwrap_or_default()
+                );
                 clarified = true;
             }
             Ok(r) => {

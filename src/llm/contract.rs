@@ -224,13 +224,25 @@ mod narrow_tests {
         let n = c
             .narrowed(&[
                 ("/check".into(), vec!["".into(), "action".into()]),
-                ("/observations/items/character_id".into(), vec!["ada".into()]),
+                (
+                    "/observations/items/character_id".into(),
+                    vec!["ada".into()],
+                ),
             ])
             .unwrap();
-        assert!(n.check(r#"{"check": "action", "observations": [{"character_id": "ada"}]}"#).is_ok());
+        assert!(
+            n.check(r#"{"check": "action", "observations": [{"character_id": "ada"}]}"#)
+                .is_ok()
+        );
         assert!(n.check(r#"{"check": "swim"}"#).is_err());
-        assert!(n.check(r#"{"observations": [{"character_id": "bo"}]}"#).is_err());
-        assert!(c.check(r#"{"check": "swim"}"#).is_ok(), "the original is unchanged");
+        assert!(
+            n.check(r#"{"observations": [{"character_id": "bo"}]}"#)
+                .is_err()
+        );
+        assert!(
+            c.check(r#"{"check": "swim"}"#).is_ok(),
+            "the original is unchanged"
+        );
         assert!(c.narrowed(&[("/nope".into(), vec![])]).is_err());
     }
 }

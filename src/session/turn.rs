@@ -738,7 +738,6 @@ impl TurnRunner {
     }
 
     fn on_lore(&mut self, v: &Value) {
-        let mut ops = Vec::new();
         for f in v["facts"].as_array().into_iter().flatten() {
             let (Some(s), Some(p), Some(o)) = (
                 f["subject"].as_str(),
@@ -747,22 +746,24 @@ impl TurnRunner {
             ) else {
                 continue;
             };
-            let path = format!("facts.{}.{}", slug(s), slug(p));
+            let (subject, predicate) = (slug(s), slug(p));
+            if subject.is_empty() || predicate.is_empty() {
+                continue;
+            }
+            // Decided per fact, after the ones before it: a repeated fact updates.
             let exists = self
                 .state
                 .world
                 .facts
                 .iter()
-                .any(|x| x.subject == slug(s) && x.predicate == slug(p));
+                .any(|x| x.subject == subject && x.predicate == predicate);
             let op = if exists {
                 OpKind::UpdateFact
             } else {
                 OpKind::AddFact
             };
-            ops.push(StateOp::new(op, &path, o));
-        }
-        // Each fact on its own: one bad fact does not cost the others.
-        for op in ops {
+            let op = StateOp::new(op, &format!("facts.{subject}.{predicate}"), o);
+            // Each fact on its own: one bad fact does not cost the others.
             self.apply_ops("lore", std::slice::from_ref(&op));
         }
     }

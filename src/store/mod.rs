@@ -177,6 +177,19 @@ pub struct TurnEvent {
     pub prompt_version: Option<String>,
 }
 
+impl TurnEvent {
+    /// An event of the engine itself (no model call).
+    pub fn engine(event_type: &str, step_name: &str, payload: Value) -> Self {
+        Self {
+            event_type: event_type.to_owned(),
+            step_name: step_name.to_owned(),
+            payload,
+            model_key: None,
+            prompt_version: None,
+        }
+    }
+}
+
 /// Everything one turn commits.
 #[derive(Clone, Debug)]
 pub struct TurnCommit {
@@ -778,13 +791,11 @@ impl Store {
             messages: Vec::new(),
             actions: Vec::new(),
             observations: Vec::new(),
-            events: vec![TurnEvent {
-                event_type: "rewind".into(),
-                step_name: "orchestrator".into(),
-                payload: serde_json::json!({"to_scene": target.id, "to_index": index}),
-                model_key: None,
-                prompt_version: None,
-            }],
+            events: vec![TurnEvent::engine(
+                "rewind",
+                "orchestrator",
+                serde_json::json!({"to_scene": target.id, "to_index": index}),
+            )],
             play_minutes: session.play_minutes,
             result: serde_json::json!({"rewound_to": index}),
         };
@@ -1143,13 +1154,11 @@ impl TurnCommit {
         expected_scene_id: &str,
         kind: SceneKind,
     ) -> Self {
-        let mut events = vec![TurnEvent {
-            event_type: "user_action".into(),
-            step_name: "persona_intent".into(),
-            payload: serde_json::json!({"text": input.text, "whisper_to": input.whisper_to}),
-            model_key: None,
-            prompt_version: None,
-        }];
+        let mut events = vec![TurnEvent::engine(
+            "user_action",
+            "persona_intent",
+            serde_json::json!({"text": input.text, "whisper_to": input.whisper_to}),
+        )];
         for r in &result.records {
             events.push(TurnEvent {
                 event_type: "model_output".into(),
@@ -1160,31 +1169,25 @@ impl TurnCommit {
             });
         }
         for roll in &result.rolls {
-            events.push(TurnEvent {
-                event_type: "tool_call".into(),
-                step_name: "dice".into(),
-                payload: serde_json::to_value(roll).unwrap_or(Value::Null),
-                model_key: None,
-                prompt_version: None,
-            });
+            events.push(TurnEvent::engine(
+                "tool_call",
+                "dice",
+                serde_json::to_value(roll).unwrap_or(Value::Null),
+            ));
         }
         if !result.changes.is_empty() {
-            events.push(TurnEvent {
-                event_type: "state_apply".into(),
-                step_name: "engine_apply".into(),
-                payload: serde_json::to_value(&result.changes).unwrap_or(Value::Null),
-                model_key: None,
-                prompt_version: None,
-            });
+            events.push(TurnEvent::engine(
+                "state_apply",
+                "engine_apply",
+                serde_json::to_value(&result.changes).unwrap_or(Value::Null),
+            ));
         }
         for refusal in &result.refused {
-            events.push(TurnEvent {
-                event_type: "error".into(),
-                step_name: "engine_apply".into(),
-                payload: serde_json::json!({"refused": refusal}),
-                model_key: None,
-                prompt_version: None,
-            });
+            events.push(TurnEvent::engine(
+                "error",
+                "engine_apply",
+                serde_json::json!({"refused": refusal}),
+            ));
         }
         let narration: Vec<&str> = result
             .messages

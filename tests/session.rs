@@ -539,3 +539,64 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
     );
     assert!(text.contains("1. Ask Hesper about the green"), "{text}");
 }
+
+/// DESIGN.md's failure path in the terminal: a stage fails, nothing is saved,
+/// and `/fallback` continues with a template narration recorded as a fallback turn.
+#[cfg(feature = "store")]
+#[test]
+fn a_failed_turn_saves_nothing_and_fallback_continues_with_a_recorded_template_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("fail.db");
+    let replies = dir.path().join("replies.json");
+    let bad = reply("resolve", r#"{"possible": "maybe"}"#);
+    let script = Script {
+        replies: vec![bad.clone(), bad.clone(), bad],
+    };
+    std::fs::write(&replies, serde_json::to_string(&script).unwrap()).unwrap();
+    let input = dir.path().join("input.txt");
+    std::fs::write(&input, "I leap for the chain.\n/fallback\n/quit\n").unwrap();
+    let campaign = root().join("campaigns/drowned-reach");
+    let out = common::loreloom(
+        &[
+            "session",
+            "new",
+            campaign.to_str().unwrap(),
+            "--save",
+            save.to_str().unwrap(),
+            "--seed",
+            "5",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = common::loreloom(
+        &[
+            "session",
+            "play",
+            save.to_str().unwrap(),
+            "--script",
+            input.to_str().unwrap(),
+            "--model-script",
+            replies.to_str().unwrap(),
+        ],
+        None,
+    );
+    let text = common::stdout(&out);
+    assert!(out.status.success(), "{text}{}", common::stderr(&out));
+    assert!(text.contains("the resolve stage failed"), "{text}");
+    assert!(text.contains("Nothing was saved"), "{text}");
+    assert!(
+        [
+            "The narrator pauses, considering your words: 'I leap for the chain.'",
+            "Your action 'I leap for the chain.' echoes in the stillness...",
+            "The story continues, though the path is unclear...",
+        ]
+        .iter()
+        .any(|t| text.contains(&format!("\n{t}\n"))),
+        "a seed 002 §2.3.4 template narrates the turn: {text}"
+    );
+    let store = loreloom::store::Store::open(&save).unwrap();
+    let scene = store.current_scene().unwrap();
+    assert_eq!(scene.scene_index, 1, "only the fallback turn was committed");
+    assert_eq!(scene.kind, loreloom::store::SceneKind::Fallback);
+}

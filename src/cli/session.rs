@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::campaign::{self, Campaign, system_rulesets};
 use crate::llm::{Gateway, Script, ScriptedBackend};
-use crate::session::play::{Progress, opening, run_turn};
+use crate::session::play::{Progress, fallback_templates, fallback_turn, opening, run_turn};
 use crate::session::turn::{Calibration, PlayerInput};
 use crate::session::{Kind, player_view};
 use crate::store::{NewSession, SceneKind, Store, TurnCommit};
@@ -216,6 +216,11 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
     print_choices(&choices);
     let mut clarified = false;
     let mut last_input: Option<String> = None;
+    let mut failed: Option<String> = None;
+    let templates =
+        std::fs::read_to_string(crate::resource_dir("prompts").join("fallback_narration.txt"))
+            .map(|t| fallback_templates(&t))
+            .unwrap_or_default();
     for line in lines {
         let line = line.trim().to_owned();
         if line.is_empty() {
@@ -250,8 +255,34 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
                 };
                 (text.to_owned(), Some(npc.to_owned()))
             }
+            _ if line == "/fallback" => {
+                let Some(text) = failed.take() else {
+                    println!("(nothing failed; /fallback continues after a failed turn)");
+                    continue;
+                };
+                let state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+                let expected = store.session().map_err(|e| e.to_string())?.current_scene_id;
+                let input = PlayerInput {
+                    text,
+                    whisper_to: None,
+                    action_id: format!("action-{}", unique()),
+                    clarified: true,
+                };
+                let r = fallback_turn(&state, &input, &templates);
+                let commit = TurnCommit::from_result(&r, &input, &expected, SceneKind::Fallback);
+                match store.commit_turn(&commit) {
+                    Ok(_) => {
+                        for m in r.messages.iter().filter(|m| m.kind == Kind::Narration) {
+                            println!("{}\n", m.content);
+                        }
+                        choices.clear();
+                    }
+                    Err(e) => println!("(the turn could not be saved: {e})"),
+                }
+                continue;
+            }
             _ if line.starts_with('/') => {
-                println!("(commands: /retry, /rewind N, /whisper NPC text, /quit)");
+                println!("(commands: /retry, /fallback, /rewind N, /whisper NPC text, /quit)");
                 continue;
             }
             _ => match line.parse::<usize>() {
@@ -321,8 +352,9 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
             }
             Err(e) => {
                 println!(
-                    "(the turn did not happen: {e}. Nothing was saved. Type /retry to try again.)"
+                    "(the turn did not happen: {e}. Nothing was saved. Type /retry to try again, or /fallback to go on with a simple narration.)"
                 );
+                failed.clone_from(&last_input);
             }
         }
     }

@@ -123,3 +123,58 @@ pub fn run_turn(
     }
     runner.finish()
 }
+
+/// Seed 002 §2.3.4's templates, from `prompts/fallback_narration.txt` (one per line).
+pub fn fallback_templates(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A turn narrated by a template instead of the model (DESIGN.md: "Continue with
+/// fallback narration"): the persona's intention and one narration, no state change.
+pub fn fallback_turn(
+    state: &SessionState,
+    input: &PlayerInput,
+    templates: &[String],
+) -> TurnResult {
+    let mut stream = state.stream.clone();
+    let first = stream.messages.len();
+    let turn_id = (state.turn_index + 1).max(stream.next_turn());
+    stream.push(
+        turn_id,
+        super::turn::PERSONA,
+        Kind::Intention,
+        input.text.clone(),
+        input.whisper_to.clone(),
+    );
+    let template = if templates.is_empty() {
+        "The story continues, though the path is unclear...".to_owned()
+    } else {
+        let index = usize::try_from((state.seed ^ turn_id) % templates.len() as u64).unwrap_or(0);
+        templates[index].clone()
+    };
+    stream.push(
+        turn_id,
+        NARRATOR,
+        Kind::Narration,
+        template.replace("{input}", input.text.trim()),
+        None,
+    );
+    TurnResult {
+        messages: stream.messages[first..].to_vec(),
+        world: state.world.clone(),
+        changes: Vec::new(),
+        rolls: Vec::new(),
+        observations: Vec::new(),
+        choices: Vec::new(),
+        acted: Vec::new(),
+        skipped: Vec::new(),
+        records: Vec::new(),
+        refused: Vec::new(),
+        play_minutes: state.play_minutes + 1.0,
+        clarification: None,
+    }
+}

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use loreloom::campaign::{self, system_rulesets};
-use loreloom::llm::scripted::Reply;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::rules::state::{Fact, Visibility};
 use loreloom::session::Observation;
@@ -20,46 +19,18 @@ use loreloom::session::turn::{Calibration, PlayerInput, SessionState};
 use loreloom::store::{NewSession, SceneKind, Store, TurnCommit};
 use serde_json::json;
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn reply(stage: &str, text: String) -> Reply {
-    Reply {
-        stage: Some(stage.into()),
-        prompt: None,
-        text,
-    }
-}
-
 /// Replies for one turn with up to four NPCs.
 fn replies() -> Script {
-    let mut r = vec![
-        reply("resolve", json!({"possible": true, "blocked_reason": "", "clarification_question": "", "check": "action", "stat": "nerve", "modifiers": []}).to_string()),
-        reply("extract", json!({"state_ops": [{"op": "add_tag", "path": "characters.player.tags", "value": "wet"}], "observations": [{"character_id": "hesper_vane", "content": "The surveyor grabbed the rail.", "importance": 3}]}).to_string()),
-        reply("narrate", "You grip the cold rail as the lanterns flare green over the black water.".into()),
-        reply("lore_extract", json!({"facts": [{"subject": "ferry", "predicate": "lanterns", "object": "green"}]}).to_string()),
-    ];
-    for _ in 0..4 {
-        r.push(reply(
-            "npc_intent",
-            json!({"thought": "Careful.", "intention": "Watch the stranger closely."}).to_string(),
-        ));
-        r.push(reply(
-            "narrate",
-            "Someone moves in the fog by the winch-house.".into(),
-        ));
-        r.push(reply(
-            "extract",
-            json!({"state_ops": [], "observations": []}).to_string(),
-        ));
-        r.push(reply("lore_extract", json!({"facts": []}).to_string()));
+    Script {
+        replies: common::scripted::turn_replies(0),
     }
-    r.push(reply(
-        "choices",
-        json!({"choices": ["Ask Hesper", "Watch the quay", "Check the wicks"]}).to_string(),
-    ));
-    Script { replies: r }
 }
 
 /// Drowned Reach with 1,000 facts and 10,000 observations.

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::scripted::{reply, resolve, turn_replies, without};
 use loreloom::campaign::{self, system_rulesets};
 use loreloom::llm::scripted::Reply;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
@@ -32,14 +33,6 @@ fn gateway(data: &Path, replies: Vec<Reply>) -> (Gateway, ScriptedBackend) {
     (gateway, backend)
 }
 
-fn reply(stage: &str, text: impl Into<String>) -> Reply {
-    Reply {
-        stage: Some(stage.into()),
-        prompt: None,
-        text: text.into(),
-    }
-}
-
 fn drowned_reach(seed: u64) -> SessionState {
     let (c, report) = campaign::load(
         &root().join("campaigns/drowned-reach"),
@@ -60,49 +53,6 @@ fn drowned_reach(seed: u64) -> SessionState {
         },
     )
     .unwrap()
-}
-
-/// A turn's worth of replies for every stage, generous enough for any NPC activation.
-fn replies_for_a_turn(n: usize) -> Vec<Reply> {
-    let mut r = vec![
-        reply(
-            "resolve",
-            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
-                   "check": "action", "stat": "nerve", "modifiers": [{"name": "skill", "value": 1}]})
-            .to_string(),
-        ),
-        reply(
-            "extract",
-            json!({"state_ops": [{"op": "add_tag", "path": "characters.player.tags", "value": format!("marked_{n}")}],
-                   "observations": [{"character_id": "hesper_vane", "content": format!("The surveyor acted ({n})."), "importance": 3}]})
-            .to_string(),
-        ),
-        reply("narrate", format!("Turn {n}: you grip the cold rail as the lanterns flare.")),
-        reply(
-            "lore_extract",
-            json!({"facts": [{"subject": "Ferry", "predicate": "lantern colour", "object": format!("green ({n})")}]}).to_string(),
-        ),
-    ];
-    for i in 0..4 {
-        r.push(reply(
-            "npc_intent",
-            json!({"thought": format!("npc thought {n}.{i}"), "intention": format!("npc intention {n}.{i}")}).to_string(),
-        ));
-        r.push(reply(
-            "narrate",
-            format!("Turn {n}, NPC {i}: someone moves in the fog."),
-        ));
-        r.push(reply(
-            "extract",
-            json!({"state_ops": [], "observations": []}).to_string(),
-        ));
-        r.push(reply("lore_extract", json!({"facts": []}).to_string()));
-    }
-    r.push(reply(
-        "choices",
-        json!({"choices": ["Ask Hesper about the green", "Watch the quay", "Check the lantern wicks"]}).to_string(),
-    ));
-    r
 }
 
 fn input(text: &str, id: &str) -> PlayerInput {
@@ -165,7 +115,7 @@ fn two_turns_of_the_drowned_reach_golden() {
         (2, "I ask Hesper why the lanterns burn green."),
     ] {
         // A fresh script per turn: how many NPCs speak depends on their dice.
-        let (gateway, _backend) = gateway(data.path(), replies_for_a_turn(n));
+        let (gateway, _backend) = gateway(data.path(), turn_replies(n));
         let mut streamed = String::new();
         let result = run_turn(
             &gateway,
@@ -184,16 +134,7 @@ fn two_turns_of_the_drowned_reach_golden() {
         );
         let _ = writeln!(all, "## turn {n}: {text}\n{}", transcript(&result));
         // The next turn starts from this one's state.
-        state.stream.messages.extend(result.messages.clone());
-        state.world = result.world.clone();
-        for o in &result.observations {
-            state
-                .observations
-                .entry(o.character_id.clone())
-                .or_default()
-                .push(o.clone());
-        }
-        state.play_minutes = result.play_minutes;
+        state.advance(&result);
         assert_eq!(result.rolls.len(), 1);
         assert!(
             result.acted.contains(&"aldous_crane".to_owned()),
@@ -213,7 +154,7 @@ fn two_turns_of_the_drowned_reach_golden() {
 fn the_same_seed_and_replies_replay_the_same_turn() {
     let run = || {
         let data = tempfile::tempdir().unwrap();
-        let (gateway, _) = gateway(data.path(), replies_for_a_turn(1));
+        let (gateway, _) = gateway(data.path(), turn_replies(1));
         let r = run_turn(
             &gateway,
             drowned_reach(99),
@@ -231,11 +172,7 @@ fn a_stage_that_stays_invalid_fails_the_turn_naming_it_and_keeps_nothing() {
     let data = tempfile::tempdir().unwrap();
     let bad = reply("resolve", r#"{"possible": "maybe"}"#);
     let mut replies = vec![bad.clone(), reply("resolve", r#"{"still": "wrong"}"#), bad];
-    replies.extend(
-        replies_for_a_turn(1)
-            .into_iter()
-            .filter(|r| r.stage.as_deref() != Some("resolve")),
-    );
+    replies.extend(without("resolve", turn_replies(1)));
     let (gateway, _) = gateway(data.path(), replies);
     let state = drowned_reach(3);
     let before = state.world.clone();
@@ -251,18 +188,9 @@ fn a_repaired_reply_is_used_and_both_attempts_are_recorded() {
     let data = tempfile::tempdir().unwrap();
     let mut replies = vec![
         reply("resolve", r#"{"possible": true}"#),
-        reply(
-            "resolve",
-            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
-                   "check": "", "stat": "", "modifiers": []})
-            .to_string(),
-        ),
+        reply("resolve", resolve("", "", "")),
     ];
-    replies.extend(
-        replies_for_a_turn(1)
-            .into_iter()
-            .filter(|r| r.stage.as_deref() != Some("resolve")),
-    );
+    replies.extend(without("resolve", turn_replies(1)));
     let (gateway, _) = gateway(data.path(), replies);
     let r = run_turn(
         &gateway,
@@ -280,24 +208,10 @@ fn a_repaired_reply_is_used_and_both_attempts_are_recorded() {
 fn an_unknown_check_is_refused_by_the_narrowed_contract_and_repaired() {
     let data = tempfile::tempdir().unwrap();
     let mut replies = vec![
-        reply(
-            "resolve",
-            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
-                   "check": "swim", "stat": "nerve", "modifiers": []})
-            .to_string(),
-        ),
-        reply(
-            "resolve",
-            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
-                   "check": "action", "stat": "wits", "modifiers": []})
-            .to_string(),
-        ),
+        reply("resolve", resolve("swim", "nerve", "")),
+        reply("resolve", resolve("action", "wits", "")),
     ];
-    replies.extend(
-        replies_for_a_turn(1)
-            .into_iter()
-            .filter(|r| r.stage.as_deref() != Some("resolve")),
-    );
+    replies.extend(without("resolve", turn_replies(1)));
     let (gateway, _) = gateway(data.path(), replies);
     let r = run_turn(
         &gateway,
@@ -322,9 +236,7 @@ fn an_unknown_check_is_refused_by_the_narrowed_contract_and_repaired() {
 #[test]
 fn a_clarification_question_ends_the_turn_without_a_narration_and_only_once() {
     let data = tempfile::tempdir().unwrap();
-    let ask = json!({"possible": true, "blocked_reason": "", "clarification_question": "Which rail, fore or aft?",
-                     "check": "", "stat": "", "modifiers": []})
-    .to_string();
+    let ask = resolve("", "", "Which rail, fore or aft?");
     let mut replies = vec![
         reply("resolve", ask.clone()),
         reply(
@@ -333,11 +245,7 @@ fn a_clarification_question_ends_the_turn_without_a_narration_and_only_once() {
         ),
     ];
     replies.push(reply("resolve", ask));
-    replies.extend(
-        replies_for_a_turn(1)
-            .into_iter()
-            .filter(|r| r.stage.as_deref() != Some("resolve")),
-    );
+    replies.extend(without("resolve", turn_replies(1)));
     let (gateway, _) = gateway(data.path(), replies);
     let r = run_turn(
         &gateway,
@@ -368,7 +276,7 @@ fn prompt_text(record: &loreloom::llm::CallRecord) -> String {
 #[test]
 fn every_rendered_prompt_holds_what_its_stage_may_see_and_nothing_else() {
     let data = tempfile::tempdir().unwrap();
-    let (gateway, _) = gateway(data.path(), replies_for_a_turn(1));
+    let (gateway, _) = gateway(data.path(), turn_replies(1));
     let state = drowned_reach(7);
     let r = run_turn(&gateway, state, input("I step aboard.", "a"), |_| {}).unwrap();
     assert!(r.acted.len() >= 3, "NPCs acted: {:?}", r.acted);
@@ -456,7 +364,7 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
     let replies = dir.path().join("replies.json");
     let mut all = Vec::new();
     for _ in 0..4 {
-        all.extend(replies_for_a_turn(0).into_iter().map(|mut r| {
+        all.extend(turn_replies(0).into_iter().map(|mut r| {
             // The same words every turn, so the transcript does not depend on how many NPCs spoke.
             if r.stage.as_deref() == Some("narrate") {
                 r.text = "The lanterns flare; someone moves in the fog.".into();

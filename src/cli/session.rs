@@ -199,8 +199,9 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
         }
         None => Box::new(std::io::stdin().lock().lines().map_while(Result::ok)),
     };
-    // Where the story stands.
-    let state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+    // Where the story stands: read once, then carried forward turn by turn in memory.
+    let mut state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+    let mut current = info.current_scene_id.clone();
     if let Some(last) = player_view(&state.stream.messages, crate::session::turn::PERSONA, false)
         .into_iter()
         .rev()
@@ -242,7 +243,12 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
                     continue;
                 };
                 match store.rewind(n, &format!("rewind-{}", unique())) {
-                    Ok(c) => println!("(rewound to scene {n}; now scene {})", c.scene_index),
+                    Ok(c) => {
+                        println!("(rewound to scene {n}; now scene {})", c.scene_index);
+                        // Another branch: the state comes from the save again.
+                        state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+                        current = c.scene_id;
+                    }
                     Err(e) => println!("(cannot rewind: {e})"),
                 }
                 choices.clear();
@@ -260,8 +266,6 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
                     println!("(nothing failed; /fallback continues after a failed turn)");
                     continue;
                 };
-                let state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
-                let expected = store.session().map_err(|e| e.to_string())?.current_scene_id;
                 let input = PlayerInput {
                     text,
                     whisper_to: None,
@@ -269,9 +273,11 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
                     clarified: true,
                 };
                 let r = fallback_turn(&state, &input, &templates);
-                let commit = TurnCommit::from_result(&r, &input, &expected, SceneKind::Fallback);
+                let commit = TurnCommit::from_result(&r, &input, &current, SceneKind::Fallback);
                 match store.commit_turn(&commit) {
-                    Ok(_) => {
+                    Ok(c) => {
+                        state.advance(&r);
+                        current = c.scene_id;
                         for m in r.messages.iter().filter(|m| m.kind == Kind::Narration) {
                             println!("{}\n", m.content);
                         }
@@ -295,8 +301,6 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
             },
         };
         last_input = Some(text.clone());
-        let state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
-        let expected = store.session().map_err(|e| e.to_string())?.current_scene_id;
         let input = PlayerInput {
             text,
             whisper_to,
@@ -305,7 +309,7 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
         };
         let mut out = std::io::stdout();
         let mut streamed = false;
-        let result = run_turn(&gateway, state, input.clone(), |p| match p {
+        let result = run_turn(&gateway, state.clone(), input.clone(), |p| match p {
             Progress::Stage("narrate") if streamed => {
                 let _ = write!(out, "\n\n");
             }
@@ -338,16 +342,23 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
                         roll.label
                     );
                 }
-                let commit = TurnCommit::from_result(&r, &input, &expected, SceneKind::Play);
+                let commit = TurnCommit::from_result(&r, &input, &current, SceneKind::Play);
                 match store.commit_turn(&commit) {
-                    Ok(_) => {
+                    Ok(c) => {
+                        state.advance(&r);
+                        current = c.scene_id;
                         choices.clone_from(&r.choices);
                         println!();
                         print_choices(&choices);
                     }
-                    Err(e) => println!(
-                        "(the turn could not be saved: {e}. Nothing of it was kept; type /retry to play it again.)"
-                    ),
+                    Err(e) => {
+                        println!(
+                            "(the turn could not be saved: {e}. Nothing of it was kept; type /retry to play it again.)"
+                        );
+                        // Another process may have moved the save on: start again from it.
+                        state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+                        current = store.session().map_err(|e| e.to_string())?.current_scene_id;
+                    }
                 }
             }
             Err(e) => {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::stream::{Kind, NARRATOR, SYSTEM, Stream};
 use super::turn::{Calibration, PlayerInput, SessionState, TurnError, TurnResult, TurnRunner};
-use crate::campaign::Campaign;
+use crate::campaign::{Campaign, Scenario};
 use crate::llm::Gateway;
 
 /// Why a session cannot start.
@@ -36,12 +36,9 @@ pub fn opening(
     };
     let mut world = campaign.world.clone();
     let mut stream = Stream::default();
-    let mut tone = campaign.manifest.tone.clone().unwrap_or_default();
+    let tone = session_tone(&campaign, chosen, &calibration);
     if let Some(s) = chosen {
         world.scene.clone_from(&s.scene_seed);
-        if !s.tone.is_empty() {
-            tone.clone_from(&s.tone);
-        }
         let place = s
             .location
             .clone()
@@ -64,9 +61,6 @@ pub fn opening(
             None,
         );
     }
-    if !calibration.tone.is_empty() {
-        tone = format!("{tone}; the player asked for: {}", calibration.tone);
-    }
     Ok(SessionState {
         campaign,
         world,
@@ -81,6 +75,23 @@ pub fn opening(
         states: BTreeMap::new(),
         tone,
     })
+}
+
+/// The narrator's tone: the scenario's (else the campaign's), with what the player asked for in session zero.
+pub fn session_tone(
+    campaign: &Campaign,
+    scenario: Option<&Scenario>,
+    calibration: &Calibration,
+) -> String {
+    let mut tone = scenario
+        .map(|s| s.tone.clone())
+        .filter(|t| !t.is_empty())
+        .or_else(|| campaign.manifest.tone.clone())
+        .unwrap_or_default();
+    if !calibration.tone.is_empty() {
+        tone = format!("{tone}; the player asked for: {}", calibration.tone);
+    }
+    tone
 }
 
 /// What a blocking turn reports as it goes.
@@ -142,7 +153,7 @@ pub fn fallback_turn(
 ) -> TurnResult {
     let mut stream = state.stream.clone();
     let first = stream.messages.len();
-    let turn_id = (state.turn_index + 1).max(stream.next_turn());
+    let turn_id = state.next_turn_id();
     stream.push(
         turn_id,
         super::turn::PERSONA,

@@ -60,6 +60,30 @@ pub struct SessionState {
     pub tone: String,
 }
 
+impl SessionState {
+    /// The turn id the next submission gets. Submissions are counted across
+    /// branches (seed 004: it increments each time the player submits), so a
+    /// rewound story never reuses one.
+    pub fn next_turn_id(&self) -> u64 {
+        (self.turn_index + 1).max(self.stream.next_turn())
+    }
+
+    /// Carry a committed turn into the state, so the next turn starts from it
+    /// without reading the save again.
+    pub fn advance(&mut self, result: &TurnResult) {
+        self.stream.messages.extend(result.messages.iter().cloned());
+        self.world.clone_from(&result.world);
+        for o in &result.observations {
+            self.observations
+                .entry(o.character_id.clone())
+                .or_default()
+                .push(o.clone());
+        }
+        self.play_minutes = result.play_minutes;
+        self.turn_index += 1;
+    }
+}
+
 /// The player's submission.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlayerInput {
@@ -200,8 +224,7 @@ pub struct TurnRunner {
 impl TurnRunner {
     /// Start a turn: the persona's intention enters the stream, its resolution and extractor are asked for.
     pub fn start(state: SessionState, input: PlayerInput) -> Self {
-        // Turn ids count submissions across branches (a rewound story never reuses one).
-        let turn_id = (state.turn_index + 1).max(state.stream.next_turn());
+        let turn_id = state.next_turn_id();
         let seed = state.seed ^ turn_id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut runner = Self {
             first_new: state.stream.messages.len(),

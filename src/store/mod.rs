@@ -519,7 +519,11 @@ impl Store {
 
     /// The message stream of the current branch, in order.
     pub fn messages(&self) -> Result<Vec<Message>, StoreError> {
-        let branch = json(&self.branch()?);
+        self.messages_on(&json(&self.branch()?))
+    }
+
+    /// The messages of the scenes on `branch` (a JSON array of scene ids), in order.
+    fn messages_on(&self, branch: &str) -> Result<Vec<Message>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -560,12 +564,21 @@ impl Store {
 
     /// A character's observations on the current branch.
     pub fn observations(&self, character_id: &str) -> Result<Vec<Observation>, StoreError> {
-        let branch = json(&self.branch()?);
+        self.observations_on(&json(&self.branch()?), Some(character_id))
+    }
+
+    /// Observations on `branch` (a JSON array of scene ids), of one character or of all.
+    fn observations_on(
+        &self,
+        branch: &str,
+        character_id: Option<&str>,
+    ) -> Result<Vec<Observation>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT content, importance, reinforcement_count, created_minute FROM observations
-                 WHERE session_id = ?1 AND character_id = ?2
+                "SELECT character_id, content, importance, reinforcement_count, created_minute
+                 FROM observations
+                 WHERE session_id = ?1 AND (?2 IS NULL OR character_id = ?2)
                    AND scene_id IN (SELECT value FROM json_each(?3))
                  ORDER BY id",
             )
@@ -573,11 +586,11 @@ impl Store {
         let rows = stmt
             .query_map(params![self.session_id, character_id, branch], |r| {
                 Ok(Observation {
-                    character_id: character_id.to_owned(),
-                    content: r.get(0)?,
-                    importance: r.get(1)?,
-                    reinforcement_count: r.get(2)?,
-                    created_minute: r.get(3)?,
+                    character_id: r.get(0)?,
+                    content: r.get(1)?,
+                    importance: r.get(2)?,
+                    reinforcement_count: r.get(3)?,
+                    created_minute: r.get(4)?,
                 })
             })
             .map_err(self.sql("reading observations"))?;
@@ -762,17 +775,23 @@ impl Store {
 
     /// The scene with this index on the current branch.
     pub fn scene_on_branch(&self, index: i64) -> Result<Scene, StoreError> {
-        let branch = self.branch()?;
-        for id in &branch {
-            let scene = self.scene(id)?;
-            if scene.scene_index == index {
-                return Ok(scene);
-            }
+        let id: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT id FROM scenes WHERE session_id = ?1 AND scene_index = ?2
+                   AND id IN (SELECT value FROM json_each(?3))",
+                params![self.session_id, index, json(&self.branch()?)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.sql("finding a scene"))?;
+        match id {
+            Some(id) => self.scene(&id),
+            None => Err(StoreError::NoScene {
+                path: self.path.clone(),
+                index,
+            }),
         }
-        Err(StoreError::NoScene {
-            path: self.path.clone(),
-            index,
-        })
     }
 
     /// `/rewind`: a new scene copying scene `index` of the current branch, branching from it.
@@ -1111,28 +1130,26 @@ impl Store {
         let scene = self.current_scene()?;
         let mut world = scene.world;
         world.scene = scene.state;
-        let mut observations = std::collections::BTreeMap::new();
-        for id in &info.character_ids {
-            observations.insert(id.clone(), self.observations(id)?);
+        let branch = json(&self.branch()?);
+        let mut observations: std::collections::BTreeMap<String, Vec<Observation>> =
+            std::collections::BTreeMap::new();
+        for o in self.observations_on(&branch, None)? {
+            observations
+                .entry(o.character_id.clone())
+                .or_default()
+                .push(o);
         }
         let calibration: crate::session::turn::Calibration =
             serde_json::from_value(info.calibration.clone()).unwrap_or_default();
-        let mut tone = campaign.manifest.tone.clone().unwrap_or_default();
-        if let Some(s) = info
+        let scenario = info
             .scenario_id
             .as_deref()
-            .and_then(|id| campaign.scenarios.get(id))
-            && !s.tone.is_empty()
-        {
-            tone.clone_from(&s.tone);
-        }
-        if !calibration.tone.is_empty() {
-            tone = format!("{tone}; the player asked for: {}", calibration.tone);
-        }
+            .and_then(|id| campaign.scenarios.get(id));
+        let tone = crate::session::play::session_tone(&campaign, scenario, &calibration);
         Ok(crate::session::turn::SessionState {
+            stream: crate::session::Stream::new(self.messages_on(&branch)?),
             campaign,
             world,
-            stream: crate::session::Stream::new(self.messages()?),
             observations,
             calibration,
             small_model: info.small_model_key,

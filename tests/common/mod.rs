@@ -2,6 +2,10 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+#[cfg(feature = "store")]
+pub mod save;
+pub mod scripted;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

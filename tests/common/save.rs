@@ -1,0 +1,124 @@
+//! A save for store tests: a session with a few characters, and turns the way the pipeline commits them.
+
+use std::path::Path;
+
+use loreloom::rules::{Change, OpKind, StateOp, WorldState};
+use loreloom::session::stream::{NARRATOR, SYSTEM};
+use loreloom::session::{Kind, Message, MessageId, Observation};
+use loreloom::store::{ActionRecord, NewSession, SceneKind, Store, TurnCommit, TurnEvent};
+use serde_json::{Map, Value, json};
+
+pub fn world() -> WorldState {
+    serde_json::from_value(json!({
+        "scene": {},
+        "characters": {"player": {"stats": {}}, "ada": {"stats": {}}, "bo": {"stats": {}}},
+        "clocks": {"tide": {"id": "tide", "name": "The tide", "value": 0, "max": 6}},
+        "relations": [{"a": "player", "b": "ada", "trust": 5}, {"a": "bo", "b": "ada", "tension": 2}],
+        "inventory": {"player": {"lantern": 1}},
+        "facts": [{"subject": "ferry", "predicate": "lanterns", "object": "yellow"}],
+        "threads": {"ledger": {"id": "ledger", "title": "The missing page"}}
+    }))
+    .unwrap()
+}
+
+pub fn scene(minute: i64) -> Map<String, Value> {
+    json!({"location": "quay", "minute": minute})
+        .as_object()
+        .unwrap()
+        .clone()
+}
+
+pub fn new_save(path: &Path) -> Store {
+    let opening = Message {
+        id: MessageId { turn_id: 0, seq: 1 },
+        owner: NARRATOR.into(),
+        kind: Kind::Narration,
+        content: "The coach door opens on fog.".into(),
+        target: None,
+    };
+    Store::create(
+        path,
+        &NewSession {
+            id: "session-1".into(),
+            campaign_id: "drowned-reach".into(),
+            campaign_path: "campaigns/drowned-reach".into(),
+            scenario_id: Some("green_night".into()),
+            ruleset_id: "default-2d6".into(),
+            characters: vec![
+                ("player".into(), "user_persona".into()),
+                ("ada".into(), "npc".into()),
+                ("bo".into(), "npc".into()),
+            ],
+            small_model_key: "local-small".into(),
+            large_model_key: "local-large".into(),
+            calibration: json!({"tone": "melancholy", "lines": ["harm to children"]}),
+            prompt_versions: json!({"narrator": "v1"}),
+            seed: u64::MAX - 7,
+            scene: scene(0),
+            world: world(),
+            messages: vec![opening],
+        },
+    )
+    .unwrap()
+}
+
+/// A turn the way the pipeline commits one: intention, narration, an action, an observation, an event, a clock tick.
+pub fn turn(store: &Store, action_id: &str, n: u64) -> TurnCommit {
+    let session = store.session().unwrap();
+    let current = store.current_scene().unwrap();
+    let mut w = current.world.clone();
+    w.clocks.get_mut("tide").unwrap().value = i64::try_from(n).unwrap().min(6);
+    let turn_id = u64::try_from(session.turn_index).unwrap() + 1;
+    let msg = |seq, owner: &str, kind, content: String| Message {
+        id: MessageId { turn_id, seq },
+        owner: owner.into(),
+        kind,
+        content,
+        target: None,
+    };
+    TurnCommit {
+        user_action_id: action_id.into(),
+        expected_scene_id: session.current_scene_id,
+        kind: SceneKind::Play,
+        action_text: format!("action {n}"),
+        parent_scene_id: None,
+        scene: scene(i64::try_from(n).unwrap()),
+        world: w,
+        changes: vec![Change {
+            op: StateOp::new(OpKind::TickClock, "clocks.tide", 1),
+            before: json!(0),
+            after: json!(1),
+            triggered: vec![],
+        }],
+        messages: vec![
+            msg(1, "player", Kind::Intention, format!("intention {n}")),
+            msg(2, NARRATOR, Kind::Narration, format!("narration {n}")),
+            msg(3, SYSTEM, Kind::System, format!("extractor {n}")),
+        ],
+        actions: vec![ActionRecord {
+            character_id: "player".into(),
+            action_text: format!("action {n}"),
+            resolved_outcome: json!({"band": "partial"}),
+        }],
+        observations: vec![Observation {
+            character_id: "ada".into(),
+            content: format!("saw {n}"),
+            importance: 3,
+            reinforcement_count: 0,
+            created_minute: f64::from(u32::try_from(n).unwrap()),
+        }],
+        events: vec![TurnEvent {
+            event_type: "tool_call".into(),
+            step_name: "ruleset_resolution".into(),
+            payload: json!({"expression": "2d6+1", "rolls": [3, 4], "seed": 42}),
+            model_key: None,
+            prompt_version: None,
+        }],
+        play_minutes: f64::from(u32::try_from(n).unwrap()) * 2.0,
+        result: json!({"narration": format!("narration {n}")}),
+    }
+}
+
+pub fn count(store: &Store, sql: &str) -> i64 {
+    store.query_i64(sql).unwrap()
+}

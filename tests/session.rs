@@ -285,6 +285,13 @@ fn every_rendered_prompt_holds_what_its_stage_may_see_and_nothing_else() {
     let mut narrations_seen = 0;
     for record in &r.records {
         let text = prompt_text(record);
+        // Session zero's calibration reaches every stage (seed 001 setup/).
+        assert!(
+            text.contains("never show, describe or suggest harm to children shown")
+                && text.contains("drowning may happen only off-screen"),
+            "the {} stage misses the calibration: {text}",
+            record.stage
+        );
         // No stage ever sees a thought that is not its own, nor a system note.
         match record.stage.as_str() {
             "resolve" => {

@@ -6,7 +6,9 @@
 //! template defines `{% block system %}` and `{% block user %}`; each becomes one
 //! chat message. Rendering is strict: a variable the caller did not pass is an
 //! error, and a variable the template uses that `stage.ron` does not document is
-//! refused when the registry loads.
+//! refused when the registry loads. Text several stages share (the player's
+//! calibration) lives in `prompts/_partials/*.jinja`, pulled in with
+//! `{% include "_partials/NAME.jinja" %}`; folders starting with `_` are not stages.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -129,12 +131,29 @@ impl PromptRegistry {
                 .build()
                 .expect("the default delimiters are a valid syntax"),
         );
+        let partials = root.join("_partials");
+        if partials.is_dir() {
+            for file in read_dir_sorted(&partials)? {
+                if file.extension().is_none_or(|e| e != "jinja") {
+                    continue;
+                }
+                let source = fs::read_to_string(&file).map_err(|source| PromptError::Io {
+                    path: file.clone(),
+                    source,
+                })?;
+                env.add_template_owned(format!("_partials/{}", file_name(&file)), source)
+                    .map_err(|source| PromptError::Template {
+                        path: file.clone(),
+                        source,
+                    })?;
+            }
+        }
         let mut stages = BTreeMap::new();
         for entry in read_dir_sorted(&root)? {
-            if !entry.is_dir() {
+            let name = file_name(&entry);
+            if !entry.is_dir() || name.starts_with('_') {
                 continue;
             }
-            let name = file_name(&entry);
             let stage_file = entry.join("stage.ron");
             let text = fs::read_to_string(&stage_file).map_err(|source| PromptError::Io {
                 path: stage_file.clone(),

@@ -36,7 +36,7 @@ pub fn opening(
     };
     let mut world = campaign.world.clone();
     let mut stream = Stream::default();
-    let tone = session_tone(&campaign, chosen, &calibration);
+    let tone = session_tone(&campaign, chosen);
     if let Some(s) = chosen {
         world.scene.clone_from(&s.scene_seed);
         let place = s
@@ -77,21 +77,14 @@ pub fn opening(
     })
 }
 
-/// The narrator's tone: the scenario's (else the campaign's), with what the player asked for in session zero.
-pub fn session_tone(
-    campaign: &Campaign,
-    scenario: Option<&Scenario>,
-    calibration: &Calibration,
-) -> String {
-    let mut tone = scenario
+/// The story's tone: the scenario's, else the campaign's. (What the player asked
+/// for in session zero reaches every stage with the rest of the calibration.)
+pub fn session_tone(campaign: &Campaign, scenario: Option<&Scenario>) -> String {
+    scenario
         .map(|s| s.tone.clone())
         .filter(|t| !t.is_empty())
         .or_else(|| campaign.manifest.tone.clone())
-        .unwrap_or_default();
-    if !calibration.tone.is_empty() {
-        tone = format!("{tone}; the player asked for: {}", calibration.tone);
-    }
-    tone
+        .unwrap_or_default()
 }
 
 /// What a blocking turn reports as it goes.

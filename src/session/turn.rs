@@ -433,6 +433,7 @@ impl TurnRunner {
             .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
             .collect();
         let vars = json!({
+            "calibration": self.state.calibration,
             "rulebook_text": ruleset.rulebook_text,
             "checks": checks,
             "scene": self.state.world.scene,
@@ -517,6 +518,7 @@ impl TurnRunner {
                 .join(", ")
         );
         let vars = json!({
+            "calibration": self.state.calibration,
             "owner": {"id": owner, "name": self.name_of(owner)},
             "intention": intention_text,
             "thoughts": thoughts,
@@ -577,9 +579,8 @@ impl TurnRunner {
             .map(|c| json!({"name": c.name, "value": c.value, "max": c.max}))
             .collect();
         let vars = json!({
+            "calibration": self.state.calibration,
             "tone": self.state.tone,
-            "lines": self.state.calibration.lines,
-            "veils": self.state.calibration.veils,
             "world": {
                 "location": self.state.world.scene.get("location"),
                 "time": self.state.world.scene.get("time"),
@@ -705,7 +706,7 @@ impl TurnRunner {
         let request = CallRequest::new(
             "lore_extract",
             &self.state.small_model,
-            json!({"narration": text, "known": known}),
+            json!({"narration": text, "known": known, "calibration": self.state.calibration}),
         )
         .seed(self.call_seed());
         self.queue(Purpose::Lore, request);
@@ -854,6 +855,7 @@ impl TurnRunner {
                 "choices",
                 &self.state.small_model,
                 json!({
+                    "calibration": self.state.calibration,
                     "persona": self.name_of(PERSONA),
                     "history": recent,
                     "scene": self.state.world.scene,
@@ -901,6 +903,7 @@ impl TurnRunner {
                 })
             });
         let vars = json!({
+            "calibration": self.state.calibration,
             "name": self.name_of(&npc),
             "profile": profile,
             "states": states,

@@ -1145,7 +1145,7 @@ impl Store {
             .scenario_id
             .as_deref()
             .and_then(|id| campaign.scenarios.get(id));
-        let tone = crate::session::play::session_tone(&campaign, scenario, &calibration);
+        let tone = crate::session::play::session_tone(&campaign, scenario);
         Ok(crate::session::turn::SessionState {
             stream: crate::session::Stream::new(self.messages_on(&branch)?),
             campaign,

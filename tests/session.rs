@@ -382,6 +382,10 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
             r
         }));
     }
+    all.push(common::scripted::reply(
+        "recap",
+        "You crossed onto the Patience as the lanterns flared, and whispered to Tamsin to meet you at the chapel.",
+    ));
     std::fs::write(
         &replies,
         serde_json::to_string(&Script { replies: all }).unwrap(),
@@ -390,7 +394,7 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
     let input = dir.path().join("input.txt");
     std::fs::write(
         &input,
-        "I step aboard and grab the rail.\n2\n/rewind 1\n/whisper tamsin_reed Meet me at the chapel.\n/quit\n",
+        "I step aboard and grab the rail.\n2\n/rewind 1\n/whisper tamsin_reed Meet me at the chapel.\n/end-scene\n/quit\n",
     )
     .unwrap();
     let campaign = root().join("campaigns/drowned-reach");
@@ -429,10 +433,31 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
 
     let store = loreloom::store::Store::open(&save).unwrap();
     let s = store.session().unwrap();
-    assert_eq!(s.scene_index, 4, "two turns, a rewind, a turn");
+    assert_eq!(
+        s.scene_index, 5,
+        "two turns, a rewind, a turn, a closed scene"
+    );
     assert_eq!(
         store.branch().unwrap(),
-        ["scene-00000", "scene-00001", "scene-00003", "scene-00004"]
+        [
+            "scene-00000",
+            "scene-00001",
+            "scene-00003",
+            "scene-00004",
+            "scene-00005"
+        ]
+    );
+    let markers: Vec<String> = store
+        .messages()
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.kind == loreloom::session::Kind::SceneMarker)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        markers.last().map(String::as_str),
+        Some("scene_close"),
+        "{markers:?}"
     );
     let whisper = store
         .messages()
@@ -452,7 +477,47 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
         text.contains("lanterns flare") || text.contains("fog"),
         "{text}"
     );
-    assert!(text.contains("1. Ask Hesper about the green"), "{text}");
+    assert!(
+        text.contains("Previously…\nYou crossed onto the Patience"),
+        "the recap opens the sitting: {text}"
+    );
+    let store = loreloom::store::Store::open(&save).unwrap();
+    let sittings = store.play_sessions().unwrap();
+    assert_eq!(sittings.len(), 2, "{sittings:?}");
+    assert!(sittings[0].turn_end.is_some(), "the first sitting ended");
+    assert!(
+        sittings[1]
+            .recap
+            .as_deref()
+            .unwrap()
+            .starts_with("You crossed")
+    );
+    let summaries = store.summaries().unwrap();
+    assert_eq!(
+        summaries.len(),
+        1,
+        "the recap summarises the turns before it"
+    );
+    assert_eq!(summaries[0].turn_start, 1);
+    drop(store);
+
+    // The next turn opens a new scene after /end-scene: the narrator is told.
+    let next = dir.path().join("next.txt");
+    std::fs::write(&next, "I walk up Ferry Street.\n/quit\n").unwrap();
+    let out = play(&next);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let store = loreloom::store::Store::open(&save).unwrap();
+    let messages = store.messages().unwrap();
+    let open = messages
+        .iter()
+        .rposition(|m| m.content == "scene_open: reedmere_quay")
+        .expect("a new scene opens");
+    let close = messages
+        .iter()
+        .rposition(|m| m.content == "scene_close")
+        .unwrap();
+    assert!(open > close);
+    assert_eq!(messages[open + 1].content, "I walk up Ferry Street.");
 }
 
 /// DESIGN.md's failure path in the terminal: a stage fails, nothing is saved,

@@ -1,16 +1,15 @@
 //! `loreloom session new|play`: open-ended sessions in the terminal, saved turn by turn to one SQLite file.
 
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use crate::campaign::{self, Campaign, system_rulesets};
 use crate::llm::{Gateway, Script, ScriptedBackend};
-use crate::session::play::{Progress, fallback_templates, fallback_turn, opening, run_turn};
-use crate::session::turn::{Calibration, PlayerInput};
+use crate::session::controller::{Controller, Report, Step, load_campaign, unique};
+use crate::session::play::{Progress, opening, run_turn};
+use crate::session::turn::{Calibration, SCENE_CLOSE};
 use crate::session::{Kind, player_view};
-use crate::store::{NewSession, SceneKind, Store, TurnCommit};
+use crate::store::{NewSession, SceneKind, Store};
 
 /// Options of `session new`.
 #[derive(clap::Args, Debug)]
@@ -54,16 +53,6 @@ pub(super) struct PlayArgs {
     /// Answer every model call from a reply script (the scripted backend)
     #[arg(long)]
     model_script: Option<PathBuf>,
-}
-
-fn load_campaign(dir: &Path) -> Result<Arc<Campaign>, String> {
-    let (loaded, report) = campaign::load(dir, &[system_rulesets()]);
-    loaded.map(Arc::new).ok_or_else(|| {
-        format!(
-            "{report}\nerror: {}: the campaign has errors; `loreloom campaign validate` lists them",
-            dir.display()
-        )
-    })
 }
 
 fn free_save_path(campaign_id: &str) -> PathBuf {
@@ -123,7 +112,7 @@ pub(super) fn new(args: NewArgs) -> ExitCode {
         .characters
         .values()
         .map(|c| {
-            let role = if c.kind == campaign::CharacterKind::Player {
+            let role = if c.kind == crate::campaign::CharacterKind::Player {
                 "user_persona"
             } else {
                 "npc"
@@ -177,9 +166,8 @@ pub(super) fn play(args: PlayArgs) -> ExitCode {
 }
 
 fn play_inner(args: &PlayArgs) -> Result<(), String> {
-    let mut store = Store::open(&args.save).map_err(|e| e.to_string())?;
-    let info = store.session().map_err(|e| e.to_string())?;
-    let campaign = load_campaign(&info.campaign_path)?;
+    let mut ctl = Controller::open(&args.save)?;
+    let info = ctl.info()?;
     let gateway = Gateway::standard()?;
     if let Some(file) = &args.model_script {
         let backend = ScriptedBackend::new(Script::load(file)?);
@@ -199,177 +187,99 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
         }
         None => Box::new(std::io::stdin().lock().lines().map_while(Result::ok)),
     };
-    // Where the story stands: read once, then carried forward turn by turn in memory.
-    let mut state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
-    let mut current = info.current_scene_id.clone();
-    if let Some(last) = player_view(&state.stream.messages, crate::session::turn::PERSONA, false)
+    if let Some(request) = ctl.recap_request() {
+        let outcome = gateway.call(request).wait();
+        let written = outcome
+            .result
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+            .map_err(|e| e.to_string());
+        println!("Previously…\n{}\n", ctl.finish_recap(written));
+    }
+    if let Some(last) = ctl
+        .transcript()
         .into_iter()
         .rev()
         .find(|m| m.kind == Kind::Narration)
     {
         println!("{}\n", last.content);
     }
-    let mut choices: Vec<String> = store
-        .last_result()
-        .map_err(|e| e.to_string())?
-        .and_then(|r| serde_json::from_value(r["choices"].clone()).ok())
-        .unwrap_or_default();
-    print_choices(&choices);
-    let mut clarified = false;
-    let mut last_input: Option<String> = None;
-    let mut failed: Option<String> = None;
-    let templates =
-        std::fs::read_to_string(crate::resource_dir("prompts").join("fallback_narration.txt"))
-            .map(|t| fallback_templates(&t))
-            .unwrap_or_default();
+    print_choices(&ctl.choices);
     for line in lines {
         let line = line.trim().to_owned();
         if line.is_empty() {
             continue;
         }
         println!("> {line}");
-        let (text, whisper_to) = match line.split_once(' ') {
-            _ if line == "/quit" => break,
-            _ if line == "/retry" => {
-                let Some(t) = &last_input else {
-                    println!("(nothing to retry)");
-                    continue;
-                };
-                (t.clone(), None)
-            }
-            Some(("/rewind", n)) => {
-                let Ok(n) = n.trim().parse::<i64>() else {
-                    println!("(/rewind N: N is a scene number)");
-                    continue;
-                };
-                match store.rewind(n, &format!("rewind-{}", unique())) {
-                    Ok(c) => {
-                        println!("(rewound to scene {n}; now scene {})", c.scene_index);
-                        // Another branch: the state comes from the save again.
-                        state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
-                        current = c.scene_id;
+        let report = match ctl.handle(&line) {
+            Step::Quit => break,
+            Step::Report(report) => report,
+            Step::Run(input) => {
+                let mut out = std::io::stdout();
+                let mut streamed = false;
+                let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |p| match p {
+                    Progress::Stage("narrate") if streamed => {
+                        let _ = write!(out, "\n\n");
                     }
-                    Err(e) => println!("(cannot rewind: {e})"),
-                }
-                choices.clear();
-                continue;
-            }
-            Some(("/whisper", rest)) => {
-                let Some((npc, text)) = rest.trim().split_once(' ') else {
-                    println!("(/whisper NPC what you say)");
-                    continue;
-                };
-                (text.to_owned(), Some(npc.to_owned()))
-            }
-            _ if line == "/fallback" => {
-                let Some(text) = failed.take() else {
-                    println!("(nothing failed; /fallback continues after a failed turn)");
-                    continue;
-                };
-                let input = PlayerInput {
-                    text,
-                    whisper_to: None,
-                    action_id: format!("action-{}", unique()),
-                    clarified: true,
-                };
-                let r = fallback_turn(&state, &input, &templates);
-                let commit = TurnCommit::from_result(&r, &input, &current, SceneKind::Fallback);
-                match store.commit_turn(&commit) {
-                    Ok(c) => {
-                        state.advance(&r);
-                        current = c.scene_id;
-                        for m in r.messages.iter().filter(|m| m.kind == Kind::Narration) {
-                            println!("{}\n", m.content);
-                        }
-                        choices.clear();
+                    Progress::Token(t) => {
+                        streamed = true;
+                        let _ = write!(out, "{t}");
+                        let _ = out.flush();
                     }
-                    Err(e) => println!("(the turn could not be saved: {e})"),
-                }
-                continue;
+                    Progress::Stage(_) => {}
+                });
+                println!();
+                ctl.finish(&input, result)
             }
-            _ if line.starts_with('/') => {
-                println!("(commands: /retry, /fallback, /rewind N, /whisper NPC text, /quit)");
-                continue;
-            }
-            _ => match line.parse::<usize>() {
-                Ok(n) if n >= 1 && n <= choices.len() => (choices[n - 1].clone(), None),
-                Ok(_) => {
-                    println!("(choose 1 to {}, or write what you do)", choices.len());
-                    continue;
-                }
-                Err(_) => (line.clone(), None),
-            },
         };
-        last_input = Some(text.clone());
-        let input = PlayerInput {
-            text,
-            whisper_to,
-            action_id: format!("action-{}", unique()),
-            clarified,
-        };
-        let mut out = std::io::stdout();
-        let mut streamed = false;
-        let result = run_turn(&gateway, state.clone(), input.clone(), |p| match p {
-            Progress::Stage("narrate") if streamed => {
-                let _ = write!(out, "\n\n");
-            }
-            Progress::Token(t) => {
-                streamed = true;
-                let _ = write!(out, "{t}");
-                let _ = out.flush();
-            }
-            Progress::Stage(_) => {}
-        });
-        println!();
-        match result {
-            Ok(r) if r.clarification.is_some() => {
-                println!(
-                    "(a question before this happens) {}\n(answer it, or say what you do instead)",
-                    r.clarification.unwrap_or_default()
-                );
-                clarified = true;
-            }
-            Ok(r) => {
-                clarified = false;
-                for roll in &r.rolls {
-                    println!(
-                        "  [{} {}: {:?} {:+} = {} — {}]",
-                        roll.check,
-                        roll.stat.as_deref().unwrap_or(""),
-                        roll.roll.rolls,
-                        roll.roll.modifier,
-                        roll.roll.total,
-                        roll.label
-                    );
-                }
-                let commit = TurnCommit::from_result(&r, &input, &current, SceneKind::Play);
-                match store.commit_turn(&commit) {
-                    Ok(c) => {
-                        state.advance(&r);
-                        current = c.scene_id;
-                        choices.clone_from(&r.choices);
-                        println!();
-                        print_choices(&choices);
-                    }
-                    Err(e) => {
-                        println!(
-                            "(the turn could not be saved: {e}. Nothing of it was kept; type /retry to play it again.)"
-                        );
-                        // Another process may have moved the save on: start again from it.
-                        state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
-                        current = store.session().map_err(|e| e.to_string())?.current_scene_id;
-                    }
-                }
-            }
-            Err(e) => {
-                println!(
-                    "(the turn did not happen: {e}. Nothing was saved. Type /retry to try again, or /fallback to go on with a simple narration.)"
-                );
-                failed.clone_from(&last_input);
-            }
-        }
+        print_report(&report, &ctl.choices);
     }
+    ctl.close();
     Ok(())
+}
+
+fn print_report(report: &Report, choices: &[String]) {
+    match report {
+        Report::Committed { result, kind, .. } => {
+            if *kind == SceneKind::Fallback {
+                for m in result.messages.iter().filter(|m| m.kind == Kind::Narration) {
+                    println!("{}\n", m.content);
+                }
+            }
+            if result
+                .messages
+                .iter()
+                .any(|m| m.kind == Kind::SceneMarker && m.content == SCENE_CLOSE)
+            {
+                println!("(the scene closes; what you do next opens the next one)");
+            }
+            for roll in &result.rolls {
+                println!(
+                    "  [{} {}: {:?} {:+} = {} — {}]",
+                    roll.check,
+                    roll.stat.as_deref().unwrap_or(""),
+                    roll.roll.rolls,
+                    roll.roll.modifier,
+                    roll.roll.total,
+                    roll.label
+                );
+            }
+            println!();
+            print_choices(choices);
+        }
+        Report::Question(q) => println!(
+            "(a question before this happens) {q}\n(answer it, or say what you do instead)"
+        ),
+        Report::Failed(e) => println!(
+            "(the turn did not happen: {e}. Nothing was saved. Type /retry to try again, or /fallback to go on with a simple narration.)"
+        ),
+        Report::NotSaved(e) => println!(
+            "(the turn could not be saved: {e}. Nothing of it was kept; type /retry to play it again.)"
+        ),
+        Report::Rewound { to, scene_index } => {
+            println!("(rewound to scene {to}; now scene {scene_index})");
+        }
+        Report::Note(n) => println!("({n})"),
+    }
 }
 
 fn print_choices(choices: &[String]) {
@@ -379,11 +289,4 @@ fn print_choices(choices: &[String]) {
     if !choices.is_empty() {
         println!("  (or write what you do)");
     }
-}
-
-fn unique() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{now:x}-{:x}", rand::random::<u32>())
 }

@@ -4,6 +4,8 @@
 //! prompt from [`stream::view`] and [`observation::recall`], and the store
 //! (`store/`) persists what a turn commits.
 
+#[cfg(feature = "store")]
+pub mod controller;
 pub mod observation;
 pub mod play;
 pub mod stream;

@@ -182,3 +182,31 @@ pub fn fallback_turn(
         clarification: None,
     }
 }
+
+/// `/end-scene` (an out-of-character command, never sent to a model): a turn
+/// holding only the `scene_close` marker; the next turn opens a new scene.
+pub fn end_scene_turn(state: &SessionState) -> TurnResult {
+    let mut stream = state.stream.clone();
+    let first = stream.messages.len();
+    stream.push(
+        state.next_turn_id(),
+        SYSTEM,
+        Kind::SceneMarker,
+        super::turn::SCENE_CLOSE,
+        None,
+    );
+    TurnResult {
+        messages: stream.messages[first..].to_vec(),
+        world: state.world.clone(),
+        changes: Vec::new(),
+        rolls: Vec::new(),
+        observations: Vec::new(),
+        choices: Vec::new(),
+        acted: Vec::new(),
+        skipped: Vec::new(),
+        records: Vec::new(),
+        refused: Vec::new(),
+        play_minutes: state.play_minutes,
+        clarification: None,
+    }
+}

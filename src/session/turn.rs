@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use super::observation::{DEFAULT_LAMBDA, Observation, recall};
 use super::stream::{
-    Kind, Message, MessageId, NARRATOR, Stage, StateEntry, Stream, states_for, view,
+    Kind, Message, MessageId, NARRATOR, SYSTEM, Stage, StateEntry, Stream, states_for, view,
 };
 use crate::campaign::Campaign;
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError};
@@ -250,6 +250,13 @@ impl TurnRunner {
             state,
             input,
         };
+        // Seed 004 step 1: the orchestrator marks a scene boundary before the turn.
+        if let Some(marker) = pending_marker(&runner.state) {
+            runner
+                .state
+                .stream
+                .push(turn_id, SYSTEM, Kind::SceneMarker, marker, None);
+        }
         let id = runner.state.stream.push(
             turn_id,
             PERSONA,
@@ -953,6 +960,33 @@ impl TurnRunner {
         }
     }
 }
+
+/// The scene marker the next turn starts with, if any: `scene_open: PLACE`
+/// after a `scene_close`, `location_change: FROM -> TO` when the scene's
+/// location moved since the last marker.
+fn pending_marker(state: &SessionState) -> Option<String> {
+    let here = state.world.scene.get("location").and_then(Value::as_str)?;
+    let last = state
+        .stream
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.kind == Kind::SceneMarker);
+    let Some(last) = last else {
+        return Some(format!("scene_open: {here}"));
+    };
+    if last.content == SCENE_CLOSE {
+        return Some(format!("scene_open: {here}"));
+    }
+    let marked = last
+        .content
+        .strip_prefix("scene_open: ")
+        .or_else(|| last.content.split_once(" -> ").map(|(_, to)| to))?;
+    (marked != here).then(|| format!("location_change: {marked} -> {here}"))
+}
+
+/// The marker `/end-scene` leaves; the next turn opens a new scene.
+pub const SCENE_CLOSE: &str = "scene_close";
 
 /// `Ferry Lanterns` → `ferry_lanterns`.
 fn slug(s: &str) -> String {

@@ -1,0 +1,427 @@
+//! The orchestrator around turns (feature `store`): out-of-character commands, commits, play sessions and the "Previously…" recap, shared by the terminal and the window.
+//!
+//! The controller never waits on a model. [`Controller::handle`] turns one line
+//! of player input into either a [`Report`] (commands the orchestrator answers
+//! itself: `/rewind`, `/end-scene`, `/fallback`) or a [`PlayerInput`] whose turn
+//! the caller runs however it likes (the terminal blocks on
+//! [`super::play::run_turn`]; the window polls calls each frame) and hands back
+//! to [`Controller::finish`], which commits it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::play::{end_scene_turn, fallback_templates, fallback_turn};
+use super::stream::{Kind, player_view};
+use super::turn::{PERSONA, PlayerInput, SessionState, TurnError, TurnResult};
+use crate::campaign::{self, Campaign, system_rulesets};
+use crate::llm::CallRequest;
+use crate::store::{PlaySession, SceneKind, SessionInfo, Store, Summary, TurnCommit};
+
+/// What one line of input asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Play an intention (free text or a numbered choice), maybe whispered.
+    Act {
+        text: String,
+        whisper_to: Option<String>,
+    },
+    Retry,
+    Fallback,
+    Rewind(i64),
+    EndScene,
+    Quit,
+    Help,
+}
+
+/// The out-of-character commands, for help lines.
+pub const COMMANDS: &str = "/retry, /fallback, /rewind N, /end-scene, /whisper NPC text, /quit";
+
+/// Read one line: a command, a choice number, or free text. `Err` is a hint for the player.
+pub fn parse_command(line: &str, choices: &[String]) -> Result<Command, String> {
+    let line = line.trim();
+    let (head, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let rest = rest.trim();
+    match head {
+        "/quit" => Ok(Command::Quit),
+        "/help" => Ok(Command::Help),
+        "/retry" => Ok(Command::Retry),
+        "/fallback" => Ok(Command::Fallback),
+        "/end-scene" => Ok(Command::EndScene),
+        "/rewind" => rest
+            .parse()
+            .map(Command::Rewind)
+            .map_err(|_| "/rewind N: N is a scene number".to_owned()),
+        "/whisper" => match rest.split_once(' ') {
+            Some((npc, text)) if !text.trim().is_empty() => Ok(Command::Act {
+                text: text.trim().to_owned(),
+                whisper_to: Some(npc.to_owned()),
+            }),
+            _ => Err("/whisper NPC what you say".to_owned()),
+        },
+        _ if head.starts_with('/') => Err(format!("commands: {COMMANDS}")),
+        _ => match line.parse::<usize>() {
+            Ok(n) if (1..=choices.len()).contains(&n) => Ok(Command::Act {
+                text: choices[n - 1].clone(),
+                whisper_to: None,
+            }),
+            Ok(_) if choices.is_empty() => {
+                Err("there are no choices now: write what you do".into())
+            }
+            Ok(_) => Err(format!(
+                "choose 1 to {}, or write what you do",
+                choices.len()
+            )),
+            Err(_) if line.is_empty() => Err("write what you do".into()),
+            Err(_) => Ok(Command::Act {
+                text: line.to_owned(),
+                whisper_to: None,
+            }),
+        },
+    }
+}
+
+/// What the controller did with a line or a finished turn.
+#[derive(Clone, Debug)]
+pub enum Report {
+    /// A turn was committed (played, fallback-narrated, or a closed scene).
+    Committed {
+        result: Box<TurnResult>,
+        scene_index: i64,
+        kind: SceneKind,
+    },
+    /// The referee asks one question first; nothing was saved.
+    Question(String),
+    /// A stage failed; nothing was saved. `/retry` or `/fallback` may follow.
+    Failed(TurnError),
+    /// The turn happened but could not be saved (another writer moved the
+    /// save on, or the disk refused): nothing of it was kept.
+    NotSaved(String),
+    Rewound {
+        to: i64,
+        scene_index: i64,
+    },
+    /// A message for the player (a hint, a refused command).
+    Note(String),
+}
+
+/// What the caller does next.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// Run this turn, then hand its outcome to [`Controller::finish`].
+    Run(PlayerInput),
+    Report(Report),
+    Quit,
+}
+
+/// Loads a campaign with the system rulesets, or explains why it cannot play.
+pub fn load_campaign(dir: &Path) -> Result<Arc<Campaign>, String> {
+    let (loaded, report) = campaign::load(dir, &[system_rulesets()]);
+    loaded.map(Arc::new).ok_or_else(|| {
+        format!(
+            "{report}\nerror: {}: the campaign has errors; `loreloom campaign validate` lists them",
+            dir.display()
+        )
+    })
+}
+
+/// How many narrations a recap reads at most.
+const RECAP_EVENTS: usize = 12;
+
+/// A save being played.
+#[derive(Debug)]
+pub struct Controller {
+    store: Store,
+    pub state: SessionState,
+    current_scene: String,
+    scene_index: i64,
+    pub choices: Vec<String>,
+    clarified: bool,
+    last: Option<(String, Option<String>)>,
+    failed: Option<PlayerInput>,
+    templates: Vec<String>,
+    play_session: PlaySession,
+    /// The "Previously…" of this sitting, once made.
+    pub recap: Option<String>,
+}
+
+impl Controller {
+    /// Open a save and begin a play session in it.
+    pub fn open(path: &Path) -> Result<Self, String> {
+        let mut store = Store::open(path).map_err(|e| e.to_string())?;
+        let info = store.session().map_err(|e| e.to_string())?;
+        let campaign = load_campaign(&info.campaign_path)?;
+        let state = store.state(campaign).map_err(|e| e.to_string())?;
+        let choices = store
+            .last_result()
+            .map_err(|e| e.to_string())?
+            .and_then(|r| serde_json::from_value(r["choices"].clone()).ok())
+            .unwrap_or_default();
+        let play_session = store.start_play_session().map_err(|e| e.to_string())?;
+        let templates =
+            std::fs::read_to_string(crate::resource_dir("prompts").join("fallback_narration.txt"))
+                .map(|t| fallback_templates(&t))
+                .unwrap_or_default();
+        Ok(Self {
+            store,
+            state,
+            current_scene: info.current_scene_id,
+            scene_index: info.scene_index,
+            choices,
+            clarified: false,
+            last: None,
+            failed: None,
+            templates,
+            play_session,
+            recap: None,
+        })
+    }
+
+    pub fn info(&self) -> Result<SessionInfo, String> {
+        self.store.session().map_err(|e| e.to_string())
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The scene the story stands at.
+    pub fn scene_index(&self) -> i64 {
+        self.scene_index
+    }
+
+    /// Whether the last turn failed (so `/fallback` can go on).
+    pub fn has_failed_turn(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    /// What the player has seen so far, oldest first: narrations and their own intentions.
+    pub fn transcript(&self) -> Vec<&super::stream::Message> {
+        player_view(&self.state.stream.messages, PERSONA, false)
+    }
+
+    /// One line from the player.
+    pub fn handle(&mut self, line: &str) -> Step {
+        let command = match parse_command(line, &self.choices) {
+            Ok(c) => c,
+            Err(hint) => return Step::Report(Report::Note(hint)),
+        };
+        match command {
+            Command::Quit => Step::Quit,
+            Command::Help => Step::Report(Report::Note(format!(
+                "type what you do, or a choice's number; commands: {COMMANDS}"
+            ))),
+            Command::Act { text, whisper_to } => Step::Run(self.input(text, whisper_to)),
+            Command::Retry => match self.last.clone() {
+                Some((text, whisper_to)) => Step::Run(self.input(text, whisper_to)),
+                None => Step::Report(Report::Note("nothing to retry".into())),
+            },
+            Command::Fallback => Step::Report(self.fallback()),
+            Command::Rewind(n) => Step::Report(self.rewind(n)),
+            Command::EndScene => Step::Report(self.end_scene()),
+        }
+    }
+
+    fn input(&mut self, text: String, whisper_to: Option<String>) -> PlayerInput {
+        self.last = Some((text.clone(), whisper_to.clone()));
+        PlayerInput {
+            text,
+            whisper_to,
+            action_id: format!("action-{}", unique()),
+            clarified: self.clarified,
+        }
+    }
+
+    /// Take a turn's outcome: commit it, or keep what the player needs to retry.
+    pub fn finish(
+        &mut self,
+        input: &PlayerInput,
+        outcome: Result<TurnResult, TurnError>,
+    ) -> Report {
+        match outcome {
+            Ok(r) if r.clarification.is_some() => {
+                self.clarified = true;
+                Report::Question(r.clarification.unwrap_or_default())
+            }
+            Ok(r) => {
+                self.clarified = false;
+                self.failed = None;
+                self.commit(r, input, SceneKind::Play)
+            }
+            Err(e) => {
+                self.failed = Some(PlayerInput {
+                    clarified: true,
+                    action_id: format!("action-{}", unique()),
+                    ..input.clone()
+                });
+                Report::Failed(e)
+            }
+        }
+    }
+
+    fn commit(&mut self, result: TurnResult, input: &PlayerInput, kind: SceneKind) -> Report {
+        let commit = TurnCommit::from_result(&result, input, &self.current_scene, kind);
+        match self.store.commit_turn(&commit) {
+            Ok(c) => {
+                self.state.advance(&result);
+                self.current_scene = c.scene_id;
+                self.scene_index = c.scene_index;
+                self.choices.clone_from(&result.choices);
+                Report::Committed {
+                    result: Box::new(result),
+                    scene_index: c.scene_index,
+                    kind,
+                }
+            }
+            Err(e) => {
+                // Another process may have moved the save on: start again from it.
+                if let Err(reload) = self.reload() {
+                    return Report::NotSaved(format!("{e}; and reading the save again: {reload}"));
+                }
+                Report::NotSaved(e.to_string())
+            }
+        }
+    }
+
+    fn reload(&mut self) -> Result<(), String> {
+        self.state = self
+            .store
+            .state(self.state.campaign.clone())
+            .map_err(|e| e.to_string())?;
+        let info = self.info()?;
+        self.current_scene = info.current_scene_id;
+        self.scene_index = info.scene_index;
+        self.choices.clear();
+        Ok(())
+    }
+
+    fn fallback(&mut self) -> Report {
+        let Some(input) = self.failed.take() else {
+            return Report::Note("nothing failed; /fallback continues after a failed turn".into());
+        };
+        let result = fallback_turn(&self.state, &input, &self.templates);
+        self.commit(result, &input, SceneKind::Fallback)
+    }
+
+    fn end_scene(&mut self) -> Report {
+        let input = PlayerInput {
+            text: "/end-scene".into(),
+            whisper_to: None,
+            action_id: format!("end-scene-{}", unique()),
+            clarified: true,
+        };
+        let result = end_scene_turn(&self.state);
+        self.commit(result, &input, SceneKind::Play)
+    }
+
+    fn rewind(&mut self, to: i64) -> Report {
+        match self.store.rewind(to, &format!("rewind-{}", unique())) {
+            Ok(c) => match self.reload() {
+                Ok(()) => Report::Rewound {
+                    to,
+                    scene_index: c.scene_index,
+                },
+                Err(e) => Report::NotSaved(e),
+            },
+            Err(e) => Report::Note(format!("cannot rewind: {e}")),
+        }
+    }
+
+    /// The model call that writes this sitting's "Previously…", when there is a past to recap.
+    pub fn recap_request(&self) -> Option<CallRequest> {
+        let summaries = self.store.summaries().ok()?;
+        let since = summaries.last().map_or(0, |s| s.turn_end);
+        let events: Vec<&str> = self
+            .transcript()
+            .into_iter()
+            .filter(|m| {
+                m.kind == Kind::Narration && m.id.turn_id > u64::try_from(since).unwrap_or(0)
+            })
+            .map(|m| m.content.as_str())
+            .collect();
+        if self.state.turn_index == 0 || (events.len() <= 1 && summaries.is_empty()) {
+            return None;
+        }
+        let events = &events[events.len().saturating_sub(RECAP_EVENTS)..];
+        let persona = self
+            .state
+            .campaign
+            .characters
+            .get(PERSONA)
+            .map_or_else(|| "the player".to_owned(), |c| c.name.clone());
+        Some(
+            CallRequest::new(
+                "recap",
+                &self.state.small_model,
+                json!({
+                    "calibration": self.state.calibration,
+                    "persona": persona,
+                    "summaries": summaries.iter().map(|s| &s.text).collect::<Vec<_>>(),
+                    "events": events,
+                }),
+            )
+            .seed(u32::try_from(self.state.seed & 0xFFFF_FFFF).unwrap_or(0)),
+        )
+    }
+
+    /// Keep the recap the model wrote (it also summarises the turns since the
+    /// last summary); when the model failed, recap from the last narration and
+    /// store no summary. Returns the text to show.
+    pub fn finish_recap(&mut self, written: Result<String, String>) -> String {
+        let previous_end = self
+            .store
+            .summaries()
+            .ok()
+            .and_then(|s| s.last().map(|s| s.turn_end))
+            .unwrap_or(0);
+        // Summaries cover turn ids (submissions), like the messages they summarise.
+        let last_turn =
+            i64::try_from(self.state.stream.next_turn().saturating_sub(1)).unwrap_or(i64::MAX);
+        let (text, summary) = match written.map(|t| t.trim().to_owned()) {
+            Ok(text) if !text.is_empty() => {
+                let summary = Summary {
+                    scope: "play_session".into(),
+                    scope_id: self.play_session.id.to_string(),
+                    text: text.clone(),
+                    turn_start: previous_end + 1,
+                    turn_end: last_turn,
+                };
+                (text, Some(summary))
+            }
+            _ => {
+                let last = self
+                    .transcript()
+                    .into_iter()
+                    .rev()
+                    .find(|m| m.kind == Kind::Narration)
+                    .map(|m| m.content.clone())
+                    .unwrap_or_default();
+                (last, None)
+            }
+        };
+        if let Err(e) = self
+            .store
+            .record_recap(self.play_session.id, &text, summary.as_ref())
+        {
+            tracing::warn!("the recap was shown but not saved: {e}");
+        }
+        self.recap = Some(text.clone());
+        text
+    }
+
+    /// End this sitting (the save keeps which turns it covered).
+    pub fn close(&self) {
+        if let Err(e) = self.store.end_play_session(self.play_session.id) {
+            tracing::warn!("could not mark the play session ended: {e}");
+        }
+    }
+}
+
+/// A unique suffix for action ids and file names.
+pub fn unique() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{now:x}-{:x}", rand::random::<u32>())
+}

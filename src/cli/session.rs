@@ -1,15 +1,15 @@
 //! `loreloom session new|play`: open-ended sessions in the terminal, saved turn by turn to one SQLite file.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::llm::{Gateway, Script, ScriptedBackend};
-use crate::session::controller::{Controller, Report, Step, load_campaign, unique};
-use crate::session::play::{Progress, opening, run_turn};
+use crate::session::controller::{Controller, NewSave, Report, Step, create_save, load_campaign};
+use crate::session::play::{Progress, run_turn};
 use crate::session::turn::{Calibration, SCENE_CLOSE};
 use crate::session::{Kind, player_view};
-use crate::store::{NewSession, SceneKind, Store};
+use crate::store::SceneKind;
 
 /// Options of `session new`.
 #[derive(clap::Args, Debug)]
@@ -34,6 +34,9 @@ pub(super) struct NewArgs {
     /// Session zero: the tone you want, in a few words
     #[arg(long, default_value = "")]
     tone: String,
+    /// Session zero: gentle, standard or hard
+    #[arg(long, default_value = "standard", value_parser = ["gentle", "standard", "hard"])]
+    difficulty: String,
     /// Session zero: content that must never appear (repeatable)
     #[arg(long = "line")]
     lines: Vec<String>,
@@ -55,92 +58,35 @@ pub(super) struct PlayArgs {
     model_script: Option<PathBuf>,
 }
 
-fn free_save_path(campaign_id: &str) -> PathBuf {
-    let dir = crate::saves::data_dir().join("saves");
-    (1..=10_000)
-        .map(|n| dir.join(format!("{campaign_id}-{n}.db")))
-        .find(|p| !p.exists())
-        .unwrap_or_else(|| dir.join(format!("{campaign_id}-{}.db", unique())))
-}
-
 pub(super) fn new(args: NewArgs) -> ExitCode {
-    let campaign = match load_campaign(&args.campaign) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let id = args
-        .campaign
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "campaign".into());
-    let seed = args.seed.unwrap_or_else(rand::random);
-    let calibration = Calibration {
+    let mut calibration = Calibration {
         tone: args.tone,
-        difficulty: "normal".into(),
+        difficulty: args.difficulty,
         lines: args.lines,
         veils: args.veils,
     };
-    let state = match opening(
-        campaign.clone(),
-        args.scenario.as_deref(),
-        &args.small,
-        &args.large,
-        seed,
-        calibration.clone(),
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.campaign.display());
-            return ExitCode::FAILURE;
+    let asked =
+        calibration.tone.is_empty() && calibration.lines.is_empty() && calibration.veils.is_empty();
+    if asked && std::io::stdin().is_terminal() {
+        match load_campaign(&args.campaign) {
+            Ok(c) => session_zero(&c, &mut calibration),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
         }
-    };
-    let path = args.save.unwrap_or_else(|| free_save_path(&id));
-    if let Some(parent) = path.parent() {
-        let _ = std::fs::create_dir_all(parent);
     }
-    let mut world = state.world.clone();
-    let scene = std::mem::take(&mut world.scene);
-    let scenario = args
-        .scenario
-        .clone()
-        .or_else(|| campaign.default_scenario().map(|s| s.id.clone()));
-    let characters = campaign
-        .characters
-        .values()
-        .map(|c| {
-            let role = if c.kind == crate::campaign::CharacterKind::Player {
-                "user_persona"
-            } else {
-                "npc"
-            };
-            (c.id.clone(), role.to_owned())
-        })
-        .collect();
-    let new = NewSession {
-        id: format!("{id}-{seed:016x}"),
-        campaign_id: id,
-        campaign_path: args
-            .campaign
-            .canonicalize()
-            .unwrap_or(args.campaign.clone()),
-        scenario_id: scenario,
-        ruleset_id: campaign.ruleset.id.clone(),
-        characters,
-        small_model_key: args.small,
-        large_model_key: args.large,
-        calibration: serde_json::to_value(&calibration).unwrap_or_default(),
-        prompt_versions: serde_json::json!({}),
-        seed,
-        scene,
-        world,
-        messages: state.stream.messages.clone(),
+    let new = NewSave {
+        campaign: args.campaign.clone(),
+        save: args.save,
+        scenario: args.scenario,
+        seed: args.seed,
+        small_model: args.small,
+        large_model: args.large,
+        calibration,
     };
-    match Store::create(&path, &new) {
-        Ok(_) => {
+    match create_save(&new) {
+        Ok((path, state)) => {
             for m in player_view(&state.stream.messages, crate::session::turn::PERSONA, false) {
                 println!("{}\n", m.content);
             }
@@ -153,6 +99,43 @@ pub(super) fn new(args: NewArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Session zero in the terminal: tone, difficulty, and a line or veil for each of the campaign's content warnings.
+fn session_zero(campaign: &crate::campaign::Campaign, calibration: &mut Calibration) {
+    let stdin = std::io::stdin();
+    let ask = |question: &str| -> String {
+        print!("{question} ");
+        let _ = std::io::stdout().flush();
+        let mut answer = String::new();
+        let _ = stdin.lock().read_line(&mut answer);
+        answer.trim().to_owned()
+    };
+    println!("Session zero: {}", campaign.manifest.title);
+    calibration.tone = ask("What tone would you like (a few words, Enter for the campaign's own)?");
+    let difficulty = ask("Difficulty: gentle, standard or hard [standard]?");
+    calibration.difficulty = match difficulty.as_str() {
+        "gentle" | "hard" => difficulty,
+        _ => "standard".into(),
+    };
+    for warning in &campaign.manifest.content_warnings {
+        match ask(&format!(
+            "`{warning}`: fine, veil (off-screen) or line (never) [fine]?"
+        ))
+        .as_str()
+        {
+            "line" | "l" => calibration.lines.push(warning.clone()),
+            "veil" | "v" => calibration.veils.push(warning.clone()),
+            _ => {}
+        }
+    }
+    let more = ask("Anything else that must never appear (comma-separated, Enter for none)?");
+    calibration.lines.extend(
+        more.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
+    );
 }
 
 pub(super) fn play(args: PlayArgs) -> ExitCode {

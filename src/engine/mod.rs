@@ -1,6 +1,8 @@
 //! Engine plugins: thin Bevy ECS adapters around the plain-Rust core, runnable headless.
 
 pub mod llm;
+#[cfg(feature = "store")]
+pub mod session;
 pub mod story_player;
 
 use bevy::app::{App, Plugin};
@@ -15,6 +17,8 @@ pub struct CorePlugin;
 impl Plugin for CorePlugin {
     fn build(&self, app: &mut App) {
         app.add_plugins((story_player::plugin, llm::plugin));
+        #[cfg(feature = "store")]
+        app.add_plugins(session::plugin);
     }
 }
 

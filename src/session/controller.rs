@@ -7,17 +7,17 @@
 //! [`super::play::run_turn`]; the window polls calls each frame) and hands back
 //! to [`Controller::finish`], which commits it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
 
-use super::play::{end_scene_turn, fallback_templates, fallback_turn};
+use super::play::{end_scene_turn, fallback_templates, fallback_turn, opening};
 use super::stream::{Kind, player_view};
-use super::turn::{PERSONA, PlayerInput, SessionState, TurnError, TurnResult};
+use super::turn::{Calibration, PERSONA, PlayerInput, SessionState, TurnError, TurnResult};
 use crate::campaign::{self, Campaign, system_rulesets};
 use crate::llm::CallRequest;
-use crate::store::{PlaySession, SceneKind, SessionInfo, Store, Summary, TurnCommit};
+use crate::store::{NewSession, PlaySession, SceneKind, SessionInfo, Store, Summary, TurnCommit};
 
 /// What one line of input asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,6 +124,113 @@ pub fn load_campaign(dir: &Path) -> Result<Arc<Campaign>, String> {
             dir.display()
         )
     })
+}
+
+/// What a new save starts from (session zero's answers included).
+#[derive(Clone, Debug)]
+pub struct NewSave {
+    pub campaign: PathBuf,
+    /// Default: a new file under the data dir's `saves/`.
+    pub save: Option<PathBuf>,
+    pub scenario: Option<String>,
+    /// Default: random.
+    pub seed: Option<u64>,
+    pub small_model: String,
+    pub large_model: String,
+    pub calibration: Calibration,
+}
+
+/// Write a new save: the opening scene of the scenario, with the calibration stored.
+pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), String> {
+    let campaign = load_campaign(&new.campaign)?;
+    let dir = new.campaign.canonicalize().unwrap_or(new.campaign.clone());
+    let id = dir
+        .file_name()
+        .map_or_else(|| "campaign".into(), |n| n.to_string_lossy().into_owned());
+    let seed = new.seed.unwrap_or_else(rand::random);
+    let state = opening(
+        campaign.clone(),
+        new.scenario.as_deref(),
+        &new.small_model,
+        &new.large_model,
+        seed,
+        new.calibration.clone(),
+    )
+    .map_err(|e| format!("{}: {e}", new.campaign.display()))?;
+    let path = new.save.clone().unwrap_or_else(|| free_save_path(&id));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("{}: cannot create the folder: {e}", parent.display()))?;
+    }
+    let mut world = state.world.clone();
+    let scene = std::mem::take(&mut world.scene);
+    let scenario = new
+        .scenario
+        .clone()
+        .or_else(|| campaign.default_scenario().map(|s| s.id.clone()));
+    let characters = campaign
+        .characters
+        .values()
+        .map(|c| {
+            let role = if c.kind == crate::campaign::CharacterKind::Player {
+                "user_persona"
+            } else {
+                "npc"
+            };
+            (c.id.clone(), role.to_owned())
+        })
+        .collect();
+    let session = NewSession {
+        id: format!("{id}-{seed:016x}"),
+        campaign_id: id,
+        campaign_path: dir,
+        scenario_id: scenario,
+        ruleset_id: campaign.ruleset.id.clone(),
+        characters,
+        small_model_key: new.small_model.clone(),
+        large_model_key: new.large_model.clone(),
+        calibration: serde_json::to_value(&new.calibration).unwrap_or_default(),
+        prompt_versions: json!({}),
+        seed,
+        scene,
+        world,
+        messages: state.stream.messages.clone(),
+    };
+    Store::create(&path, &session).map_err(|e| e.to_string())?;
+    Ok((path, state))
+}
+
+/// Where saves of sessions live: `<data dir>/saves/`.
+pub fn saves_dir() -> PathBuf {
+    crate::saves::data_dir().join("saves")
+}
+
+/// The most recently played save of a campaign folder, if any.
+pub fn latest_save(campaign: &Path) -> Option<PathBuf> {
+    let id = campaign
+        .canonicalize()
+        .ok()?
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    std::fs::read_dir(saves_dir())
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(&format!("{id}-")) && name.ends_with(".db")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+}
+
+fn free_save_path(campaign_id: &str) -> PathBuf {
+    let dir = saves_dir();
+    (1..=10_000)
+        .map(|n| dir.join(format!("{campaign_id}-{n}.db")))
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| dir.join(format!("{campaign_id}-{}.db", unique())))
 }
 
 /// How many narrations a recap reads at most.

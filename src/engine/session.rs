@@ -1,0 +1,640 @@
+//! Open-ended sessions in the ECS (feature `store`): the campaign's people, clocks, relations and memories as entities, and a turn as a chain of system sets that start model calls and collect them without ever blocking a frame.
+//!
+//! One frame of a session, in order ([`SessionSystems`], all in `Update`
+//! after the model calls were polled in `PreUpdate`):
+//!
+//! 1. `Input` — a [`SessionInput`] line goes to the [`Controller`]: commands
+//!    the orchestrator answers itself (`/rewind`, `/end-scene`, `/fallback`)
+//!    report at once; an intention starts a [`TurnRunner`].
+//! 2. `Launch` — every call the runner asks for is started on the gateway
+//!    (a narrator and its extractor together).
+//! 3. `Collect` — streamed narration goes to [`SessionView::streaming`];
+//!    finished calls are handed to the runner, which decides the next stage
+//!    (resolution → narration ∥ extraction → lore → NPC activation → per NPC
+//!    intent → narration ∥ extraction → choices).
+//! 4. `Commit` — a finished turn is committed in one transaction (or its
+//!    failure kept for Retry / Continue-with-fallback).
+//! 5. `Sync` — after a commit or a rewind, the world's entities are rebuilt
+//!    from the session state.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use bevy::platform::cell::SyncCell;
+use bevy::prelude::*;
+use serde_json::{Map, Value};
+
+use super::llm::{LlmCalls, LlmFinished, LlmGateway, LlmSystems, LlmToken};
+use crate::rules::state::{Clock, Relation};
+use crate::session::controller::{Controller, Report, Step};
+use crate::session::turn::{PERSONA, PlayerInput, RollRecord, TurnError, TurnRunner};
+use crate::session::{DEFAULT_LAMBDA, Kind, Observation};
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_message::<SessionInput>()
+        .add_message::<SessionReport>()
+        .add_message::<WorldChanged>()
+        .init_resource::<SessionView>()
+        .configure_sets(
+            Update,
+            (
+                SessionSystems::Input,
+                SessionSystems::Launch,
+                SessionSystems::Collect,
+                SessionSystems::Commit,
+                SessionSystems::Sync,
+            )
+                .chain()
+                .run_if(resource_exists::<ActiveSession>),
+        )
+        .add_systems(
+            Update,
+            (
+                accept_input.in_set(SessionSystems::Input),
+                launch_calls.in_set(SessionSystems::Launch),
+                collect_calls.in_set(SessionSystems::Collect),
+                commit_turn.in_set(SessionSystems::Commit),
+                sync_world.in_set(SessionSystems::Sync),
+            ),
+        )
+        .add_systems(
+            PreUpdate,
+            open_session
+                .after(LlmSystems::Poll)
+                .run_if(resource_added::<ActiveSession>),
+        );
+}
+
+/// A turn's stages, in the order they run each frame.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SessionSystems {
+    Input,
+    Launch,
+    Collect,
+    Commit,
+    Sync,
+}
+
+/// The tag of a turn's model calls.
+const TURN_TAG: &str = "session-turn";
+/// The tag of the recap call.
+const RECAP_TAG: &str = "session-recap";
+
+/// The save being played. Insert it (with an [`LlmGateway`]) to start.
+#[derive(Resource)]
+pub struct ActiveSession {
+    controller: SyncCell<Controller>,
+    turn: Option<RunningTurn>,
+    recap_call: Option<u64>,
+    save: PathBuf,
+}
+
+impl std::fmt::Debug for ActiveSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActiveSession")
+            .field("save", &self.save)
+            .field("turn_running", &self.turn.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+struct RunningTurn {
+    input: PlayerInput,
+    runner: TurnRunner,
+    /// Gateway call id → the runner's call id.
+    calls: BTreeMap<u64, u32>,
+    /// The call whose narration is streaming.
+    narrating: Option<u64>,
+}
+
+impl ActiveSession {
+    /// Open a save (beginning a play session in it).
+    pub fn open(save: PathBuf) -> Result<Self, String> {
+        let controller = Controller::open(&save)?;
+        Ok(Self {
+            controller: SyncCell::new(controller),
+            turn: None,
+            recap_call: None,
+            save,
+        })
+    }
+
+    pub fn controller(&mut self) -> &mut Controller {
+        self.controller.get()
+    }
+
+    pub fn save(&self) -> &PathBuf {
+        &self.save
+    }
+
+    /// Whether a turn is being played (input waits).
+    pub fn busy(&self) -> bool {
+        self.turn.is_some() || self.recap_call.is_some()
+    }
+
+    /// End the play session (on leaving the screen or quitting).
+    pub fn close(&mut self) {
+        self.controller.get().close();
+    }
+}
+
+/// One line of player input: free text, a choice's number, or a command.
+#[derive(Message, Debug, Clone)]
+pub struct SessionInput(pub String);
+
+/// What happened to the last input (for toasts, scripted play and tests).
+#[derive(Message, Debug, Clone)]
+pub struct SessionReport(pub Report);
+
+/// One entry of what the player reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// "Previously…", at the top of a sitting.
+    Recap(String),
+    /// The player's own intention.
+    Intention {
+        text: String,
+        whisper_to: Option<String>,
+    },
+    Narration(String),
+    Roll(RollRecord),
+    /// A scene closed or opened.
+    Scene(String),
+    /// An orchestrator note (a rewind, a refused command).
+    Note(String),
+}
+
+/// Everything the play screen shows, kept by the engine so the window, the
+/// terminal and tests read the same thing.
+#[derive(Resource, Debug, Default)]
+pub struct SessionView {
+    pub title: String,
+    /// Where and when: the scene's location, time and mood.
+    pub scene: Map<String, Value>,
+    pub entries: Vec<Entry>,
+    /// Narration arriving now, token by token.
+    pub streaming: String,
+    /// The stage running now (for the "writing…" line and the overlay).
+    pub stage: Option<String>,
+    pub choices: Vec<String>,
+    /// The one clarification question asked, awaiting an answer.
+    pub question: Option<String>,
+    /// The last failed turn: the screen offers Retry and Continue-with-fallback.
+    pub failure: Option<TurnError>,
+    pub busy: bool,
+    /// Whether the campaign takes free text (else only the choices).
+    pub free_text: bool,
+    /// Turns committed so far, and the scene index.
+    pub scene_index: i64,
+    /// The debug overlay's lines: stages, dice, state ops, refusals (newest last).
+    pub log: Vec<String>,
+    /// Bumped whenever something the player reads changed.
+    pub revision: u64,
+}
+
+impl SessionView {
+    fn log(&mut self, line: impl Into<String>) {
+        const KEEP: usize = 200;
+        if self.log.len() == KEEP {
+            self.log.remove(0);
+        }
+        self.log.push(line.into());
+    }
+}
+
+/// A person of the campaign.
+#[derive(Component, Debug, Clone)]
+pub struct Character {
+    pub id: String,
+    pub name: String,
+    pub persona: bool,
+    pub portrait: Option<PathBuf>,
+}
+
+/// How often a non-baked NPC acts unprompted (0–1).
+#[derive(Component, Debug, Clone, Copy)]
+pub struct Chattiness(pub f64);
+
+/// An NPC who acts every turn it is present (seed 004).
+#[derive(Component, Debug, Clone, Copy)]
+pub struct Baked;
+
+/// In the current scene.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct Present;
+
+/// A character's stats (the ruleset's stat block).
+#[derive(Component, Debug, Clone)]
+pub struct StatBlock(pub Map<String, Value>);
+
+/// A character's inventory: item → quantity.
+#[derive(Component, Debug, Clone, Default)]
+pub struct Inventory(pub BTreeMap<String, u32>);
+
+/// A progress clock.
+#[derive(Component, Debug, Clone)]
+pub struct ClockState(pub Clock);
+
+/// One relation edge between two characters (one per unordered pair).
+#[derive(Component, Debug, Clone)]
+pub struct RelationEdge(pub Relation);
+
+/// One observation, a child of the character who made it, with its priority now (seed 003).
+#[derive(Component, Debug, Clone)]
+pub struct Memory {
+    pub observation: Observation,
+    pub priority: f64,
+}
+
+/// Everything spawned for the session (despawned when it is rebuilt or left).
+#[derive(Component, Debug, Clone, Copy)]
+pub struct SessionEntity;
+
+fn open_session(
+    mut session: ResMut<ActiveSession>,
+    gateway: Option<Res<LlmGateway>>,
+    mut calls: ResMut<LlmCalls>,
+    mut view: ResMut<SessionView>,
+    mut commands: Commands,
+) {
+    let ctl = session.controller();
+    *view = SessionView::default();
+    view.title = ctl.state.campaign.manifest.title.clone();
+    view.free_text = true;
+    view.choices.clone_from(&ctl.choices);
+    view.scene_index = ctl.scene_index();
+    view.entries = transcript_entries(ctl);
+    let recap = ctl.recap_request();
+    if let (Some(request), Some(gateway)) = (recap, gateway) {
+        view.busy = true;
+        view.stage = Some("recap".into());
+        let id = calls.start(&gateway.0, RECAP_TAG, request);
+        session.recap_call = Some(id);
+    }
+    view.revision += 1;
+    commands.write_message(WorldChanged);
+}
+
+/// The player's view of the stored story, as entries.
+fn transcript_entries(ctl: &Controller) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for m in &ctl.state.stream.messages {
+        match m.kind {
+            Kind::Narration => entries.push(Entry::Narration(m.content.clone())),
+            Kind::Intention if m.owner == PERSONA => entries.push(Entry::Intention {
+                text: m.content.clone(),
+                whisper_to: m.target.clone(),
+            }),
+            Kind::SceneMarker if m.id.turn_id > 0 => {
+                entries.push(Entry::Scene(scene_words(&m.content)));
+            }
+            _ => {}
+        }
+    }
+    entries
+}
+
+/// `scene_open: reedmere_quay` → "A new scene: reedmere quay".
+fn scene_words(marker: &str) -> String {
+    if marker == crate::session::turn::SCENE_CLOSE {
+        return "The scene closes.".into();
+    }
+    match marker.split_once(": ") {
+        Some(("scene_open", place)) => format!("A new scene: {}", place.replace('_', " ")),
+        Some(("location_change", moved)) => format!("Elsewhere: {}", moved.replace('_', " ")),
+        _ => marker.replace('_', " "),
+    }
+}
+
+/// The world changed: rebuild its entities.
+#[derive(Message, Debug, Clone, Copy)]
+struct WorldChanged;
+
+fn accept_input(
+    mut inputs: MessageReader<SessionInput>,
+    mut session: ResMut<ActiveSession>,
+    mut view: ResMut<SessionView>,
+    mut reports: MessageWriter<SessionReport>,
+    mut changed: MessageWriter<WorldChanged>,
+) {
+    for SessionInput(line) in inputs.read() {
+        if session.busy() {
+            view.log(format!("input ignored while a turn runs: {line}"));
+            continue;
+        }
+        let step = session.controller().handle(line);
+        match step {
+            Step::Quit => {}
+            Step::Run(input) => {
+                view.failure = None;
+                view.question = None;
+                view.choices.clear();
+                view.entries.push(Entry::Intention {
+                    text: input.text.clone(),
+                    whisper_to: input.whisper_to.clone(),
+                });
+                view.busy = true;
+                view.log(format!("turn: {}", input.text));
+                let state = session.controller().state.clone();
+                session.turn = Some(RunningTurn {
+                    runner: TurnRunner::start(state, input.clone()),
+                    input,
+                    calls: BTreeMap::new(),
+                    narrating: None,
+                });
+            }
+            Step::Report(report) => {
+                let ctl = session.controller();
+                present(&report, ctl, &mut view);
+                if matches!(report, Report::Committed { .. } | Report::Rewound { .. }) {
+                    changed.write(WorldChanged);
+                }
+                reports.write(SessionReport(report));
+            }
+        }
+        view.revision += 1;
+    }
+}
+
+fn launch_calls(
+    mut session: ResMut<ActiveSession>,
+    gateway: Option<Res<LlmGateway>>,
+    mut calls: ResMut<LlmCalls>,
+    mut view: ResMut<SessionView>,
+) {
+    let Some(turn) = session.turn.as_mut() else {
+        return;
+    };
+    let pending = turn.runner.take_requests();
+    if pending.is_empty() {
+        return;
+    }
+    let Some(gateway) = gateway else {
+        view.log("no model gateway: the turn cannot run");
+        return;
+    };
+    for call in pending {
+        let stage = call.request.stage.clone();
+        let id = calls.start(&gateway.0, TURN_TAG, call.request);
+        turn.calls.insert(id, call.id);
+        if stage == "narrate" {
+            turn.narrating = Some(id);
+            view.stage = Some("narrate".into());
+        } else if view.stage.as_deref() != Some("narrate") {
+            view.stage = Some(stage.clone());
+        }
+        view.log(format!("stage {stage} started (call {id})"));
+    }
+}
+
+fn collect_calls(
+    mut session: ResMut<ActiveSession>,
+    mut tokens: MessageReader<LlmToken>,
+    mut finished: MessageReader<LlmFinished>,
+    mut view: ResMut<SessionView>,
+) {
+    let narrating = session.turn.as_ref().and_then(|t| t.narrating);
+    for token in tokens.read() {
+        if token.tag == TURN_TAG && Some(token.call) == narrating {
+            view.streaming.push_str(&token.text);
+            view.revision += 1;
+        }
+    }
+    for done in finished.read() {
+        if done.tag == RECAP_TAG && session.recap_call == Some(done.call) {
+            session.recap_call = None;
+            let written = done
+                .outcome
+                .result
+                .clone()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .map_err(|e| e.to_string());
+            let text = session.controller().finish_recap(written);
+            if !text.is_empty() {
+                view.entries.push(Entry::Recap(text));
+            }
+            view.stage = None;
+            view.busy = false;
+            view.revision += 1;
+            continue;
+        }
+        if done.tag != TURN_TAG {
+            continue;
+        }
+        let Some(turn) = session.turn.as_mut() else {
+            continue;
+        };
+        let Some(id) = turn.calls.remove(&done.call) else {
+            continue;
+        };
+        let record = &done.outcome.record;
+        view.log(format!(
+            "stage {} {} in {} ms ({} tokens out)",
+            record.stage,
+            if done.outcome.result.is_ok() {
+                "done"
+            } else {
+                "FAILED"
+            },
+            record.total.as_millis(),
+            record.attempts.iter().map(|a| a.tokens_out).sum::<u32>(),
+        ));
+        if turn.narrating == Some(done.call) {
+            turn.narrating = None;
+            if let Ok(v) = &done.outcome.result {
+                let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                view.entries.push(Entry::Narration(text.trim().to_owned()));
+            }
+            view.streaming.clear();
+            view.revision += 1;
+        }
+        turn.runner.deliver(id, (*done.outcome).clone());
+        let waiting = turn.runner.waiting_for();
+        if let Some(stage) = waiting.first() {
+            view.stage = Some((*stage).to_owned());
+        }
+    }
+}
+
+fn commit_turn(
+    mut session: ResMut<ActiveSession>,
+    calls: Res<LlmCalls>,
+    mut view: ResMut<SessionView>,
+    mut reports: MessageWriter<SessionReport>,
+    mut changed: MessageWriter<WorldChanged>,
+) {
+    if !session
+        .turn
+        .as_ref()
+        .is_some_and(|t| t.runner.is_finished())
+    {
+        return;
+    }
+    let Some(turn) = session.turn.take() else {
+        return;
+    };
+    if !turn.calls.is_empty() {
+        // A stage failed while others ran: they are no longer needed.
+        calls.cancel_all();
+    }
+    let outcome = turn.runner.finish();
+    if let Ok(r) = &outcome {
+        for change in &r.changes {
+            view.log(format!(
+                "op {}: {} → {}",
+                serde_json::to_string(&change.op).unwrap_or_default(),
+                change.before,
+                change.after
+            ));
+        }
+        for refusal in &r.refused {
+            view.log(format!("refused: {refusal}"));
+        }
+        for roll in &r.rolls {
+            view.log(format!(
+                "dice {} {:?} {:+} = {} ({}), seed {:?}",
+                roll.roll.expression,
+                roll.roll.rolls,
+                roll.roll.modifier,
+                roll.roll.total,
+                roll.band,
+                roll.roll.seed
+            ));
+        }
+    }
+    let report = session.controller().finish(&turn.input, outcome);
+    view.busy = false;
+    view.stage = None;
+    view.streaming.clear();
+    let ctl = session.controller();
+    present(&report, ctl, &mut view);
+    if matches!(report, Report::Committed { .. }) {
+        changed.write(WorldChanged);
+    }
+    reports.write(SessionReport(report));
+    view.revision += 1;
+}
+
+/// Show a report: the turn's narrations already streamed; add its dice, choices, or the failure.
+fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
+    view.scene_index = ctl.scene_index();
+    match report {
+        Report::Committed { result, .. } => {
+            // Dice before the narrations they decided; narrations not streamed (fallback, NPCs
+            // narrated while another call streamed) are added in order.
+            let shown: Vec<String> = view
+                .entries
+                .iter()
+                .filter_map(|e| match e {
+                    Entry::Narration(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect();
+            for roll in &result.rolls {
+                view.entries.push(Entry::Roll(roll.clone()));
+            }
+            for m in &result.messages {
+                match m.kind {
+                    Kind::Narration if !shown.contains(&m.content) => {
+                        view.entries.push(Entry::Narration(m.content.clone()));
+                    }
+                    Kind::SceneMarker => view.entries.push(Entry::Scene(scene_words(&m.content))),
+                    _ => {}
+                }
+            }
+            view.choices.clone_from(&ctl.choices);
+            view.failure = None;
+        }
+        Report::Question(q) => {
+            view.question = Some(q.clone());
+        }
+        Report::Failed(e) => {
+            view.failure = Some(e.clone());
+        }
+        Report::NotSaved(e) => {
+            view.entries.push(Entry::Note(format!(
+                "The turn could not be saved ({e}); nothing of it was kept."
+            )));
+        }
+        Report::Rewound { to, .. } => {
+            view.entries = transcript_entries(ctl);
+            view.entries
+                .push(Entry::Note(format!("Rewound to scene {to}.")));
+            view.choices.clone_from(&ctl.choices);
+        }
+        Report::Note(n) => view.entries.push(Entry::Note(n.clone())),
+    }
+}
+
+fn sync_world(
+    mut changed: MessageReader<WorldChanged>,
+    mut session: ResMut<ActiveSession>,
+    mut view: ResMut<SessionView>,
+    old: Query<Entity, With<SessionEntity>>,
+    mut commands: Commands,
+) {
+    if changed.read().count() == 0 {
+        return;
+    }
+    for e in &old {
+        commands.entity(e).despawn();
+    }
+    let ctl = session.controller();
+    let state = &ctl.state;
+    view.scene.clone_from(&state.world.scene);
+    let present: Vec<String> = state.world.scene["present"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (id, c) in &state.campaign.characters {
+        let mut entity = commands.spawn((
+            SessionEntity,
+            Character {
+                id: id.clone(),
+                name: c.name.clone(),
+                persona: id == PERSONA,
+                portrait: c.portrait.as_ref().map(|p| state.campaign.root.join(p)),
+            },
+            Chattiness(c.chattiness),
+            StatBlock(
+                state
+                    .world
+                    .characters
+                    .get(id)
+                    .map(|s| s.stats.clone())
+                    .unwrap_or_default(),
+            ),
+            Inventory(state.world.inventory.get(id).cloned().unwrap_or_default()),
+        ));
+        if c.baked {
+            entity.insert(Baked);
+        }
+        if present.contains(id) {
+            entity.insert(Present);
+        }
+        if let Some(observations) = state.observations.get(id) {
+            entity.with_children(|children| {
+                for o in observations {
+                    children.spawn((
+                        SessionEntity,
+                        Memory {
+                            priority: o.priority(state.play_minutes, DEFAULT_LAMBDA),
+                            observation: o.clone(),
+                        },
+                    ));
+                }
+            });
+        }
+    }
+    for clock in state.world.clocks.values() {
+        commands.spawn((SessionEntity, ClockState(clock.clone())));
+    }
+    for relation in &state.world.relations {
+        commands.spawn((SessionEntity, RelationEdge(relation.clone())));
+    }
+    view.revision += 1;
+}

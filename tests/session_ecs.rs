@@ -1,0 +1,221 @@
+//! The session turn pipeline as ECS systems, headless: input → model calls polled frame by frame → commit → entities rebuilt, with a scripted model and a real save.
+
+#![cfg(feature = "store")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use common::scripted::{reply, turn_replies};
+use loreloom::engine::CorePlugin;
+use loreloom::engine::llm::LlmGateway;
+use loreloom::engine::session::{
+    ActiveSession, Baked, Character, ClockState, Entry, Memory, Present, RelationEdge,
+    SessionInput, SessionView,
+};
+use loreloom::llm::scripted::Reply;
+use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
+use loreloom::session::controller::{NewSave, create_save};
+use loreloom::session::turn::Calibration;
+use loreloom::store::Store;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn app(dir: &Path, replies: Vec<Reply>) -> (App, PathBuf) {
+    let save = dir.join("reach.db");
+    create_save(&NewSave {
+        campaign: root().join("campaigns/drowned-reach"),
+        save: Some(save.clone()),
+        scenario: None,
+        seed: Some(11),
+        small_model: "small".into(),
+        large_model: "large".into(),
+        calibration: Calibration::default(),
+    })
+    .unwrap();
+    let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
+    let gateway = Gateway::new(
+        prompts,
+        root().join("schemas"),
+        ModelsConfig::default(),
+        dir,
+    );
+    let backend = ScriptedBackend::new(Script { replies });
+    gateway.register_script("small", backend.clone());
+    gateway.register_script("large", backend);
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins).add_plugins(CorePlugin);
+    app.insert_resource(LlmGateway(Arc::new(gateway)));
+    app.insert_resource(ActiveSession::open(save.clone()).unwrap());
+    app.finish();
+    app.cleanup();
+    (app, save)
+}
+
+/// Update until the session is idle; returns the frames it took.
+fn settle(app: &mut App) -> u32 {
+    let start = Instant::now();
+    let mut frames = 0;
+    loop {
+        app.update();
+        frames += 1;
+        let busy = app.world().resource::<SessionView>().busy;
+        if !busy && frames > 2 {
+            return frames;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the turn never finished"
+        );
+    }
+}
+
+fn say(app: &mut App, line: &str) {
+    app.world_mut().write_message(SessionInput(line.into()));
+}
+
+#[test]
+fn a_turn_runs_as_systems_over_many_frames_and_rebuilds_the_world_entities() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut replies = turn_replies(1);
+    replies.extend(turn_replies(2));
+    let (mut app, save) = app(dir.path(), replies);
+    settle(&mut app);
+    {
+        let world = app.world_mut();
+        let mut present = world.query_filtered::<&Character, With<Present>>();
+        let mut names: Vec<String> = present.iter(world).map(|c| c.name.clone()).collect();
+        names.sort();
+        assert_eq!(names.len(), 5, "the scenario's five people: {names:?}");
+        let mut baked = world.query_filtered::<&Character, With<Baked>>();
+        assert!(baked.iter(world).count() >= 1, "a baked NPC");
+        let mut clocks = world.query::<&ClockState>();
+        assert!(clocks.iter(world).count() >= 1, "the campaign's clocks");
+        let mut relations = world.query::<&RelationEdge>();
+        assert!(
+            relations.iter(world).count() >= 1,
+            "the campaign's relations"
+        );
+    }
+
+    say(&mut app, "I step aboard and grab the rail.");
+    let frames = settle(&mut app);
+    assert!(
+        frames > 3,
+        "calls are polled across frames, never waited on: {frames}"
+    );
+    let view = app.world().resource::<SessionView>();
+    assert!(view.failure.is_none(), "{:?}", view.failure);
+    assert!(
+        view.entries.contains(&Entry::Narration(
+            "Turn 1: you grip the cold rail as the lanterns flare.".into()
+        )),
+        "{:#?}",
+        view.entries
+    );
+    assert!(
+        view.entries
+            .iter()
+            .any(|e| matches!(e, Entry::Roll(r) if r.check == "action")),
+        "the dice are shown"
+    );
+    assert_eq!(view.choices.len(), 3);
+    assert!(view.log.iter().any(|l| l.starts_with("stage resolve")));
+    assert!(view.log.iter().any(|l| l.starts_with("dice ")));
+    assert_eq!(view.scene_index, 1);
+
+    // The extractor's observation is now a child of Hesper's entity.
+    {
+        let world = app.world_mut();
+        let mut memories = world.query::<(&Memory, &ChildOf)>();
+        let owners: Vec<Entity> = memories
+            .iter(world)
+            .filter(|(m, _)| m.observation.content.contains("The surveyor acted (1)"))
+            .map(|(_, parent)| parent.parent())
+            .collect();
+        assert_eq!(owners.len(), 1);
+        let owner = world.get::<Character>(owners[0]).unwrap();
+        assert_eq!(owner.id, "hesper_vane");
+    }
+
+    // A choice by number, then the save holds both turns.
+    say(&mut app, "2");
+    settle(&mut app);
+    assert_eq!(app.world().resource::<SessionView>().scene_index, 2);
+    app.world_mut().resource_mut::<ActiveSession>().close();
+    let store = Store::open(&save).unwrap();
+    let info = store.session().unwrap();
+    assert_eq!(info.scene_index, 2);
+    let played: Vec<String> = store
+        .messages()
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.owner == "player")
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        played,
+        ["I step aboard and grab the rail.", "Watch the quay"]
+    );
+}
+
+#[test]
+fn a_failed_stage_offers_retry_and_fallback_and_keeps_the_save_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    // Resolve answers garbage three times (first, repair, retry): the turn fails.
+    let mut replies = vec![
+        reply("resolve", "not json"),
+        reply("resolve", "still not json"),
+        reply("resolve", "never json"),
+    ];
+    replies.extend(
+        turn_replies(1)
+            .into_iter()
+            .filter(|r| r.stage.as_deref() == Some("extract")),
+    );
+    let (mut app, save) = app(dir.path(), replies);
+    settle(&mut app);
+    say(&mut app, "I leap the gap.");
+    settle(&mut app);
+    let failure = app.world().resource::<SessionView>().failure.clone();
+    let failure = failure.expect("the failure is offered to the player");
+    assert_eq!(failure.stage, "resolve");
+    assert_eq!(
+        Store::open(&save).unwrap().session().unwrap().scene_index,
+        0
+    );
+
+    say(&mut app, "/fallback");
+    settle(&mut app);
+    let view = app.world().resource::<SessionView>();
+    assert!(view.failure.is_none());
+    assert_eq!(view.scene_index, 1, "the fallback is a recorded turn");
+    assert!(
+        matches!(view.entries.last(), Some(Entry::Narration(t)) if !t.is_empty()),
+        "{:?}",
+        view.entries.last()
+    );
+}
+
+#[test]
+fn input_during_a_turn_is_not_taken_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, save) = app(dir.path(), turn_replies(1));
+    settle(&mut app);
+    say(&mut app, "I step aboard.");
+    app.update();
+    say(&mut app, "I step aboard again.");
+    settle(&mut app);
+    let view = app.world().resource::<SessionView>();
+    assert!(view.log.iter().any(|l| l.starts_with("input ignored")));
+    drop(app);
+    assert_eq!(
+        Store::open(&save).unwrap().session().unwrap().scene_index,
+        1
+    );
+}

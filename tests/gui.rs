@@ -109,3 +109,84 @@ fn a_bad_scripted_choice_fails_with_exit_2() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("there is no choice 9"));
 }
+
+/// An open-ended session in the window: two scripted turns (a typed intention,
+/// then a choice by number) stream, roll and commit, and the screen is photographed.
+#[test]
+fn a_session_plays_two_turns_in_the_window_and_saves_them() {
+    use common::scripted::turn_replies;
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("reach.db");
+    let campaign =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
+    let out = common::loreloom(
+        &[
+            "session",
+            "new",
+            campaign.to_str().unwrap(),
+            "--save",
+            save.to_str().unwrap(),
+            "--seed",
+            "3",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let replies = dir.path().join("replies.json");
+    let mut all = turn_replies(1);
+    all.extend(turn_replies(2));
+    std::fs::write(
+        &replies,
+        serde_json::to_string(&loreloom::llm::Script { replies: all }).unwrap(),
+    )
+    .unwrap();
+    let input = dir.path().join("input.txt");
+    std::fs::write(&input, "I step aboard and grab the rail.\n2\n").unwrap();
+    let shot = dir.path().join("session.png");
+    let out = in_xvfb(
+        &[
+            "session",
+            "play",
+            save.to_str().unwrap(),
+            "--window",
+            "--script",
+            input.to_str().unwrap(),
+            "--model-script",
+            replies.to_str().unwrap(),
+            "--screenshot",
+            shot.to_str().unwrap(),
+            "--exit",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "loreloom exited {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (w, h, variance) = measure(&shot);
+    assert_eq!((w, h), (1280, 720));
+    assert!(
+        variance > 200.0,
+        "the screen shows text and portraits: {variance}"
+    );
+    let store = loreloom::store::Store::open(&save).unwrap();
+    assert_eq!(
+        store.session().unwrap().scene_index,
+        2,
+        "both turns were committed"
+    );
+    let played: Vec<String> = store
+        .messages()
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.owner == "player")
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        played,
+        ["I step aboard and grab the rail.", "Watch the quay"]
+    );
+    assert_eq!(store.play_sessions().unwrap().len(), 1);
+}

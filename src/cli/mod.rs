@@ -171,7 +171,7 @@ enum Panel {
     Settings,
 }
 
-fn parse_size(text: &str) -> Result<(u32, u32), String> {
+pub(super) fn parse_size(text: &str) -> Result<(u32, u32), String> {
     let (w, h) = text
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("`{text}` is not WIDTHxHEIGHT, like 1280x720"))?;
@@ -227,6 +227,37 @@ fn window(path: Option<PathBuf>, args: WindowArgs, preview: bool) -> ExitCode {
         measure: args.measure,
         hold: args.hold,
         started: std::time::Instant::now(),
+        session: None,
+    })
+}
+
+/// Play a session save in the window.
+#[cfg(feature = "gui")]
+pub(super) fn session_window(launch: crate::ui::SessionLaunch, size: (u32, u32)) -> ExitCode {
+    if cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").is_none()
+        && std::env::var_os("WAYLAND_DISPLAY").is_none()
+    {
+        eprintln!(
+            "error: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); \
+             play in the terminal without --window, or run under xvfb-run for screenshots"
+        );
+        return ExitCode::FAILURE;
+    }
+    crate::ui::run(crate::ui::GuiOptions {
+        library: vec![campaigns_dir()],
+        open: None,
+        autoplay: None,
+        screenshot: None,
+        screenshot_each: None,
+        exit: launch.exit,
+        preview: false,
+        window: size,
+        show: crate::ui::StartPanels::default(),
+        measure: None,
+        hold: 0.0,
+        started: std::time::Instant::now(),
+        session: Some(launch),
     })
 }
 

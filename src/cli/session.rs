@@ -56,6 +56,18 @@ pub(super) struct PlayArgs {
     /// Answer every model call from a reply script (the scripted backend)
     #[arg(long)]
     model_script: Option<PathBuf>,
+    /// Play in the game window instead of the terminal
+    #[arg(long)]
+    window: bool,
+    /// With --window and --script: save a screenshot when the script is done, then quit
+    #[arg(long, value_name = "FILE", requires = "window")]
+    screenshot: Option<PathBuf>,
+    /// With --window and --script: quit when the script is done
+    #[arg(long, requires = "window")]
+    exit: bool,
+    /// Window size in logical pixels
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = super::parse_size)]
+    size: (u32, u32),
 }
 
 pub(super) fn new(args: NewArgs) -> ExitCode {
@@ -139,6 +151,23 @@ fn session_zero(campaign: &crate::campaign::Campaign, calibration: &mut Calibrat
 }
 
 pub(super) fn play(args: PlayArgs) -> ExitCode {
+    if args.window {
+        #[cfg(feature = "gui")]
+        return super::session_window(
+            crate::ui::SessionLaunch {
+                save: args.save,
+                script: args.script,
+                model_script: args.model_script,
+                screenshot: args.screenshot,
+                exit: args.exit,
+            },
+            args.size,
+        );
+        #[cfg(not(feature = "gui"))]
+        eprintln!(
+            "this Loreloom was built without the window (feature `gui`); playing in the terminal"
+        );
+    }
     match play_inner(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -105,6 +105,8 @@ struct RunningTurn {
     calls: BTreeMap<u64, u32>,
     /// The call whose narration is streaming.
     narrating: Option<u64>,
+    /// Rolls already shown.
+    rolls_shown: usize,
 }
 
 impl ActiveSession {
@@ -259,7 +261,7 @@ fn open_session(
 ) {
     let ctl = session.controller();
     *view = SessionView::default();
-    view.title = ctl.state.campaign.manifest.title.clone();
+    view.title.clone_from(&ctl.state.campaign.manifest.title);
     view.free_text = true;
     view.choices.clone_from(&ctl.choices);
     view.scene_index = ctl.scene_index();
@@ -341,6 +343,7 @@ fn accept_input(
                     input,
                     calls: BTreeMap::new(),
                     narrating: None,
+                    rolls_shown: 0,
                 });
             }
             Step::Report(report) => {
@@ -449,6 +452,11 @@ fn collect_calls(
             view.revision += 1;
         }
         turn.runner.deliver(id, (*done.outcome).clone());
+        // Dice appear as soon as the engine rolls them, before the narration they decide.
+        for roll in &turn.runner.rolls()[turn.rolls_shown..] {
+            view.entries.push(Entry::Roll(roll.clone()));
+        }
+        turn.rolls_shown = turn.runner.rolls().len();
         let waiting = turn.runner.waiting_for();
         if let Some(stage) = waiting.first() {
             view.stage = Some((*stage).to_owned());
@@ -520,8 +528,7 @@ fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
     view.scene_index = ctl.scene_index();
     match report {
         Report::Committed { result, .. } => {
-            // Dice before the narrations they decided; narrations not streamed (fallback, NPCs
-            // narrated while another call streamed) are added in order.
+            // Dice were shown as they were rolled; narrations not streamed (a fallback) are added.
             let shown: Vec<String> = view
                 .entries
                 .iter()
@@ -530,9 +537,6 @@ fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
                     _ => None,
                 })
                 .collect();
-            for roll in &result.rolls {
-                view.entries.push(Entry::Roll(roll.clone()));
-            }
             for m in &result.messages {
                 match m.kind {
                     Kind::Narration if !shown.contains(&m.content) => {

@@ -217,8 +217,9 @@ pub fn latest_save(campaign: &Path) -> Option<PathBuf> {
         .ok()?
         .filter_map(Result::ok)
         .filter(|e| {
+            let path = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with(&format!("{id}-")) && name.ends_with(".db")
+            name.starts_with(&format!("{id}-")) && path.extension().is_some_and(|x| x == "db")
         })
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .max()

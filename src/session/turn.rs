@@ -287,6 +287,11 @@ impl TurnRunner {
         self.error.is_some() || (self.phase == Phase::Done && self.in_flight.is_empty())
     }
 
+    /// The dice rolled so far this turn (shown as they happen).
+    pub fn rolls(&self) -> &[RollRecord] {
+        &self.rolls
+    }
+
     /// The stage names of calls still out.
     pub fn waiting_for(&self) -> Vec<&'static str> {
         self.in_flight.values().map(Purpose::stage).collect()

@@ -30,6 +30,7 @@ mod preview;
 mod redraw;
 mod saves_panel;
 mod screens;
+mod session_screen;
 mod settings;
 mod stage;
 mod title;
@@ -72,7 +73,11 @@ pub struct GuiOptions {
     pub hold: f32,
     /// When the process started, for the measurements.
     pub started: std::time::Instant,
+    /// Open this session save at once (maybe scripted).
+    pub session: Option<SessionLaunch>,
 }
+
+pub use session_screen::SessionLaunch;
 
 /// Panels to open at start (for streamers who always want the overlay, and for screenshots).
 #[derive(Debug, Clone, Copy, Default)]
@@ -139,7 +144,8 @@ fn plugin(app: &mut App) {
         autoplay::plugin,
         metrics::plugin,
         redraw::plugin,
-    ));
+    ))
+    .add_plugins(session_screen::plugin);
 }
 
 /// Engine assets shipped with Loreloom (sound effects), resolved at run time.

@@ -29,6 +29,8 @@ pub enum Screen {
     /// The asset server is loading what the story needs.
     Loading,
     Playing,
+    /// An open-ended session (`session_screen`).
+    Session,
 }
 
 /// Whether a saves panel saves or loads.

@@ -5,6 +5,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::library::Library;
 use super::screens::{Overlays, SavesMode, Screen, StartStory, Toasts, root_ui};
+use super::session_screen::{Campaigns, OpenSession, SessionZero};
 use crate::saves::{SlotInfo, SlotStore, data_dir};
 
 pub(super) fn plugin(app: &mut App) {
@@ -82,6 +83,9 @@ fn title_screen(
     mut exit: MessageWriter<AppExit>,
     mut toasts: ResMut<Toasts>,
     latest: Res<LatestAutosave>,
+    campaigns: Res<Campaigns>,
+    mut zero: ResMut<SessionZero>,
+    mut opens: MessageWriter<OpenSession>,
 ) -> Result {
     let Some(mut library) = library else {
         return Ok(());
@@ -141,6 +145,36 @@ fn title_screen(
                     }
                 }
             });
+            if !campaigns.0.is_empty() {
+                ui.add_space(12.0);
+                ui.label(
+                    egui::RichText::new("Open-ended campaigns")
+                        .size(14.0)
+                        .weak(),
+                );
+                for (i, c) in campaigns.0.iter().enumerate() {
+                    ui.label(egui::RichText::new(&c.title).size(20.0))
+                        .on_hover_text(&c.description);
+                    ui.horizontal(|ui| {
+                        ui.add_enabled_ui(!modal && zero.open.is_none(), |ui| {
+                            if ui.button("New session").clicked() {
+                                zero.begin(i, c.warnings.len());
+                            }
+                            if let Some(save) = &c.latest
+                                && ui
+                                    .button("Continue")
+                                    .on_hover_text(save.display().to_string())
+                                    .clicked()
+                            {
+                                opens.write(OpenSession {
+                                    save: save.clone(),
+                                    model_script: None,
+                                });
+                            }
+                        });
+                    });
+                }
+            }
             ui.add_space(16.0);
             ui.add_enabled_ui(!modal, |ui| {
                 let button = |ui: &mut egui::Ui, text: &str| {

@@ -1,0 +1,736 @@
+//! The play screen of open-ended sessions: portraits of who is present, streaming narration, dice, choices and a free-text field, clocks and relations at the side, the failed-turn dialog, session zero and scripted play.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::window::RequestRedraw;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
+
+use super::GuiOptions;
+use super::overlay::DebugLine;
+use super::screens::{Overlays, Screen, Toasts, root_ui};
+use crate::engine::llm::LlmGateway;
+use crate::engine::session::{
+    ActiveSession, Character, ClockState, Entry, Present, RelationEdge, SessionInput, SessionView,
+};
+use crate::llm::{Gateway, Script, ScriptedBackend};
+use crate::session::controller::{NewSave, create_save, latest_save, load_campaign};
+use crate::session::turn::Calibration;
+
+pub(super) fn plugin(app: &mut App) {
+    app.init_resource::<Campaigns>()
+        .init_resource::<SessionZero>()
+        .init_resource::<Draft>()
+        .init_resource::<SessionPortraits>()
+        .add_message::<OpenSession>()
+        .add_systems(Startup, (find_campaigns, launch_from_options).chain())
+        .add_systems(
+            Update,
+            (
+                open_session,
+                (load_portraits, forward_log, keep_awake, run_script)
+                    .run_if(in_state(Screen::Session)),
+            ),
+        )
+        .add_systems(OnExit(Screen::Session), leave_session)
+        .add_systems(
+            EguiPrimaryContextPass,
+            (
+                session_screen.run_if(in_state(Screen::Session)),
+                session_zero_window.run_if(in_state(Screen::Title)),
+            ),
+        );
+}
+
+/// What the command line asked: a save to play at once, maybe scripted.
+#[derive(Debug, Clone, Default)]
+pub struct SessionLaunch {
+    pub save: PathBuf,
+    /// Player lines to send one by one, each after the last turn ended.
+    pub script: Option<PathBuf>,
+    /// Answer model calls from this reply script.
+    pub model_script: Option<PathBuf>,
+    /// Photograph the screen when the script is done.
+    pub screenshot: Option<PathBuf>,
+    /// Quit when the script is done.
+    pub exit: bool,
+}
+
+/// A campaign on the shelf.
+#[derive(Debug, Clone)]
+pub struct CampaignEntry {
+    pub dir: PathBuf,
+    pub title: String,
+    pub description: String,
+    pub warnings: Vec<String>,
+    pub latest: Option<PathBuf>,
+}
+
+/// Campaigns found in the library folders (folders with a `manifest.json`).
+#[derive(Resource, Debug, Default)]
+pub struct Campaigns(pub Vec<CampaignEntry>);
+
+/// Open this save on the session screen.
+#[derive(Message, Debug, Clone)]
+pub struct OpenSession {
+    pub save: PathBuf,
+    pub model_script: Option<PathBuf>,
+}
+
+/// Session zero's dialog on the title screen.
+#[derive(Resource, Debug, Default)]
+pub struct SessionZero {
+    /// The campaign being set up (index into [`Campaigns`]).
+    pub open: Option<usize>,
+    tone: String,
+    difficulty: String,
+    /// Per content warning: 0 fine, 1 veil, 2 line.
+    choices: Vec<u8>,
+    more_lines: String,
+}
+
+impl SessionZero {
+    pub fn begin(&mut self, index: usize, warnings: usize) {
+        *self = Self {
+            open: Some(index),
+            difficulty: "standard".into(),
+            choices: vec![0; warnings],
+            ..Self::default()
+        };
+    }
+}
+
+/// The free-text field's contents.
+#[derive(Resource, Debug, Default)]
+struct Draft(String);
+
+/// Portrait textures by character id.
+#[derive(Resource, Debug, Default)]
+struct SessionPortraits(BTreeMap<String, Handle<Image>>);
+
+/// Scripted play of a session.
+#[derive(Resource, Debug)]
+struct SessionScript {
+    lines: VecDeque<String>,
+    screenshot: Option<PathBuf>,
+    exit: bool,
+    settle: u32,
+    shot_taken: bool,
+    waited: u32,
+}
+
+fn find_campaigns(options: Res<GuiOptions>, mut campaigns: ResMut<Campaigns>) {
+    let mut found = Vec::new();
+    for dir in &options.library {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join("manifest.json").is_file())
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            match load_campaign(&dir) {
+                Ok(c) => found.push(CampaignEntry {
+                    latest: latest_save(&dir),
+                    title: c.manifest.title.clone(),
+                    description: c.manifest.description.clone().unwrap_or_default(),
+                    warnings: c.manifest.content_warnings.clone(),
+                    dir,
+                }),
+                Err(e) => warn!("{}: not offered: {e}", dir.display()),
+            }
+        }
+    }
+    campaigns.0 = found;
+}
+
+fn launch_from_options(
+    options: Res<GuiOptions>,
+    mut opens: MessageWriter<OpenSession>,
+    mut commands: Commands,
+) {
+    let Some(launch) = &options.session else {
+        return;
+    };
+    opens.write(OpenSession {
+        save: launch.save.clone(),
+        model_script: launch.model_script.clone(),
+    });
+    let lines = launch.script.as_ref().map_or_else(VecDeque::new, |file| {
+        std::fs::read_to_string(file)
+            .map(|t| {
+                t.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_else(|e| {
+                error!("{}: cannot read the script: {e}", file.display());
+                VecDeque::new()
+            })
+    });
+    if launch.script.is_some() || launch.screenshot.is_some() {
+        commands.insert_resource(SessionScript {
+            lines,
+            screenshot: launch.screenshot.clone(),
+            exit: launch.exit,
+            settle: 0,
+            shot_taken: false,
+            waited: 0,
+        });
+    }
+}
+
+fn open_session(
+    mut opens: MessageReader<OpenSession>,
+    gateway: Option<Res<LlmGateway>>,
+    mut commands: Commands,
+    mut next: ResMut<NextState<Screen>>,
+    mut toasts: ResMut<Toasts>,
+    mut portraits: ResMut<SessionPortraits>,
+    mut script_exit: MessageWriter<AppExit>,
+    script: Option<Res<SessionScript>>,
+) {
+    let Some(open) = opens.read().last().cloned() else {
+        return;
+    };
+    let gateway = match gateway {
+        Some(g) => g.0.clone(),
+        None => match Gateway::standard() {
+            Ok(g) => {
+                let g = Arc::new(g);
+                commands.insert_resource(LlmGateway(g.clone()));
+                g
+            }
+            Err(e) => {
+                toasts.push(format!("The models cannot start: {e}"));
+                return;
+            }
+        },
+    };
+    let session = ActiveSession::open(open.save.clone());
+    let mut session = match session {
+        Ok(s) => s,
+        Err(e) => {
+            error!("{}: {e}", open.save.display());
+            toasts.push(format!("Cannot open {}: {e}", open.save.display()));
+            if script.is_some_and(|s| s.exit) {
+                script_exit.write(AppExit::from_code(1));
+            }
+            return;
+        }
+    };
+    if let Some(file) = &open.model_script {
+        match Script::load(file) {
+            Ok(s) => {
+                let backend = ScriptedBackend::new(s);
+                let state = &session.controller().state;
+                gateway.register_script(&state.small_model, backend.clone());
+                gateway.register_script(&state.large_model, backend);
+            }
+            Err(e) => toasts.push(format!("{}: {e}", file.display())),
+        }
+    }
+    portraits.0.clear();
+    commands.insert_resource(session);
+    next.set(Screen::Session);
+}
+
+fn leave_session(mut commands: Commands, session: Option<ResMut<ActiveSession>>) {
+    if let Some(mut s) = session {
+        s.close();
+    }
+    commands.remove_resource::<ActiveSession>();
+}
+
+fn load_portraits(
+    people: Query<&Character, With<Present>>,
+    server: Res<AssetServer>,
+    mut images: ResMut<Assets<Image>>,
+    mut portraits: ResMut<SessionPortraits>,
+) {
+    for c in &people {
+        if c.persona || portraits.0.contains_key(&c.id) {
+            continue;
+        }
+        let handle = match &c.portrait {
+            Some(path) if path.is_file() => {
+                server.load(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
+            }
+            _ => images.add(super::portrait::placeholder(&c.id, "character")),
+        };
+        portraits.0.insert(c.id.clone(), handle);
+    }
+}
+
+fn forward_log(
+    view: Res<SessionView>,
+    mut seen: Local<usize>,
+    mut lines: MessageWriter<DebugLine>,
+) {
+    if view.log.len() < *seen {
+        *seen = 0;
+    }
+    for line in &view.log[*seen..] {
+        lines.write(DebugLine {
+            section: "session",
+            text: line.clone(),
+        });
+    }
+    *seen = view.log.len();
+}
+
+fn keep_awake(view: Res<SessionView>, mut redraw: MessageWriter<RequestRedraw>) {
+    if view.busy {
+        redraw.write(RequestRedraw);
+    }
+}
+
+/// Frames to let a finished turn settle before the next scripted line or the screenshot.
+const SETTLE_FRAMES: u32 = 20;
+/// Give up on a turn after this many frames (a scripted model answers in a few).
+const PATIENCE_FRAMES: u32 = 100_000;
+
+fn run_script(
+    script: Option<ResMut<SessionScript>>,
+    view: Res<SessionView>,
+    mut inputs: MessageWriter<SessionInput>,
+    mut commands: Commands,
+    mut exit: MessageWriter<AppExit>,
+    mut redraw: MessageWriter<RequestRedraw>,
+) {
+    let Some(mut script) = script else { return };
+    redraw.write(RequestRedraw);
+    if view.busy {
+        script.settle = 0;
+        script.waited += 1;
+        if script.waited > PATIENCE_FRAMES {
+            error!("the scripted session waited too long for a turn");
+            exit.write(AppExit::from_code(2));
+        }
+        return;
+    }
+    script.waited = 0;
+    script.settle += 1;
+    if script.settle < SETTLE_FRAMES {
+        return;
+    }
+    if let Some(line) = script.lines.pop_front() {
+        inputs.write(SessionInput(line));
+        script.settle = 0;
+        return;
+    }
+    if let Some(path) = script.screenshot.clone()
+        && !script.shot_taken
+    {
+        script.shot_taken = true;
+        script.settle = 0;
+        commands
+            .spawn(Screenshot::primary_window())
+            .observe(save_to_disk(path))
+            .observe(
+                move |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+                    exit.write(AppExit::Success);
+                },
+            );
+        return;
+    }
+    if script.exit && script.screenshot.is_none() {
+        exit.write(AppExit::Success);
+    }
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one egui pass over the whole screen"
+)]
+fn session_screen(
+    mut contexts: EguiContexts,
+    view: Res<SessionView>,
+    mut draft: ResMut<Draft>,
+    mut inputs: MessageWriter<SessionInput>,
+    people: Query<&Character, With<Present>>,
+    clocks: Query<&ClockState>,
+    relations: Query<&RelationEdge>,
+    everyone: Query<&Character>,
+    portraits: Res<SessionPortraits>,
+    images: Res<Assets<Image>>,
+    overlays: Res<Overlays>,
+    mut next: ResMut<NextState<Screen>>,
+    keys: Res<ButtonInput<KeyCode>>,
+) -> Result {
+    let mut present: Vec<&Character> = people.iter().filter(|c| !c.persona).collect();
+    present.sort_by(|a, b| a.name.cmp(&b.name));
+    let faces: Vec<(String, Option<egui::TextureId>)> = present
+        .iter()
+        .map(|c| {
+            let tex = portraits
+                .0
+                .get(&c.id)
+                .filter(|h| images.contains(h.id()))
+                .map(|h| contexts.add_image(EguiTextureHandle::Weak(h.id())));
+            (c.name.clone(), tex)
+        })
+        .collect();
+    let names: BTreeMap<&str, &str> = everyone
+        .iter()
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
+    let ctx = contexts.ctx_mut()?.clone();
+    let mut root = root_ui(&ctx, "session", ctx.viewport_rect());
+    let mut send: Option<String> = None;
+
+    egui::Panel::top("session-bar").show(&mut root, |ui| {
+        ui.horizontal(|ui| {
+            ui.label(egui::RichText::new(&view.title).strong());
+            let place = scene_line(&view.scene);
+            if !place.is_empty() {
+                ui.label(egui::RichText::new(place).italics().weak());
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui.button("Title").clicked() {
+                    next.set(Screen::Title);
+                }
+                ui.label(egui::RichText::new(format!("scene {}", view.scene_index)).weak());
+            });
+        });
+    });
+
+    egui::Panel::right("session-world")
+        .exact_size(270.0)
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                ui.heading("Clocks");
+                let mut sorted: Vec<_> = clocks.iter().map(|c| &c.0).collect();
+                sorted.sort_by(|a, b| a.name.cmp(&b.name));
+                for clock in sorted {
+                    let fraction = if clock.max > 0 {
+                        clock.value as f32 / clock.max as f32
+                    } else {
+                        0.0
+                    };
+                    ui.label(&clock.name);
+                    ui.add(
+                        egui::ProgressBar::new(fraction.clamp(0.0, 1.0))
+                            .text(format!("{} / {}", clock.value, clock.max)),
+                    );
+                }
+                ui.add_space(12.0);
+                ui.heading("Relations");
+                for r in relations.iter().map(|r| &r.0) {
+                    let a = names.get(r.a.as_str()).copied().unwrap_or(&r.a);
+                    let b = names.get(r.b.as_str()).copied().unwrap_or(&r.b);
+                    ui.label(egui::RichText::new(format!("{a} — {b}")).strong());
+                    ui.label(format!(
+                        "trust {:+}  tension {:+}  closeness {:+}",
+                        r.trust, r.tension, r.closeness
+                    ));
+                }
+            });
+        });
+
+    egui::Panel::bottom("session-input").show(&mut root, |ui| {
+        ui.add_space(6.0);
+        if let Some(q) = &view.question {
+            ui.label(
+                egui::RichText::new(format!("Before that: {q}"))
+                    .italics()
+                    .color(egui::Color32::from_rgb(240, 210, 140)),
+            );
+        }
+        ui.add_enabled_ui(!view.busy, |ui| {
+            for (i, choice) in view.choices.iter().enumerate() {
+                let label = egui::RichText::new(format!("{}. {choice}", i + 1)).size(18.0);
+                if ui.add(egui::Button::new(label).frame(false)).clicked() {
+                    send = Some((i + 1).to_string());
+                }
+            }
+            if view.free_text {
+                ui.horizontal(|ui| {
+                    let field = ui.add(
+                        egui::TextEdit::singleline(&mut draft.0)
+                            .hint_text(
+                                "Write what you do (or /rewind N, /end-scene, /whisper NPC …)",
+                            )
+                            .desired_width(ui.available_width() - 90.0),
+                    );
+                    let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    if (ui.button("Do it").clicked() || enter) && !draft.0.trim().is_empty() {
+                        send = Some(std::mem::take(&mut draft.0));
+                    }
+                    if !field.has_focus() && !overlays.any_modal() {
+                        for (n, key) in [
+                            KeyCode::Digit1,
+                            KeyCode::Digit2,
+                            KeyCode::Digit3,
+                            KeyCode::Digit4,
+                        ]
+                        .iter()
+                        .enumerate()
+                        {
+                            if keys.just_pressed(*key) && n < view.choices.len() {
+                                send = Some((n + 1).to_string());
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        ui.add_space(6.0);
+    });
+
+    egui::CentralPanel::default().show(&mut root, |ui| {
+        if !faces.is_empty() {
+            ui.horizontal(|ui| {
+                for (name, tex) in &faces {
+                    ui.vertical(|ui| {
+                        match tex {
+                            Some(t) => {
+                                ui.add(egui::Image::new((*t, egui::vec2(72.0, 96.0))));
+                            }
+                            None => {
+                                ui.add_sized([72.0, 96.0], egui::Spinner::new());
+                            }
+                        }
+                        ui.label(egui::RichText::new(name).small());
+                    });
+                }
+            });
+            ui.separator();
+        }
+        egui::ScrollArea::vertical()
+            .stick_to_bottom(true)
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                ui.set_max_width(ui.available_width().min(820.0));
+                for entry in &view.entries {
+                    entry_ui(ui, entry, &names);
+                }
+                if !view.streaming.is_empty() {
+                    ui.label(egui::RichText::new(format!("{}▌", view.streaming)).size(19.0));
+                }
+                if view.busy {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        let what = match view.stage.as_deref() {
+                            Some("narrate") => "the narrator is writing".to_owned(),
+                            Some("recap") => "remembering what happened".to_owned(),
+                            Some(stage) => format!("{stage}…"),
+                            None => "thinking…".to_owned(),
+                        };
+                        ui.label(egui::RichText::new(what).weak().italics());
+                    });
+                }
+            });
+    });
+
+    if let Some(failure) = &view.failure {
+        super::screens::centered_window("The turn did not happen").show(&ctx, |ui| {
+            ui.label(format!(
+                "The {} stage failed: {}",
+                failure.stage, failure.reason
+            ));
+            ui.label("Nothing was saved.");
+            ui.horizontal(|ui| {
+                if ui.button("Retry").clicked() {
+                    send = Some("/retry".into());
+                }
+                if ui.button("Continue with fallback narration").clicked() {
+                    send = Some("/fallback".into());
+                }
+            });
+        });
+    }
+    if let Some(line) = send {
+        inputs.write(SessionInput(line));
+    }
+    Ok(())
+}
+
+fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>) {
+    match entry {
+        Entry::Recap(text) => {
+            egui::Frame::group(ui.style()).show(ui, |ui| {
+                ui.label(egui::RichText::new("Previously…").strong().italics());
+                ui.label(egui::RichText::new(text).italics());
+            });
+        }
+        Entry::Intention { text, whisper_to } => {
+            let prefix = whisper_to.as_ref().map_or_else(String::new, |to| {
+                format!(
+                    "(to {}, quietly) ",
+                    names.get(to.as_str()).copied().unwrap_or(to)
+                )
+            });
+            ui.label(
+                egui::RichText::new(format!("> {prefix}{text}"))
+                    .size(17.0)
+                    .color(egui::Color32::from_rgb(160, 200, 240)),
+            );
+        }
+        Entry::Narration(text) => {
+            ui.label(egui::RichText::new(text).size(19.0));
+            ui.add_space(6.0);
+        }
+        Entry::Roll(r) => {
+            let dice = r
+                .roll
+                .rolls
+                .iter()
+                .map(|d| format!("[{d}]"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            ui.label(
+                egui::RichText::new(format!(
+                    "Dice, {} ({}): {dice} {:+} = {} — {}",
+                    r.check,
+                    r.stat.as_deref().unwrap_or("no stat"),
+                    r.roll.modifier,
+                    r.roll.total,
+                    r.label
+                ))
+                .monospace()
+                .color(egui::Color32::from_rgb(230, 200, 120)),
+            );
+        }
+        Entry::Scene(text) => {
+            ui.separator();
+            ui.label(egui::RichText::new(text).weak().italics());
+        }
+        Entry::Note(text) => {
+            ui.label(egui::RichText::new(format!("({text})")).weak());
+        }
+    }
+}
+
+/// "reedmere quay · dusk · fog, hush" from the scene state.
+fn scene_line(scene: &serde_json::Map<String, serde_json::Value>) -> String {
+    ["location", "time", "mood"]
+        .iter()
+        .filter_map(|k| scene.get(*k)?.as_str())
+        .map(|s| s.replace('_', " "))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// Session zero on the title screen: tone, difficulty, lines and veils, then the new save opens.
+fn session_zero_window(
+    mut contexts: EguiContexts,
+    mut zero: ResMut<SessionZero>,
+    campaigns: Res<Campaigns>,
+    mut opens: MessageWriter<OpenSession>,
+    mut toasts: ResMut<Toasts>,
+) -> Result {
+    let Some(index) = zero.open else {
+        return Ok(());
+    };
+    let Some(campaign) = campaigns.0.get(index) else {
+        zero.open = None;
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?.clone();
+    let mut begin = false;
+    let mut cancel = false;
+    super::screens::centered_window(&format!("Session zero — {}", campaign.title)).show(
+        &ctx,
+        |ui| {
+            ui.label("Before the story starts, tell it what you want and what you don't.");
+            ui.add_space(8.0);
+            ui.horizontal(|ui| {
+                ui.label("Tone");
+                ui.add(
+                    egui::TextEdit::singleline(&mut zero.tone)
+                        .hint_text("the campaign's own; or a few words"),
+                );
+            });
+            ui.horizontal(|ui| {
+                ui.label("Difficulty");
+                for d in ["gentle", "standard", "hard"] {
+                    if ui.selectable_label(zero.difficulty == d, d).clicked() {
+                        zero.difficulty = d.to_owned();
+                    }
+                }
+            });
+            ui.add_space(8.0);
+            ui.label(egui::RichText::new("Content in this campaign").strong());
+            egui::Grid::new("warnings").show(ui, |ui| {
+                for (i, warning) in campaign.warnings.iter().enumerate() {
+                    ui.label(warning);
+                    for (value, label) in
+                        [(0u8, "fine"), (1, "veil (off-screen)"), (2, "line (never)")]
+                    {
+                        if ui
+                            .selectable_label(zero.choices[i] == value, label)
+                            .clicked()
+                        {
+                            zero.choices[i] = value;
+                        }
+                    }
+                    ui.end_row();
+                }
+            });
+            ui.horizontal(|ui| {
+                ui.label("Also never");
+                ui.add(
+                    egui::TextEdit::singleline(&mut zero.more_lines).hint_text("comma-separated"),
+                );
+            });
+            ui.add_space(8.0);
+            ui.horizontal(|ui| {
+                begin = ui.button("Begin").clicked();
+                cancel = ui.button("Cancel").clicked();
+            });
+        },
+    );
+    if cancel {
+        zero.open = None;
+    }
+    if begin {
+        let mut calibration = Calibration {
+            tone: zero.tone.trim().to_owned(),
+            difficulty: zero.difficulty.clone(),
+            ..Calibration::default()
+        };
+        for (warning, choice) in campaign.warnings.iter().zip(&zero.choices) {
+            match choice {
+                1 => calibration.veils.push(warning.clone()),
+                2 => calibration.lines.push(warning.clone()),
+                _ => {}
+            }
+        }
+        calibration.lines.extend(
+            zero.more_lines
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+        );
+        let new = NewSave {
+            campaign: campaign.dir.clone(),
+            save: None,
+            scenario: None,
+            seed: None,
+            small_model: "local-small".into(),
+            large_model: "local-large".into(),
+            calibration,
+        };
+        match create_save(&new) {
+            Ok((save, _)) => {
+                opens.write(OpenSession {
+                    save,
+                    model_script: None,
+                });
+            }
+            Err(e) => toasts.push(format!("Cannot start: {e}")),
+        }
+        zero.open = None;
+    }
+    Ok(())
+}

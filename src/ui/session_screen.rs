@@ -163,18 +163,19 @@ fn launch_from_options(
         model_script: launch.model_script.clone(),
     });
     let lines = launch.script.as_ref().map_or_else(VecDeque::new, |file| {
-        std::fs::read_to_string(file)
-            .map(|t| {
+        std::fs::read_to_string(file).map_or_else(
+            |e| {
+                error!("{}: cannot read the script: {e}", file.display());
+                VecDeque::new()
+            },
+            |t| {
                 t.lines()
                     .map(str::trim)
                     .filter(|l| !l.is_empty())
                     .map(str::to_owned)
                     .collect()
-            })
-            .unwrap_or_else(|e| {
-                error!("{}: cannot read the script: {e}", file.display());
-                VecDeque::new()
-            })
+            },
+        )
     });
     if launch.script.is_some() || launch.screenshot.is_some() {
         commands.insert_resource(SessionScript {
@@ -654,7 +655,7 @@ fn session_zero_window(
                 ui.label("Difficulty");
                 for d in ["gentle", "standard", "hard"] {
                     if ui.selectable_label(zero.difficulty == d, d).clicked() {
-                        zero.difficulty = d.to_owned();
+                        d.clone_into(&mut zero.difficulty);
                     }
                 }
             });

@@ -580,3 +580,83 @@ fn a_failed_turn_saves_nothing_and_fallback_continues_with_a_recorded_template_t
     assert_eq!(scene.scene_index, 1, "only the fallback turn was committed");
     assert_eq!(scene.kind, loreloom::store::SceneKind::Fallback);
 }
+
+/// Seed 003 replay: a stored turn replays from its recorded model outputs and
+/// the session's seed to the same messages, dice, world and choices; a
+/// tampered recording is caught.
+#[cfg(feature = "store")]
+#[test]
+fn a_stored_turn_replays_identically_and_a_tampered_one_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("reach.db");
+    let replies = dir.path().join("replies.json");
+    let mut all = turn_replies(1);
+    all.extend(turn_replies(2));
+    std::fs::write(
+        &replies,
+        serde_json::to_string(&Script { replies: all }).unwrap(),
+    )
+    .unwrap();
+    let input = dir.path().join("input.txt");
+    std::fs::write(
+        &input,
+        "I step aboard and grab the rail.\n/whisper tamsin_reed Meet me at the chapel.\n",
+    )
+    .unwrap();
+    let campaign = root().join("campaigns/drowned-reach");
+    let s = save.to_str().unwrap();
+    let out = common::loreloom(
+        &[
+            "session",
+            "new",
+            campaign.to_str().unwrap(),
+            "--save",
+            s,
+            "--seed",
+            "9",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = common::loreloom(
+        &[
+            "session",
+            "play",
+            s,
+            "--script",
+            input.to_str().unwrap(),
+            "--model-script",
+            replies.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+
+    for scene in ["1", "2"] {
+        let out = common::loreloom(&["session", "replay", s, "--scene", scene], None);
+        let text = common::stdout(&out);
+        assert!(out.status.success(), "{text}{}", common::stderr(&out));
+        assert!(text.contains("replayed identically"), "{text}");
+        assert!(text.contains("1 dice rolls"), "{text}");
+    }
+
+    let out = common::loreloom(&["session", "replay", s, "--scene", "0"], None);
+    assert!(!out.status.success());
+    assert!(common::stderr(&out).contains("scene 0 is the opening"));
+
+    // Change one recorded narration: the replay no longer matches what was stored.
+    let conn = rusqlite::Connection::open(&save).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE turn_events SET payload_json = replace(payload_json, 'Turn 2: you grip', 'Turn 2: you drop')
+             WHERE event_type = 'model_output' AND step_name = 'narrate'",
+            [],
+        )
+        .unwrap();
+    assert!(changed >= 1);
+    drop(conn);
+    let out = common::loreloom(&["session", "replay", s, "--scene", "2"], None);
+    let text = common::stdout(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("Turn 2: you drop"), "{text}");
+}

@@ -113,8 +113,16 @@ enum Command {
 enum SessionCommand {
     /// Start a session of a campaign: session zero, then the opening scene, saved to a new file
     New(session::NewArgs),
-    /// Continue a saved session: free text or a choice number per line; /retry, /rewind N, /whisper NPC text, /quit
+    /// Continue a saved session: free text or a choice number per line; /retry, /fallback, /rewind N, /end-scene, /whisper NPC text, /quit
     Play(session::PlayArgs),
+    /// Replay the turn that made scene N from its recorded model outputs and dice; exit 1 if anything differs
+    Replay {
+        /// The save file
+        save: PathBuf,
+        /// The scene number (as `/rewind` counts them)
+        #[arg(long)]
+        scene: i64,
+    },
 }
 
 /// `loreloom campaign …`
@@ -304,6 +312,7 @@ pub fn run() -> ExitCode {
         Command::Session(SessionCommand::New(args)) => session::new(args),
         #[cfg(feature = "store")]
         Command::Session(SessionCommand::Play(args)) => session::play(args),
+        Command::Session(SessionCommand::Replay { save, scene }) => session::replay(&save, scene),
         Command::Dice {
             expr,
             mods,

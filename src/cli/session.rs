@@ -302,3 +302,26 @@ fn print_choices(choices: &[String]) {
         println!("  (or write what you do)");
     }
 }
+
+pub(super) fn replay(save: &std::path::Path, scene: i64) -> ExitCode {
+    match crate::session::controller::replay(save, scene) {
+        Ok(r) if r.differences.is_empty() => {
+            println!(
+                "scene {}: replayed identically ({} model calls, {} dice rolls)",
+                r.scene_index, r.model_calls, r.dice
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(r) => {
+            println!("scene {}: the replay differs:", r.scene_index);
+            for d in &r.differences {
+                println!("  {d}");
+            }
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

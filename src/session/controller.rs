@@ -533,3 +533,125 @@ pub fn unique() -> String {
         .map_or(0, |d| d.as_nanos());
     format!("{now:x}-{:x}", rand::random::<u32>())
 }
+
+/// What replaying a stored turn found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replayed {
+    pub scene_index: i64,
+    pub model_calls: usize,
+    pub dice: usize,
+    /// Where the replay differs from what was stored (empty: identical).
+    pub differences: Vec<String>,
+}
+
+/// Replay the turn that made scene `scene_index` of the current branch from
+/// its recorded model outputs and the session's seed (seed 003 determinism):
+/// the same messages, dice, world and choices must come out.
+pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
+    let store = Store::open(save).map_err(|e| e.to_string())?;
+    let info = store.session().map_err(|e| e.to_string())?;
+    let campaign = load_campaign(&info.campaign_path)?;
+    if scene_index == 0 {
+        return Err("scene 0 is the opening; no turn made it".into());
+    }
+    let scene = store
+        .scene_on_branch(scene_index)
+        .map_err(|e| e.to_string())?;
+    let turn = store.stored_turn(&scene.id).map_err(|e| e.to_string())?;
+    if turn.kind != "play" {
+        return Err(format!(
+            "scene {scene_index} was made by a {} turn, which calls no model; only played turns replay",
+            turn.kind
+        ));
+    }
+    let records: Vec<crate::llm::CallRecord> = turn
+        .events
+        .iter()
+        .filter(|e| e.event_type == "model_output")
+        .map(|e| serde_json::from_value(e.payload.clone()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("a recorded model output cannot be read: {e}"))?;
+    let stored_rolls: Vec<serde_json::Value> = turn
+        .events
+        .iter()
+        .filter(|e| e.event_type == "tool_call" && e.step_name == "dice")
+        .map(|e| e.payload.clone())
+        .collect();
+    let action = turn
+        .events
+        .iter()
+        .find(|e| e.event_type == "user_action")
+        .map(|e| e.payload.clone())
+        .unwrap_or_default();
+    let state = store
+        .state_at(campaign, &turn.scene_before_id)
+        .map_err(|e| e.to_string())?;
+    let gateway = crate::llm::Gateway::standard()?;
+    let backend =
+        crate::llm::ScriptedBackend::new(crate::llm::Script::from_records(records.iter()));
+    gateway.register_script(&state.small_model, backend.clone());
+    gateway.register_script(&state.large_model, backend);
+    let input = PlayerInput {
+        text: turn.action_text.clone(),
+        whisper_to: action["whisper_to"].as_str().map(str::to_owned),
+        action_id: turn.user_action_id.clone(),
+        // A committed turn either asked nothing or had its question answered.
+        clarified: true,
+    };
+    let result = super::play::run_turn(&gateway, state, input, |_| {})
+        .map_err(|e| format!("the replay failed where the original did not: {e}"))?;
+    let mut differences = Vec::new();
+    let stored: Vec<(String, String, String)> = turn
+        .messages
+        .iter()
+        .map(|m| (m.owner.clone(), m.kind.name().to_owned(), m.content.clone()))
+        .collect();
+    let replayed: Vec<(String, String, String)> = result
+        .messages
+        .iter()
+        .map(|m| (m.owner.clone(), m.kind.name().to_owned(), m.content.clone()))
+        .collect();
+    if stored != replayed {
+        for (i, (a, b)) in stored.iter().zip(&replayed).enumerate() {
+            if a != b {
+                differences.push(format!("message {i}: stored {a:?}, replayed {b:?}"));
+            }
+        }
+        if stored.len() != replayed.len() {
+            differences.push(format!(
+                "{} messages stored, {} replayed",
+                stored.len(),
+                replayed.len()
+            ));
+        }
+    }
+    let rolls: Vec<serde_json::Value> = result
+        .rolls
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap_or_default())
+        .collect();
+    if rolls != stored_rolls {
+        differences.push(format!(
+            "dice: stored {}, replayed {}",
+            serde_json::Value::from(stored_rolls.clone()),
+            serde_json::Value::from(rolls)
+        ));
+    }
+    let mut world = result.world.clone();
+    let scene_state = std::mem::take(&mut world.scene);
+    if world != scene.world || scene_state != scene.state {
+        differences.push("the world after the turn differs".into());
+    }
+    if turn.result["choices"] != json!(result.choices) {
+        differences.push(format!(
+            "choices: stored {}, replayed {:?}",
+            turn.result["choices"], result.choices
+        ));
+    }
+    Ok(Replayed {
+        scene_index,
+        model_calls: records.len(),
+        dice: stored_rolls.len(),
+        differences,
+    })
+}

@@ -496,12 +496,16 @@ impl Store {
 
     /// Scene ids of the current branch, oldest first (the opening scene … the current one).
     pub fn branch(&self) -> Result<Vec<String>, StoreError> {
+        self.branch_to(&self.session()?.current_scene_id)
+    }
+
+    /// Scene ids from the opening scene to `scene_id`, oldest first.
+    pub fn branch_to(&self, scene_id: &str) -> Result<Vec<String>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "WITH RECURSIVE chain(id, parent, idx) AS (
-                   SELECT s.id, s.parent_scene_id, s.scene_index FROM scenes s
-                     JOIN sessions ON sessions.current_scene_id = s.id
+                   SELECT s.id, s.parent_scene_id, s.scene_index FROM scenes s WHERE s.id = ?1
                    UNION ALL
                    SELECT s.id, s.parent_scene_id, s.scene_index FROM scenes s
                      JOIN chain ON s.id = chain.parent
@@ -510,7 +514,7 @@ impl Store {
             )
             .map_err(self.sql("reading the branch"))?;
         let ids = stmt
-            .query_map([], |r| r.get::<_, String>(0))
+            .query_map([scene_id], |r| r.get::<_, String>(0))
             .map_err(self.sql("reading the branch"))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(self.sql("reading the branch"))?;
@@ -1126,11 +1130,23 @@ impl Store {
         &self,
         campaign: std::sync::Arc<crate::campaign::Campaign>,
     ) -> Result<crate::session::turn::SessionState, StoreError> {
+        let current = self.session()?.current_scene_id;
+        self.state_at(campaign, &current)
+    }
+
+    /// The session as it stood at scene `scene_id` (for replay). The play
+    /// clock is the session's (it is not kept per scene).
+    pub fn state_at(
+        &self,
+        campaign: std::sync::Arc<crate::campaign::Campaign>,
+        scene_id: &str,
+    ) -> Result<crate::session::turn::SessionState, StoreError> {
         let info = self.session()?;
-        let scene = self.current_scene()?;
+        let scene = self.scene(scene_id)?;
+        let turn_index = scene.turn_index;
         let mut world = scene.world;
         world.scene = scene.state;
-        let branch = json(&self.branch()?);
+        let branch = json(&self.branch_to(scene_id)?);
         let mut observations: std::collections::BTreeMap<String, Vec<Observation>> =
             std::collections::BTreeMap::new();
         for o in self.observations_on(&branch, None)? {
@@ -1155,7 +1171,7 @@ impl Store {
             small_model: info.small_model_key,
             large_model: info.large_model_key,
             seed: info.seed,
-            turn_index: u64::try_from(info.turn_index).unwrap_or(0),
+            turn_index: u64::try_from(turn_index).unwrap_or(0),
             play_minutes: info.play_minutes,
             states: std::collections::BTreeMap::new(),
             tone,
@@ -1425,5 +1441,82 @@ impl Store {
         })
         .and_then(Iterator::collect)
         .map_err(self.sql("reading summaries"))
+    }
+}
+
+/// A committed turn as stored, for replay.
+#[derive(Clone, Debug)]
+pub struct StoredTurn {
+    pub user_action_id: String,
+    pub scene_before_id: String,
+    pub scene_id: String,
+    pub kind: String,
+    pub action_text: String,
+    pub result: Value,
+    pub events: Vec<TurnEvent>,
+    /// The messages the turn appended.
+    pub messages: Vec<Message>,
+}
+
+impl Store {
+    /// The turn that made scene `scene_id`, with its events and messages.
+    pub fn stored_turn(&self, scene_id: &str) -> Result<StoredTurn, StoreError> {
+        let (user_action_id, scene_before_id, kind, action_text, result) = self
+            .conn
+            .query_row(
+                "SELECT user_action_id, scene_before_id, kind, action_text, result_json
+                 FROM turns WHERE session_id = ?1 AND scene_id = ?2",
+                params![self.session_id, scene_id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                    ))
+                },
+            )
+            .map_err(self.sql("reading the turn"))?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT event_type, step_name, payload_json, model_key, prompt_version FROM turn_events
+                 WHERE session_id = ?1 AND scene_id = ?2 ORDER BY id",
+            )
+            .map_err(self.sql("reading the turn's events"))?;
+        let rows = stmt
+            .query_map(params![self.session_id, scene_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                ))
+            })
+            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+            .map_err(self.sql("reading the turn's events"))?;
+        let mut events = Vec::new();
+        for (event_type, step_name, payload, model_key, prompt_version) in rows {
+            events.push(TurnEvent {
+                event_type,
+                step_name,
+                payload: serde_json::from_str(&payload).map_err(self.json_err("a turn event"))?,
+                model_key,
+                prompt_version,
+            });
+        }
+        let messages = self.messages_on(&json(&[scene_id]))?;
+        Ok(StoredTurn {
+            user_action_id,
+            scene_before_id,
+            scene_id: scene_id.to_owned(),
+            kind,
+            action_text,
+            result: serde_json::from_str(&result).map_err(self.json_err("a turn's result"))?,
+            events,
+            messages,
+        })
     }
 }

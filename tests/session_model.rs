@@ -1,0 +1,108 @@
+//! Smoke test: three turns of the Drowned Reach with the real default model (SmolLM2-135M in-process), every stage through its real prompt and contract, committed to a real save.
+//!
+//! `./run.sh test` installs the model first; run alone, this looks in
+//! `$LORELOOM_DATA_DIR/models/` (or the user's data dir).
+#![cfg(all(feature = "llama", feature = "store"))]
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use loreloom::llm::Gateway;
+use loreloom::llm::config::DEFAULT_MODEL_FILE;
+use loreloom::session::Kind;
+use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
+use loreloom::session::play::{Progress, run_turn};
+use loreloom::session::turn::Calibration;
+use loreloom::store::Store;
+
+#[test]
+fn three_turns_with_the_default_model_commit_whole_turns() {
+    let model = loreloom::saves::data_dir()
+        .join("models")
+        .join(DEFAULT_MODEL_FILE);
+    assert!(
+        model.is_file(),
+        "the default model is not installed at {}: run `./run.sh test` (it fetches it)",
+        model.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("smoke.db");
+    create_save(&NewSave {
+        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
+        save: Some(save.clone()),
+        scenario: Some("low_water_crossing".into()),
+        seed: Some(2026),
+        small_model: "local-small".into(),
+        large_model: "local-large".into(),
+        calibration: Calibration {
+            tone: "tense".into(),
+            difficulty: "standard".into(),
+            lines: vec!["harm to children shown".into()],
+            veils: Vec::new(),
+        },
+    })
+    .unwrap();
+    let gateway = Gateway::standard().expect("the gateway starts with the shipped prompts");
+    let mut ctl = Controller::open(&save).unwrap();
+    let lines = [
+        "I pole the punt toward the sluice gate and look for the record room.",
+        "1",
+        "I ask Tamsin what she knows about the drowned bell.",
+    ];
+    for line in lines {
+        let mut step = ctl.handle(line);
+        // A clarification question is part of the game: answer it once with the same intention.
+        for _ in 0..2 {
+            let Step::Run(input) = step else {
+                panic!("`{line}` did not start a turn: {step:?}");
+            };
+            let started = Instant::now();
+            let mut first_token = None;
+            let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |p| {
+                if let Progress::Token(_) = p {
+                    first_token.get_or_insert_with(|| started.elapsed());
+                }
+            });
+            let calls = result.as_ref().map_or(0, |r| r.records.len());
+            let report = ctl.finish(&input, result);
+            eprintln!(
+                "turn `{line}`: {:.1} s, first narration token after {:?}, {calls} model calls",
+                started.elapsed().as_secs_f64(),
+                first_token
+            );
+            match report {
+                Report::Committed { result, .. } => {
+                    let narration: Vec<&str> = result
+                        .messages
+                        .iter()
+                        .filter(|m| m.kind == Kind::Narration)
+                        .map(|m| m.content.as_str())
+                        .collect();
+                    eprintln!(
+                        "  narration: {narration:?}\n  choices: {:?}",
+                        result.choices
+                    );
+                    assert!(
+                        narration.iter().any(|n| !n.trim().is_empty()),
+                        "the narrator wrote something"
+                    );
+                    break;
+                }
+                Report::Question(q) => {
+                    eprintln!("  question: {q}");
+                    step = ctl.handle(line);
+                }
+                other => panic!("the turn `{line}` did not commit: {other:?}"),
+            }
+        }
+    }
+    ctl.close();
+    let store = Store::open(&save).unwrap();
+    let info = store.session().unwrap();
+    assert_eq!(info.scene_index, 3, "three turns committed");
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let calls = store
+        .query_i64("SELECT count(*) FROM turn_events WHERE event_type = 'model_output'")
+        .unwrap();
+    assert!(calls >= 12, "every stage's call is recorded: {calls}");
+}

@@ -126,8 +126,15 @@ play)
     need_model
     # Everything players get: the window, llama.cpp in-process, the HTTP backend, bundled SQLite.
     cargo build --release --locked --bin loreloom
-    if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
-        echo "loreloom: no display found; playing in the terminal instead" >&2
+    display=1
+    if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then display=; fi
+    # An open-ended campaign folder: session zero, then a new session.
+    if [ -n "${1:-}" ] && [ -f "$1/manifest.json" ]; then
+        exec "$CARGO_TARGET_DIR/release/loreloom" session new "$@" --play ${display:+--window}
+    fi
+    if [ -z "$display" ]; then
+        echo "loreloom: no display found; playing the story in the terminal instead" >&2
+        echo "loreloom: for the open-ended campaign: ./run.sh play campaigns/drowned-reach" >&2
         exec "$CARGO_TARGET_DIR/release/loreloom" play --headless "$@"
     fi
     exec "$CARGO_TARGET_DIR/release/loreloom" play "$@"

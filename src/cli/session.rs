@@ -43,6 +43,12 @@ pub(super) struct NewArgs {
     /// Session zero: content kept off-screen (repeatable)
     #[arg(long = "veil")]
     veils: Vec<String>,
+    /// Play the new session at once (in the terminal, or with --window in the window)
+    #[arg(long)]
+    play: bool,
+    /// With --play: in the game window
+    #[arg(long, requires = "play")]
+    window: bool,
 }
 
 /// Options of `session play`.
@@ -103,8 +109,19 @@ pub(super) fn new(args: NewArgs) -> ExitCode {
                 println!("{}\n", m.content);
             }
             println!("Saved to {}", path.display());
-            println!("Play it: loreloom session play {}", path.display());
-            ExitCode::SUCCESS
+            if !args.play {
+                println!("Play it: loreloom session play {}", path.display());
+                return ExitCode::SUCCESS;
+            }
+            play(PlayArgs {
+                save: path,
+                script: None,
+                model_script: None,
+                window: args.window,
+                screenshot: None,
+                exit: false,
+                size: (1280, 720),
+            })
         }
         Err(e) => {
             eprintln!("error: {e}");

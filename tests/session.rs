@@ -263,6 +263,29 @@ fn a_clarification_question_ends_the_turn_without_a_narration_and_only_once() {
     assert!(r.messages.iter().any(|m| m.kind == Kind::Narration));
 }
 
+/// A referee that chose a check has decided the move: a question beside it
+/// cannot change the outcome and is not put to the player.
+#[test]
+fn a_question_next_to_a_chosen_check_is_not_asked() {
+    let data = tempfile::tempdir().unwrap();
+    let mut replies = vec![reply(
+        "resolve",
+        resolve("action", "nerve", "Which rail, fore or aft?"),
+    )];
+    replies.extend(without("resolve", turn_replies(1)));
+    let (gateway, _) = gateway(data.path(), replies);
+    let r = run_turn(
+        &gateway,
+        drowned_reach(3),
+        input("I grab the rail.", "x"),
+        |_| {},
+    )
+    .unwrap();
+    assert!(r.clarification.is_none());
+    assert_eq!(r.rolls.len(), 1, "the check was rolled");
+    assert!(r.messages.iter().any(|m| m.kind == Kind::Narration));
+}
+
 /// The text a call actually sent to the model.
 fn prompt_text(record: &loreloom::llm::CallRecord) -> String {
     record.attempts[0]

@@ -312,6 +312,7 @@ pub fn run() -> ExitCode {
         Command::Session(SessionCommand::New(args)) => session::new(args),
         #[cfg(feature = "store")]
         Command::Session(SessionCommand::Play(args)) => session::play(args),
+        #[cfg(feature = "store")]
         Command::Session(SessionCommand::Replay { save, scene }) => session::replay(&save, scene),
         Command::Dice {
             expr,

@@ -614,7 +614,12 @@ impl TurnRunner {
 
     fn on_resolve(&mut self, v: &Value) {
         let question = v["clarification_question"].as_str().unwrap_or("").trim();
-        if !question.is_empty() && !self.input.clarified {
+        // A referee that already chose a check, or ruled the move out, has
+        // resolved it: its question cannot change the outcome (seed 001: ask
+        // only when the answer would), so it is not put to the player.
+        let undecided = v["possible"] != json!(false)
+            && v["check"].as_str().is_none_or(|c| c.trim().is_empty());
+        if !question.is_empty() && undecided && !self.input.clarified {
             // Seed 001: at most one question, and only when it changes the outcome.
             self.clarification = Some(question.to_owned());
             self.phase = Phase::Done;

@@ -521,10 +521,14 @@ fn session_screen(
                     ui.horizontal(|ui| {
                         ui.spinner();
                         let what = match view.stage.as_deref() {
-                            Some("narrate") => "the narrator is writing".to_owned(),
-                            Some("recap") => "remembering what happened".to_owned(),
-                            Some(stage) => format!("{stage}…"),
-                            None => "thinking…".to_owned(),
+                            Some("narrate") => "the narrator is writing…",
+                            Some("recap") => "remembering what happened…",
+                            Some("resolve") => "the referee weighs your move…",
+                            Some("extract") => "keeping the books…",
+                            Some("npc_intent") => "the others decide what to do…",
+                            Some("lore_extract") => "noting what is new…",
+                            Some("choices") => "thinking of what you might do next…",
+                            _ => "thinking…",
                         };
                         ui.label(egui::RichText::new(what).weak().italics());
                     });

@@ -39,6 +39,7 @@ fn main() {
         let mut calls = 0;
         let mut acted = 0;
         let mut tokens = 0;
+        let mut committed = false;
         for _ in 0..2 {
             let Step::Run(input) = step else { break };
             let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |p| {
@@ -58,7 +59,10 @@ fn main() {
             }
             match ctl.finish(&input, result) {
                 Report::Question(_) => step = ctl.handle(line),
-                Report::Committed { .. } => break,
+                Report::Committed { .. } => {
+                    committed = true;
+                    break;
+                }
                 other => {
                     println!("turn {n}: {other:?}");
                     break;
@@ -68,9 +72,13 @@ fn main() {
         let wall = started.elapsed().as_secs_f64();
         let first = first.map_or(f64::NAN, |d| d.as_secs_f64());
         println!("{n:>4} | {wall:>6.1} | {first:>23.2} | {calls:>11} | {acted:>10} | {tokens:>10}");
-        walls.push(wall);
-        firsts.push(first);
+        // Only committed turns count towards the means; a failed turn is reported above.
+        if committed {
+            walls.push(wall);
+            firsts.push(first);
+        }
     }
+    println!("{} of {} turns committed", walls.len(), lines.len());
     let mean = |v: &[f64]| v.iter().sum::<f64>() / f64::from(u32::try_from(v.len()).unwrap_or(1));
     println!(
         "mean: {:.1} s per turn (target 5 s: {:.1}x), {:.2} s to the first narration token (target 1 s: {:.1}x)",

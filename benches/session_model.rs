@@ -9,6 +9,10 @@ use loreloom::session::play::{Progress, run_turn};
 use loreloom::session::turn::Calibration;
 
 fn main() {
+    // `cargo test --benches` runs this once in test mode; the figures need `cargo bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("a temp dir");
     let save = dir.path().join("bench.db");
     create_save(&NewSave {

@@ -7,6 +7,7 @@ pub mod campaign;
 pub mod cli;
 pub mod engine;
 pub mod llm;
+pub mod memory;
 pub mod rules;
 pub mod saves;
 pub mod session;

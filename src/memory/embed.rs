@@ -47,7 +47,9 @@ impl MiniLm {
         };
         let config: Config = std::fs::read_to_string(dir.join("config.json"))
             .map_err(|e| fail(format!("config.json: {e}")))
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| fail(format!("config.json: {e}"))))?;
+            .and_then(|t| {
+                serde_json::from_str(&t).map_err(|e| fail(format!("config.json: {e}")))
+            })?;
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| fail(format!("tokenizer.json: {e}")))?;
         tokenizer.with_padding(Some(PaddingParams {
@@ -88,7 +90,10 @@ impl MiniLm {
         let rows = encodings.len();
         let width = encodings.first().map_or(0, |e| e.get_ids().len());
         let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
-            encodings.iter().flat_map(|e| f(e).iter().copied()).collect()
+            encodings
+                .iter()
+                .flat_map(|e| f(e).iter().copied())
+                .collect()
         };
         let ids = Tensor::from_vec(flat(&|e| e.get_ids()), (rows, width), &self.device)?;
         let types = Tensor::from_vec(flat(&|e| e.get_type_ids()), (rows, width), &self.device)?;

@@ -85,7 +85,7 @@ pub const DEFAULT_THRESHOLD: f32 = 0.7;
 
 /// Episodic memories surface at a lower bar than ordinary ones (seed 002 §7.6:
 /// "always retrieved when relevant"), and beyond the limit.
-pub const EPISODIC_THRESHOLD: f32 = 0.5;
+pub const EPISODIC_THRESHOLD: f32 = 0.3;
 
 /// A recalled memory.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -145,7 +145,8 @@ impl MemoryIndex {
             branch.is_none_or(|b| b.contains(&e.scene_id))
                 && q.location.as_ref().is_none_or(|l| &e.location == l)
                 && q.characters.iter().all(|c| e.characters.contains(c))
-                && q.turns.is_none_or(|(from, to)| (from..=to).contains(&e.turn))
+                && q.turns
+                    .is_none_or(|(from, to)| (from..=to).contains(&e.turn))
         };
         let hit = |e: &MemoryEvent, relevance: f32| MemoryHit {
             turn: e.turn,
@@ -162,7 +163,11 @@ impl MemoryIndex {
                 .filter(|e| passes(e) && e.significance >= Significance::Medium)
                 .collect();
             recent.sort_by_key(|e| std::cmp::Reverse(e.turn));
-            return recent.into_iter().take(q.limit).map(|e| hit(e, 0.0)).collect();
+            return recent
+                .into_iter()
+                .take(q.limit)
+                .map(|e| hit(e, 0.0))
+                .collect();
         };
         let scores = self.vectors.scores(qv);
         let mut ranked: Vec<(usize, f32)> = scores
@@ -200,7 +205,7 @@ impl MemoryIndex {
 }
 
 /// What the lore retriever is asked (seed 001 `LoreRetrievalQuery`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct LoreQuery {
     /// The text to match: the player's action and the scene, built by [`query_text`].
     pub text: String,
@@ -218,6 +223,43 @@ pub struct LoreQuery {
     pub strict: bool,
     /// NPC secrets are for that NPC's own stages, never the narrator's.
     pub include_secrets: bool,
+    /// How semantic and keyword rankings are combined.
+    pub fusion: Fusion,
+    /// Added to chunks that match the metadata (seed 001 stage 1 as a preference).
+    pub metadata_bonus: f32,
+}
+
+/// How the semantic and keyword rankings become one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fusion {
+    /// `0.7 · cosine + 0.3 · BM25 / best BM25`.
+    #[default]
+    Weighted,
+    /// Reciprocal rank fusion: `Σ 1 / (60 + rank)` over both rankings.
+    Rrf,
+}
+
+/// Reciprocal rank fusion's constant.
+const RRF_K: f32 = 60.0;
+
+impl Default for LoreQuery {
+    fn default() -> Self {
+        Self {
+            text: String::new(),
+            location: None,
+            entities: Vec::new(),
+            factions: Vec::new(),
+            threads: Vec::new(),
+            tags: Vec::new(),
+            corpus: Corpus::All,
+            max_tokens: 3000,
+            limit: 5,
+            strict: false,
+            include_secrets: false,
+            fusion: Fusion::Weighted,
+            metadata_bonus: METADATA_BONUS,
+        }
+    }
 }
 
 /// A retrieved lore chunk with its scores.
@@ -307,21 +349,42 @@ impl LoreIndex {
         let semantic = query_vector
             .filter(|v| v.len() == DIM)
             .map(|v| self.vectors.scores(v));
-        let mut ranked: Vec<LoreHit> = self
-            .chunks
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| q.include_secrets || c.meta.kind != "secret")
-            .filter_map(|(i, c)| {
+        let eligible = |i: usize| {
+            let c = &self.chunks[i];
+            (q.include_secrets || c.meta.kind != "secret") && (!q.strict || matches_meta(c))
+        };
+        // Ranks (0-based) among eligible chunks, for reciprocal rank fusion.
+        let rank_of = |scores: &[f32]| -> Vec<Option<usize>> {
+            let mut order: Vec<usize> = (0..scores.len())
+                .filter(|&i| eligible(i) && scores[i] > 0.0)
+                .collect();
+            order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+            let mut ranks = vec![None; scores.len()];
+            for (r, i) in order.into_iter().enumerate() {
+                ranks[i] = Some(r);
+            }
+            ranks
+        };
+        let sem_rank = semantic.as_deref().map(rank_of);
+        let kw_rank = rank_of(&kw);
+        let rrf = |r: Option<usize>| {
+            #[allow(clippy::cast_precision_loss, reason = "a rank")]
+            r.map_or(0.0, |r| 1.0 / (RRF_K + r as f32 + 1.0))
+        };
+        let mut ranked: Vec<LoreHit> = (0..self.chunks.len())
+            .filter(|&i| eligible(i))
+            .filter_map(|i| {
+                let c = &self.chunks[i];
                 let metadata = matches_meta(c);
-                if q.strict && !metadata {
-                    return None;
-                }
                 let sem = semantic.as_ref().map_or(0.0, |s| s[i]);
-                let score = match &semantic {
-                    Some(_) => SEMANTIC_WEIGHT * sem + KEYWORD_WEIGHT * kw[i],
-                    None => kw[i],
-                } + if metadata { METADATA_BONUS } else { 0.0 };
+                let fused = match (&semantic, q.fusion) {
+                    (Some(_), Fusion::Weighted) => SEMANTIC_WEIGHT * sem + KEYWORD_WEIGHT * kw[i],
+                    (Some(_), Fusion::Rrf) => {
+                        (rrf(sem_rank.as_ref().and_then(|r| r[i])) + rrf(kw_rank[i])) * RRF_K
+                    }
+                    (None, _) => kw[i],
+                };
+                let score = fused + if metadata { q.metadata_bonus } else { 0.0 };
                 (semantic.is_some() || kw[i] > 0.0).then(|| LoreHit {
                     chunk_id: c.id.clone(),
                     file_path: c.file_path.clone(),

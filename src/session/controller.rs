@@ -13,10 +13,12 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::play::{end_scene_turn, fallback_templates, fallback_turn, opening};
+use super::remember::SessionMemory;
 use super::stream::{Kind, player_view};
 use super::turn::{Calibration, PERSONA, PlayerInput, SessionState, TurnError, TurnResult};
 use crate::campaign::{self, Campaign, system_rulesets};
 use crate::llm::CallRequest;
+use crate::memory::Embedder;
 use crate::store::{NewSession, PlaySession, SceneKind, SessionInfo, Store, Summary, TurnCommit};
 
 /// What one line of input asks for.
@@ -252,20 +254,37 @@ pub struct Controller {
     play_session: PlaySession,
     /// The "Previously…" of this sitting, once made.
     pub recap: Option<String>,
+    /// Semantic memory and lore of the save.
+    pub memory: SessionMemory,
 }
 
 impl Controller {
-    /// Open a save and begin a play session in it.
+    /// Open a save and begin a play session in it, with the default embedder
+    /// when it is installed (else recall falls back to keywords and recency).
     pub fn open(path: &Path) -> Result<Self, String> {
+        let embedder = match crate::memory::default_embedder() {
+            Ok(e) => Some(e),
+            Err(e) => {
+                tracing::warn!("{e}; lore and memory recall fall back to keywords");
+                None
+            }
+        };
+        Self::open_with(path, embedder)
+    }
+
+    /// Open a save with a given embedder (or none).
+    pub fn open_with(path: &Path, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, String> {
         let mut store = Store::open(path).map_err(|e| e.to_string())?;
         let info = store.session().map_err(|e| e.to_string())?;
         let campaign = load_campaign(&info.campaign_path)?;
-        let state = store.state(campaign).map_err(|e| e.to_string())?;
+        let state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
         let choices = store
             .last_result()
             .map_err(|e| e.to_string())?
             .and_then(|r| serde_json::from_value(r["choices"].clone()).ok())
             .unwrap_or_default();
+        let memory = SessionMemory::open(&mut store, &campaign, embedder)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         let play_session = store.start_play_session().map_err(|e| e.to_string())?;
         let templates =
             std::fs::read_to_string(crate::resource_dir("prompts").join("fallback_narration.txt"))
@@ -283,6 +302,7 @@ impl Controller {
             templates,
             play_session,
             recap: None,
+            memory,
         })
     }
 
@@ -332,6 +352,7 @@ impl Controller {
     }
 
     fn input(&mut self, text: String, whisper_to: Option<String>) -> PlayerInput {
+        self.state.recalled = self.memory.recall_for(&self.store, &self.state, &text);
         self.last = Some((text.clone(), whisper_to.clone()));
         PlayerInput {
             text,
@@ -369,9 +390,21 @@ impl Controller {
     }
 
     fn commit(&mut self, result: TurnResult, input: &PlayerInput, kind: SceneKind) -> Report {
-        let commit = TurnCommit::from_result(&result, input, &self.current_scene, kind);
+        let mut commit = TurnCommit::from_result(&result, input, &self.current_scene, kind);
+        if input.text != "/end-scene" {
+            commit.memory = self.memory.event_for(
+                &self.state,
+                &result,
+                input,
+                self.play_session.id,
+                kind == SceneKind::Fallback,
+            );
+        }
         match self.store.commit_turn(&commit) {
             Ok(c) => {
+                if let (false, Some((event, vector))) = (c.duplicate, commit.memory) {
+                    self.memory.remember(event, vector, &c.scene_id);
+                }
                 self.state.advance(&result);
                 self.current_scene = c.scene_id;
                 self.scene_index = c.scene_index;
@@ -401,7 +434,7 @@ impl Controller {
         self.current_scene = info.current_scene_id;
         self.scene_index = info.scene_index;
         self.choices.clear();
-        Ok(())
+        self.memory.reload(&self.store)
     }
 
     fn fallback(&mut self) -> Report {

@@ -8,6 +8,8 @@
 pub mod controller;
 pub mod observation;
 pub mod play;
+#[cfg(feature = "store")]
+pub mod remember;
 pub mod stream;
 pub mod turn;
 

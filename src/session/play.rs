@@ -74,6 +74,7 @@ pub fn opening(
         play_minutes: 0.0,
         states: BTreeMap::new(),
         tone,
+        recalled: crate::memory::Recalled::default(),
     })
 }
 
@@ -180,6 +181,7 @@ pub fn fallback_turn(
         refused: Vec::new(),
         play_minutes: state.play_minutes + 1.0,
         clarification: None,
+        recalled: crate::memory::Recalled::default(),
     }
 }
 
@@ -208,5 +210,6 @@ pub fn end_scene_turn(state: &SessionState) -> TurnResult {
         refused: Vec::new(),
         play_minutes: state.play_minutes,
         clarification: None,
+        recalled: crate::memory::Recalled::default(),
     }
 }

@@ -26,6 +26,7 @@ use super::stream::{
 };
 use crate::campaign::Campaign;
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError};
+use crate::memory::Recalled;
 use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp, WorldState};
 
 /// The persona's character id in every campaign.
@@ -58,6 +59,8 @@ pub struct SessionState {
     /// Latent and manifest states per character (seed 004 visibility levels).
     pub states: BTreeMap<String, Vec<StateEntry>>,
     pub tone: String,
+    /// Lore and memories retrieved for the coming turn (set by the orchestrator before it starts).
+    pub recalled: Recalled,
 }
 
 impl SessionState {
@@ -154,6 +157,8 @@ pub struct TurnResult {
     pub play_minutes: f64,
     /// A question instead of a turn: nothing is committed; the player answers.
     pub clarification: Option<String>,
+    /// What the narrator and choices were shown from memory and lore.
+    pub recalled: Recalled,
 }
 
 #[derive(Clone, Debug)]
@@ -358,6 +363,7 @@ impl TurnRunner {
             refused: self.refused,
             play_minutes: self.state.play_minutes + 5.0,
             clarification: self.clarification,
+            recalled: self.state.recalled,
         })
     }
 
@@ -405,6 +411,26 @@ impl TurnRunner {
         view(&self.state.stream.messages, stage)
             .into_iter()
             .map(|m| json!({"kind": m.kind.name(), "owner": m.owner, "text": m.content}))
+            .collect()
+    }
+
+    /// Retrieved lore for the narrator and choices: where it comes from and what it says.
+    fn lore_vars(&self) -> Vec<Value> {
+        self.state
+            .recalled
+            .lore
+            .iter()
+            .map(|h| json!({"source": h.section_path, "text": h.text}))
+            .collect()
+    }
+
+    /// Recalled memories: what happened, when, and whether it was a turning point.
+    fn memory_vars(&self) -> Vec<Value> {
+        self.state
+            .recalled
+            .memories
+            .iter()
+            .map(|m| json!({"turn": m.turn, "summary": m.summary, "episodic": m.episodic}))
             .collect()
     }
 
@@ -605,6 +631,8 @@ impl TurnRunner {
             "whisper_to": whisper_to,
             "outcome": outcome,
             "blocked": blocked,
+            "lore": self.lore_vars(),
+            "memories": self.memory_vars(),
         });
         let mut request =
             CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());
@@ -654,6 +682,11 @@ impl TurnRunner {
                     "resolve: check `{check_id}` takes no modifier `{name}`; ignored"
                 )),
             }
+        }
+        // Seed 002 §7.6: the engine, not the model, grants the episodic-memory +1.
+        if let Some(spec) = check.modifiers.iter().find(|s| s.name == "memory") {
+            let bonus = i64::from(self.state.recalled.episodic_bonus);
+            modifiers.insert("memory".to_owned(), bonus.clamp(spec.min, spec.max));
         }
         let stats = self
             .state
@@ -877,6 +910,8 @@ impl TurnRunner {
                     "history": recent,
                     "scene": self.state.world.scene,
                     "present": present,
+                    "lore": self.lore_vars(),
+                    "memories": self.memory_vars(),
                 }),
             )
             .seed(self.call_seed());

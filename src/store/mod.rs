@@ -17,14 +17,17 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod memory;
+
+use crate::memory::MemoryEvent;
 use crate::rules::{Change, Target, WorldState};
 use crate::session::{Kind, Message, MessageId, Observation};
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migrations: entry `i` takes a save from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("schema.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("schema.sql"), include_str!("schema_2.sql")];
 
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
 
@@ -214,6 +217,8 @@ pub struct TurnCommit {
     pub play_minutes: f64,
     /// What the caller shows for this turn; handed back on a duplicate submission.
     pub result: Value,
+    /// The turn's memory event and its vector (seed 002 §7.1 step 7), written with the turn.
+    pub memory: Option<(MemoryEvent, Option<Vec<f32>>)>,
 }
 
 /// A committed turn.
@@ -751,6 +756,10 @@ impl Store {
                 .map_err(sql("writing turn events"))?;
             }
         }
+        if let Some((event, vector)) = &turn.memory {
+            memory::insert_memory(&tx, &session, &new_id, turn_index, event, vector.as_deref())
+                .map_err(sql("writing the memory event"))?;
+        }
         insert_relations(&tx, &session, &new_id, &turn.world).map_err(sql("writing relations"))?;
         if turn.kind == SceneKind::Rewind {
             rebuild_projections(&tx, &session, &new_id, &turn.world)
@@ -821,6 +830,7 @@ impl Store {
             )],
             play_minutes: session.play_minutes,
             result: serde_json::json!({"rewound_to": index}),
+            memory: None,
         };
         self.commit_turn(&turn)
     }
@@ -1173,6 +1183,7 @@ impl Store {
             seed: info.seed,
             turn_index: u64::try_from(turn_index).unwrap_or(0),
             play_minutes: info.play_minutes,
+            recalled: crate::memory::Recalled::default(),
             states: std::collections::BTreeMap::new(),
             tone,
         })
@@ -1200,6 +1211,13 @@ impl TurnCommit {
                 model_key: Some(r.model_key.clone()),
                 prompt_version: Some(r.prompt_version.clone()),
             });
+        }
+        if result.recalled != crate::memory::Recalled::default() {
+            events.push(TurnEvent::engine(
+                "recall",
+                "memory_recall",
+                serde_json::to_value(&result.recalled).unwrap_or(Value::Null),
+            ));
         }
         for roll in &result.rolls {
             events.push(TurnEvent::engine(
@@ -1258,6 +1276,7 @@ impl TurnCommit {
             observations: result.observations.clone(),
             events,
             play_minutes: result.play_minutes,
+            memory: None,
             result: serde_json::json!({
                 "narration": narration,
                 "rolls": result.rolls,

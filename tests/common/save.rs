@@ -1,5 +1,6 @@
 //! A save for store tests: a session with a few characters, and turns the way the pipeline commits them.
 
+use loreloom::memory::{MemoryEvent, Significance};
 use std::path::Path;
 
 use loreloom::rules::{Change, OpKind, StateOp, WorldState};
@@ -116,6 +117,20 @@ pub fn turn(store: &Store, action_id: &str, n: u64) -> TurnCommit {
         }],
         play_minutes: f64::from(u32::try_from(n).unwrap()) * 2.0,
         result: json!({"narration": format!("narration {n}")}),
+        memory: Some((
+            MemoryEvent {
+                summary: format!("memory {n}"),
+                characters: vec!["player".into(), "ada".into()],
+                location: "quay".into(),
+                significance: Significance::Medium,
+                episodic: n % 5 == 0,
+                action_type: "action".into(),
+                turn: n,
+                play_session: 1,
+                scene_id: String::new(),
+            },
+            Some(vec![0.05; loreloom::memory::DIM]),
+        )),
     }
 }
 

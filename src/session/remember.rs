@@ -1,0 +1,371 @@
+//! A save's memory and lore at play (feature `store`): the lore index kept in step with the campaign, what each turn recalls, and the memory event each committed turn leaves behind.
+//!
+//! Everything a turn is shown is decided here, before the turn starts, and
+//! recorded with it ([`Recalled`]), so replay shows the model exactly the same
+//! lore and memories without embedding anything.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::stream::Kind;
+use super::turn::{PERSONA, PlayerInput, SessionState, TurnResult};
+use crate::campaign::Campaign;
+use crate::memory::chunk::Corpus;
+use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
+use crate::memory::{
+    Embedder, MemoryEvent, Recalled, Significance, campaign_chunks, recall::DEFAULT_THRESHOLD,
+};
+use crate::store::Store;
+
+/// The similarity a memory needs to be shown in a session. Seed 002's
+/// default is 0.7 ([`DEFAULT_THRESHOLD`]), but all-MiniLM-L6-v2 scores a
+/// player's action against a past-tense summary of a relevant event at
+/// 0.2–0.6 (tests/retrieval.rs: 0 of 38 labelled pairs reach 0.7), so at 0.7
+/// nothing would ever be recalled.
+pub const SESSION_THRESHOLD: f32 = 0.35;
+
+/// How much a turn is shown (small models have small contexts).
+#[derive(Clone, Debug)]
+pub struct RecallConfig {
+    pub lore_limit: usize,
+    /// Seed 001's budget cap for the narrator's lore.
+    pub lore_tokens: usize,
+    pub memory_limit: usize,
+    pub threshold: f32,
+}
+
+impl Default for RecallConfig {
+    fn default() -> Self {
+        Self {
+            lore_limit: 2,
+            lore_tokens: 400,
+            memory_limit: 3,
+            threshold: SESSION_THRESHOLD,
+        }
+    }
+}
+
+/// The memory side of an open save.
+pub struct SessionMemory {
+    embedder: Option<Arc<dyn Embedder>>,
+    pub lore: LoreIndex,
+    pub memories: MemoryIndex,
+    branch: HashSet<String>,
+    pub config: RecallConfig,
+}
+
+impl std::fmt::Debug for SessionMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionMemory")
+            .field(
+                "embedder",
+                &self.embedder.as_ref().map(|e| e.key().to_owned()),
+            )
+            .field("lore", &self.lore.len())
+            .field("memories", &self.memories.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A fingerprint of the chunks (ids and texts), to know when the campaign changed.
+fn fingerprint(chunks: &[crate::memory::Chunk]) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for c in chunks {
+        c.id.hash(&mut h);
+        c.text.hash(&mut h);
+        serde_json::to_string(&c.meta)
+            .unwrap_or_default()
+            .hash(&mut h);
+    }
+    format!("{:016x}-{}", h.finish(), chunks.len())
+}
+
+impl SessionMemory {
+    /// Load the save's memory, (re)building the lore index when the campaign
+    /// changed or vectors are missing that the embedder can now make.
+    pub fn open(
+        store: &mut Store,
+        campaign: &Campaign,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, String> {
+        let chunks = campaign_chunks(campaign);
+        let print = fingerprint(&chunks);
+        let (stored, model) = store.lore_index_info().map_err(|e| e.to_string())?;
+        let want_model = embedder.as_ref().map(|e| e.key().to_owned());
+        if stored.as_deref() != Some(print.as_str())
+            || (want_model.is_some() && model != want_model)
+        {
+            let vectors = match &embedder {
+                Some(e) => {
+                    let texts: Vec<String> = chunks.iter().map(embed_text).collect();
+                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                    Some(
+                        e.embed(&refs)
+                            .map_err(|err| format!("indexing the campaign's lore: {err}"))?,
+                    )
+                }
+                None => None,
+            };
+            store
+                .index_lore(&chunks, vectors.as_deref(), &print, want_model.as_deref())
+                .map_err(|e| e.to_string())?;
+        }
+        let lore = store.lore_index().map_err(|e| e.to_string())?;
+        let memories = store.memory_index().map_err(|e| e.to_string())?;
+        let branch = store.branch_set().map_err(|e| e.to_string())?;
+        Ok(Self {
+            embedder,
+            lore,
+            memories,
+            branch,
+            config: RecallConfig::default(),
+        })
+    }
+
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    /// After a rewind or reload: the memories of the branch the save is on now.
+    pub fn reload(&mut self, store: &Store) -> Result<(), String> {
+        self.memories = store.memory_index().map_err(|e| e.to_string())?;
+        self.branch = store.branch_set().map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    fn embed_one(&self, text: &str) -> Option<Vec<f32>> {
+        let e = self.embedder.as_ref()?;
+        match e.embed(&[text]) {
+            Ok(mut v) => v.pop(),
+            Err(err) => {
+                tracing::warn!("embedding failed, recall falls back to keywords: {err}");
+                None
+            }
+        }
+    }
+
+    /// What the coming turn is shown: lore for where the persona is and what
+    /// they do, and the memories closest to it.
+    pub fn recall_for(&self, store: &Store, state: &SessionState, input: &str) -> Recalled {
+        let started = Instant::now();
+        let (location, location_name) = scene_location(state);
+        let present = present_ids(state);
+        let names: Vec<String> = present
+            .iter()
+            .filter(|id| id.as_str() != PERSONA)
+            .map(|id| {
+                state
+                    .campaign
+                    .characters
+                    .get(id)
+                    .map_or_else(|| id.clone(), |c| c.name.clone())
+            })
+            .collect();
+        let threads: Vec<String> = state
+            .world
+            .threads
+            .values()
+            .filter(|t| t.status == "open" || t.status == "active")
+            .map(|t| t.title.clone())
+            .collect();
+        let recent = self.memories.events.last().map(|e| e.summary.as_str());
+        let text = query_text(&location_name, &names, input, &[], None);
+        let vector = self.embed_one(&text);
+        let keywords = store
+            .lore_keywords(&format!("{input} {location_name}"), 50)
+            .unwrap_or_default();
+        let lore = self.lore.retrieve(
+            &LoreQuery {
+                text: text.clone(),
+                location: Some(location.clone()),
+                entities: present.clone(),
+                threads: state.world.threads.keys().cloned().collect(),
+                corpus: Corpus::Authored,
+                max_tokens: self.config.lore_tokens,
+                limit: self.config.lore_limit,
+                ..LoreQuery::default()
+            },
+            vector.as_deref(),
+            &keywords,
+        );
+        // Memories: recalled by the action itself (with the scene around it).
+        let memories = self.memories.recall(
+            &MemoryQuery {
+                limit: self.config.memory_limit,
+                threshold: self.config.threshold,
+                ..MemoryQuery::new(text.clone())
+            },
+            vector.as_deref(),
+            Some(&self.branch),
+        );
+        let episodic_bonus = memories
+            .iter()
+            .any(|m| m.episodic && m.relevance >= self.config.threshold);
+        let _ = (recent, threads);
+        Recalled {
+            query: text,
+            lore,
+            memories,
+            episodic_bonus,
+            took_ms: started.elapsed().as_secs_f64() * 1000.0,
+        }
+    }
+
+    /// The memory event of a committed turn (seed 002 §7.1 step 7) and its vector.
+    pub fn event_for(
+        &self,
+        state: &SessionState,
+        result: &TurnResult,
+        input: &PlayerInput,
+        play_session: i64,
+        fallback: bool,
+    ) -> Option<(MemoryEvent, Option<Vec<f32>>)> {
+        let event = memory_event(state, result, input, play_session, fallback)?;
+        let vector = self.embed_one(&event.summary);
+        Some((event, vector))
+    }
+
+    /// Keep a committed event (and its scene) in the in-memory index.
+    pub fn remember(&mut self, event: MemoryEvent, vector: Option<Vec<f32>>, scene_id: &str) {
+        self.branch.insert(scene_id.to_owned());
+        self.memories.push(
+            MemoryEvent {
+                scene_id: scene_id.to_owned(),
+                ..event
+            },
+            vector.as_deref(),
+        );
+    }
+}
+
+/// What a chunk is embedded as: its section and text.
+fn embed_text(c: &crate::memory::Chunk) -> String {
+    if c.section_path.is_empty() {
+        c.text.clone()
+    } else {
+        format!("{}: {}", c.section_path, c.text)
+    }
+}
+
+fn scene_location(state: &SessionState) -> (String, String) {
+    let id = state
+        .world
+        .scene
+        .get("location")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let name = state
+        .campaign
+        .locations
+        .get(&id)
+        .map_or_else(|| id.replace('_', " "), |l| l.name.clone());
+    (id, name)
+}
+
+fn present_ids(state: &SessionState) -> Vec<String> {
+    state
+        .world
+        .scene
+        .get("present")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn first_sentence(text: &str) -> &str {
+    crate::memory::chunk::sentences(text)
+        .into_iter()
+        .next()
+        .unwrap_or("")
+}
+
+/// The memory event of a turn, in plain words: where, who did what, how it
+/// went, and the narration's first sentence. Significance from the dice:
+/// a strong success or a failure is high (and episodic when it also moved a
+/// clock or a relation); a roll is medium; no roll is low.
+pub fn memory_event(
+    state: &SessionState,
+    result: &TurnResult,
+    input: &PlayerInput,
+    play_session: i64,
+    fallback: bool,
+) -> Option<MemoryEvent> {
+    let narration = result
+        .messages
+        .iter()
+        .find(|m| m.kind == Kind::Narration && m.owner != PERSONA)
+        .or_else(|| result.messages.iter().find(|m| m.kind == Kind::Narration))?;
+    let (location, location_name) = scene_location(state);
+    let persona = state
+        .campaign
+        .characters
+        .get(PERSONA)
+        .map_or_else(|| "The player".to_owned(), |c| c.name.clone());
+    let roll = result.rolls.iter().find(|r| r.actor == PERSONA);
+    let how = roll.map_or(String::new(), |r| {
+        format!(
+            " ({} on {})",
+            r.label.to_lowercase(),
+            r.stat.as_deref().unwrap_or(&r.check)
+        )
+    });
+    let mut summary = format!(
+        "At {location_name}, {persona} tried: {}{how}. {}",
+        input.text.trim().trim_end_matches('.'),
+        first_sentence(&narration.content)
+    );
+    for npc in &result.acted {
+        if let Some(m) = result
+            .messages
+            .iter()
+            .find(|m| m.kind == Kind::Intention && &m.owner == npc)
+        {
+            let name = state
+                .campaign
+                .characters
+                .get(npc)
+                .map_or(npc.as_str(), |c| c.name.as_str());
+            summary.push_str(&format!(" {name}: {}", m.content.trim()));
+        }
+    }
+    let mut characters = vec![PERSONA.to_owned()];
+    for id in present_ids(state)
+        .into_iter()
+        .chain(result.acted.iter().cloned())
+    {
+        if !characters.contains(&id) {
+            characters.push(id);
+        }
+    }
+    let band = roll.map(|r| r.band.as_str()).unwrap_or("");
+    let decisive = matches!(band, "success" | "critical" | "failure");
+    let weighty = result
+        .changes
+        .iter()
+        .any(|c| c.op.path.starts_with("clocks.") || c.op.path.starts_with("relations"));
+    let significance = match (roll.is_some(), decisive) {
+        (_, true) => Significance::High,
+        (true, false) => Significance::Medium,
+        (false, _) => Significance::Low,
+    };
+    Some(MemoryEvent {
+        summary: summary.trim().to_owned(),
+        characters,
+        location,
+        significance,
+        episodic: decisive && weighty,
+        action_type: if fallback { "fallback" } else { "action" }.into(),
+        turn: state.turn_index + 1,
+        play_session,
+        scene_id: String::new(),
+    })
+}

@@ -56,6 +56,7 @@ fn name_of(c: &Campaign, id: &str) -> String {
 }
 
 /// recall@k (a relevant item among the first k) and MRR over ranked lists.
+#[allow(clippy::cast_precision_loss, reason = "counts of a few dozen")]
 fn score(ranks: &[Option<usize>], k: usize) -> (f64, f64) {
     let n = ranks.len() as f64;
     let recall = ranks.iter().filter(|r| r.is_some_and(|r| r < k)).count() as f64 / n;

@@ -1,4 +1,4 @@
-//! Lore chunks (seed 002 §6.2.7, seed 001 content packs): `lore/` by paragraph under a 512-token cap with sentence splitting, pack markdown by H2 section with its frontmatter, token counts in cl100k_base.
+//! Lore chunks (seed 002 §6.2.7, seed 001 content packs): `lore/` by paragraph under a 512-token cap with sentence splitting, pack markdown by H2 section with its frontmatter, token counts in `cl100k_base`.
 //!
 //! Lore prose has no frontmatter, so its chunks get their metadata by
 //! mention: a chunk that names a place, person, faction or item of the
@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::campaign::{Campaign, CharacterKind, EntryKind};
 
-/// Seed 002 §6.2.7: no chunk is longer than this (cl100k_base tokens).
+/// Seed 002 §6.2.7: no chunk is longer than this (`cl100k_base` tokens).
 pub const MAX_CHUNK_TOKENS: usize = 512;
 
-/// Tokens in cl100k_base, as seed 002 counts chunk sizes.
+/// Tokens in `cl100k_base`, as seed 002 counts chunk sizes.
 pub fn token_count(text: &str) -> usize {
     tiktoken_rs::cl100k_base_singleton()
         .encode_ordinary(text)

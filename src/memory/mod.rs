@@ -146,7 +146,9 @@ mod tests {
 
     #[test]
     fn blobs_round_trip_and_wrong_lengths_are_refused() {
-        let v: Vec<f32> = (0..DIM).map(|i| i as f32 / 7.0).collect();
+        let v: Vec<f32> = (0..DIM)
+            .map(|i| f32::from(u16::try_from(i).unwrap()) / 7.0)
+            .collect();
         assert_eq!(from_blob(&to_blob(&v)), Some(v));
         assert_eq!(from_blob(&[0; 12]), None);
     }

@@ -5,6 +5,7 @@
 //! lore and memories without embedding anything.
 
 use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,13 +17,11 @@ use super::turn::{PERSONA, PlayerInput, SessionState, TurnResult};
 use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
 use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
-use crate::memory::{
-    Embedder, MemoryEvent, Recalled, Significance, campaign_chunks, recall::DEFAULT_THRESHOLD,
-};
+use crate::memory::{Embedder, MemoryEvent, Recalled, Significance, campaign_chunks};
 use crate::store::Store;
 
 /// The similarity a memory needs to be shown in a session. Seed 002's
-/// default is 0.7 ([`DEFAULT_THRESHOLD`]), but all-MiniLM-L6-v2 scores a
+/// default is 0.7 ([`crate::memory::recall::DEFAULT_THRESHOLD`]), but all-MiniLM-L6-v2 scores a
 /// player's action against a past-tense summary of a relevant event at
 /// 0.2–0.6 (tests/retrieval.rs: 0 of 38 labelled pairs reach 0.7), so at 0.7
 /// nothing would ever be recalled.
@@ -334,7 +333,7 @@ pub fn memory_event(
                 .characters
                 .get(npc)
                 .map_or(npc.as_str(), |c| c.name.as_str());
-            summary.push_str(&format!(" {name}: {}", m.content.trim()));
+            let _ = write!(summary, " {name}: {}", m.content.trim());
         }
     }
     let mut characters = vec![PERSONA.to_owned()];
@@ -346,7 +345,7 @@ pub fn memory_event(
             characters.push(id);
         }
     }
-    let band = roll.map(|r| r.band.as_str()).unwrap_or("");
+    let band = roll.map_or("", |r| r.band.as_str());
     let decisive = matches!(band, "success" | "critical" | "failure");
     let weighty = result
         .changes

@@ -123,7 +123,7 @@ pub fn turn(store: &Store, action_id: &str, n: u64) -> TurnCommit {
                 characters: vec!["player".into(), "ada".into()],
                 location: "quay".into(),
                 significance: Significance::Medium,
-                episodic: n % 5 == 0,
+                episodic: n.is_multiple_of(5),
                 action_type: "action".into(),
                 turn: n,
                 play_session: 1,

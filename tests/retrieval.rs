@@ -267,3 +267,134 @@ fn memory_recall_finds_the_labelled_events_with_filters() {
         "{kept} of {expected} pass the session threshold"
     );
 }
+
+#[path = "common/scripted.rs"]
+mod scripted;
+
+/// Three scripted turns through the controller with the real embedder: each
+/// leaves a memory event with its vector; the third turn recalls the first and
+/// its narrator prompt carries that memory and retrieved lore; a rewind scopes
+/// recall to the branch.
+#[test]
+fn a_session_remembers_earlier_turns_and_shows_them_to_the_narrator() {
+    use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
+    use loreloom::session::controller::{Controller, Report, Step};
+    use loreloom::session::play::run_turn;
+
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("remember.db");
+    create_save(&NewSave {
+        campaign: campaign_dir(),
+        save: Some(save.clone()),
+        scenario: Some("low_water_crossing".into()),
+        seed: Some(5),
+        small_model: "small".into(),
+        large_model: "large".into(),
+        calibration: Calibration::default(),
+    })
+    .unwrap();
+    let gateway = Gateway::new(
+        PromptRegistry::load(root.join("prompts")).unwrap(),
+        root.join("schemas"),
+        ModelsConfig::default(),
+        dir.path(),
+    );
+    let replies = (0..3).flat_map(scripted::turn_replies).collect();
+    let backend = ScriptedBackend::new(Script { replies });
+    gateway.register_script("small", backend.clone());
+    gateway.register_script("large", backend);
+    let mut ctl = Controller::open_with(&save, Some(embedder())).unwrap();
+    assert!(ctl.memory.has_embedder());
+    let actions = [
+        "I ask Hesper about the crossing ledger and its missing page",
+        "I watch the eel traps bobbing by the quay",
+        "I press Hesper again about the page cut from the ledger",
+    ];
+    let mut narrate_prompt = String::new();
+    for (n, line) in actions.iter().enumerate() {
+        let Step::Run(input) = ctl.handle(line) else {
+            panic!("turn {n} did not run")
+        };
+        let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |_| {}).unwrap();
+        if n == 2 {
+            let first = result
+                .records
+                .iter()
+                .find(|r| r.stage == "narrate")
+                .unwrap();
+            narrate_prompt = first
+                .first()
+                .unwrap()
+                .messages
+                .iter()
+                .map(|m| m.content.clone())
+                .collect();
+            assert_eq!(first.prompt_version, "v2");
+        }
+        assert!(matches!(
+            ctl.finish(&input, Ok(result)),
+            Report::Committed { .. }
+        ));
+    }
+    let recalled = &ctl.state.recalled;
+    println!("turn 3 recalled: {recalled:#?}");
+    let first_memory = &ctl.memory.memories.events[0];
+    assert!(
+        first_memory.summary.contains("crossing ledger"),
+        "{}",
+        first_memory.summary
+    );
+    assert_eq!(
+        recalled.memories.first().map(|m| m.turn),
+        Some(1),
+        "the first turn is the closest memory"
+    );
+    assert!(
+        !recalled.memories.iter().any(|m| m.turn == 3),
+        "a turn never recalls itself"
+    );
+    assert!(
+        narrate_prompt.contains(&first_memory.summary),
+        "{narrate_prompt}"
+    );
+    assert!(
+        narrate_prompt.contains("What is true in this world"),
+        "{narrate_prompt}"
+    );
+    assert!(
+        recalled
+            .lore
+            .iter()
+            .all(|h| !h.file_path.ends_with("secrets.md"))
+    );
+    assert!(!recalled.lore.is_empty());
+    drop(ctl);
+    let store = Store::open(&save).unwrap();
+    assert_eq!(
+        store
+            .query_i64("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")
+            .unwrap(),
+        3
+    );
+    assert_eq!(
+        store
+            .query_i64("SELECT count(*) FROM turn_events WHERE event_type = 'recall'")
+            .unwrap(),
+        3
+    );
+    drop(store);
+    // Rewind to the first turn: what came after is on another branch and never recalled.
+    let mut ctl = Controller::open_with(&save, Some(embedder())).unwrap();
+    assert_eq!(ctl.memory.memories.len(), 3);
+    assert!(matches!(
+        ctl.handle("/rewind 1"),
+        Step::Report(Report::Rewound { .. })
+    ));
+    let turns: Vec<u64> = ctl.memory.memories.events.iter().map(|e| e.turn).collect();
+    assert_eq!(turns, [1]);
+    let again = ctl
+        .memory
+        .recall_for(ctl.store(), &ctl.state, "the eel traps by the quay");
+    assert!(again.memories.iter().all(|m| m.turn == 1), "{again:?}");
+}

@@ -269,6 +269,7 @@ fn memory_recall_finds_the_labelled_events_with_filters() {
 }
 
 #[path = "common/scripted.rs"]
+#[allow(dead_code, reason = "shared with other tests")]
 mod scripted;
 
 /// Three scripted turns through the controller with the real embedder: each

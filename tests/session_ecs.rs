@@ -127,6 +127,13 @@ fn a_turn_runs_as_systems_over_many_frames_and_rebuilds_the_world_entities() {
     assert_eq!(view.choices.len(), 3);
     assert!(view.log.iter().any(|l| l.starts_with("stage resolve")));
     assert!(view.log.iter().any(|l| l.starts_with("dice ")));
+    // What the turn was shown from lore, with scores, for streamers and authors.
+    assert!(view.log.iter().any(|l| l.starts_with("recall (")));
+    assert!(
+        view.log
+            .iter()
+            .any(|l| l.starts_with("  lore ") && l.contains(" score "))
+    );
     assert_eq!(view.scene_index, 1);
 
     // The extractor's observation is now a child of Hesper's entity.

@@ -338,6 +338,9 @@ fn accept_input(
                 view.busy = true;
                 view.log(format!("turn: {}", input.text));
                 let state = session.controller().state.clone();
+                for line in recall_lines(&state.recalled) {
+                    view.log(line);
+                }
                 session.turn = Some(RunningTurn {
                     runner: TurnRunner::start(state, input.clone()),
                     input,
@@ -641,4 +644,41 @@ fn sync_world(
         commands.spawn((SessionEntity, RelationEdge(relation.clone())));
     }
     view.revision += 1;
+}
+
+/// The overlay's account of what a turn was shown from lore and memory, with scores.
+pub fn recall_lines(r: &crate::memory::Recalled) -> Vec<String> {
+    let mut out = vec![format!(
+        "recall ({:.1} ms): {} lore chunk(s), {} tokens; {} memor{}{}",
+        r.took_ms,
+        r.lore.len(),
+        r.lore_tokens(),
+        r.memories.len(),
+        if r.memories.len() == 1 { "y" } else { "ies" },
+        if r.episodic_bonus {
+            "; episodic +1"
+        } else {
+            ""
+        }
+    )];
+    for h in &r.lore {
+        out.push(format!(
+            "  lore {} score {:.3} (semantic {:.3}, keywords {:.3}{})",
+            h.chunk_id,
+            h.score,
+            h.semantic,
+            h.keyword,
+            if h.metadata { ", metadata" } else { "" }
+        ));
+    }
+    for m in &r.memories {
+        let summary: String = m.summary.chars().take(80).collect();
+        out.push(format!(
+            "  memory turn {} relevance {:.3}{}: {summary}",
+            m.turn,
+            m.relevance,
+            if m.episodic { " (episodic)" } else { "" }
+        ));
+    }
+    out
 }

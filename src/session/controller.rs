@@ -616,9 +616,15 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
         .find(|e| e.event_type == "user_action")
         .map(|e| e.payload.clone())
         .unwrap_or_default();
-    let state = store
+    let mut state = store
         .state_at(campaign, &turn.scene_before_id)
         .map_err(|e| e.to_string())?;
+    // The turn is shown exactly the lore and memories it was shown then (and
+    // rolls with the same episodic +1); nothing is embedded again.
+    if let Some(recall) = turn.events.iter().find(|e| e.event_type == "recall") {
+        state.recalled = serde_json::from_value(recall.payload.clone())
+            .map_err(|e| format!("the recorded recall of that turn is unreadable: {e}"))?;
+    }
     let gateway = crate::llm::Gateway::standard()?;
     let backend =
         crate::llm::ScriptedBackend::new(crate::llm::Script::from_records(records.iter()));

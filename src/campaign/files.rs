@@ -127,6 +127,12 @@ pub struct NpcProfile {
     /// (Loreloom, seed 004) Story-critical NPCs always act, first.
     #[serde(default)]
     pub baked: bool,
+    /// (Loreloom, seed 002 §4.2.3) Faction ids the NPC belongs to: half of their first impression of the persona.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub factions: Vec<String>,
+    /// (Loreloom, seed 002 §4.2.3) How the NPC regards the persona's visible traits: a tag or carried item id → −100..=100.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub regards: BTreeMap<String, i64>,
 }
 
 fn half() -> f64 {
@@ -403,6 +409,9 @@ pub struct WorldFile {
     pub facts: Vec<Fact>,
     #[serde(default)]
     pub threads: Vec<Thread>,
+    /// Reputation and perception tuning (seed 002 §4.1.4, §4.2.3); the seed's defaults when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standing: Option<crate::rules::standing::StandingConfig>,
 }
 
 /// A location, item or faction.

@@ -1012,6 +1012,59 @@ impl Loader {
                 format!("cover `{cover}` does not exist (orphaned reference)"),
             );
         }
+        // Standing (seed 002 §4.1.4, §4.2.3): factions named must exist, regards stay in range.
+        let standing = c
+            .world
+            .as_ref()
+            .and_then(|w| w.value.standing.clone())
+            .unwrap_or_default();
+        if let Some(w) = &c.world {
+            for f in standing.reputation.keys() {
+                if !factions.contains_key(f) {
+                    self.report.error(
+                        &w.rel,
+                        w.line("/standing/reputation"),
+                        format!(
+                            "standing names faction `{f}`, which world/state.json does not define"
+                        ),
+                    );
+                }
+            }
+            for (f, v) in &standing.reputation {
+                if !(-100..=100).contains(v) {
+                    self.report.error(
+                        &w.rel,
+                        w.line("/standing/reputation"),
+                        format!("reputation {v} with `{f}` is outside -100..=100"),
+                    );
+                }
+            }
+        }
+        for ch in characters.values() {
+            let Some(p) = &ch.profile else { continue };
+            let rel = format!("characters/npcs/{}/profile.json", ch.id);
+            for f in &p.factions {
+                if !factions.contains_key(f) {
+                    self.report.warning(
+                        &rel,
+                        None,
+                        format!(
+                            "`{}` belongs to faction `{f}`, which no file defines",
+                            ch.id
+                        ),
+                    );
+                }
+            }
+            for (what, v) in &p.regards {
+                if !(-100..=100).contains(v) {
+                    self.report.error(
+                        &rel,
+                        None,
+                        format!("`{}` regards `{what}` at {v}, outside -100..=100", ch.id),
+                    );
+                }
+            }
+        }
         // The scene starts from the default scenario's seed.
         if let Some(sc) = manifest
             .value
@@ -1037,6 +1090,7 @@ impl Loader {
             items,
             factions,
             world,
+            standing,
             lore: c.lore,
             packs,
             assets: c.assets,

@@ -52,6 +52,8 @@ pub struct Campaign {
     pub factions: BTreeMap<String, Entity>,
     /// The starting state: stat blocks, clocks, relations, inventory, facts, threads.
     pub world: WorldState,
+    /// How reputation and perception start, move and fade (`world/state.json` → `standing`).
+    pub standing: crate::rules::standing::StandingConfig,
     /// Lore documents (`lore/**`), for the memory index (#7).
     pub lore: Vec<Document>,
     pub packs: Vec<Pack>,

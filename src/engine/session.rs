@@ -241,6 +241,18 @@ pub struct ClockState(pub Clock);
 #[derive(Component, Debug, Clone)]
 pub struct RelationEdge(pub Relation);
 
+/// An NPC's perception of the persona, −100..=100 (seed 002 §4.2.3).
+#[derive(Component, Debug, Clone, Copy, PartialEq)]
+pub struct Perception(pub f64);
+
+/// A faction and the persona's reputation with it, −100..=100 (seed 002 §4.1.4).
+#[derive(Component, Debug, Clone, PartialEq)]
+pub struct Faction {
+    pub id: String,
+    pub name: String,
+    pub reputation: f64,
+}
+
 /// One observation, a child of the character who made it, with its priority now (seed 003).
 #[derive(Component, Debug, Clone)]
 pub struct Memory {
@@ -620,6 +632,9 @@ fn sync_world(
         if c.baked {
             entity.insert(Baked);
         }
+        if let Some(p) = state.world.perception.get(id) {
+            entity.insert(Perception(*p));
+        }
         if present.contains(id) {
             entity.insert(Present);
         }
@@ -642,6 +657,21 @@ fn sync_world(
     }
     for relation in &state.world.relations {
         commands.spawn((SessionEntity, RelationEdge(relation.clone())));
+    }
+    for (id, reputation) in &state.world.reputation {
+        let name = state
+            .campaign
+            .factions
+            .get(id)
+            .map_or_else(|| id.clone(), |f| f.name.clone());
+        commands.spawn((
+            SessionEntity,
+            Faction {
+                id: id.clone(),
+                name,
+                reputation: *reputation,
+            },
+        ));
     }
     view.revision += 1;
 }

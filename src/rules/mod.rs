@@ -1,4 +1,4 @@
-//! Rules: rulesets (rulebook text, stat and scene schemas, checks and bands), the seeded dice tool, typed state operations.
+//! Rules: rulesets (rulebook text, stat and scene schemas, checks and bands), the seeded dice tool, typed state operations, reputation and perception.
 //!
 //! Plain Rust with no Bevy, SQLite or model dependency: the session pipeline
 //! (#6) asks the model which checks to make, rolls them here, and applies the
@@ -6,6 +6,7 @@
 
 pub mod dice;
 pub mod ruleset;
+pub mod standing;
 pub mod state;
 
 pub use dice::{Dice, DiceError, DiceExpr, Modifiers, Roll};

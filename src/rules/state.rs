@@ -18,6 +18,7 @@
 //! | `inventory` | `inventory.<owner>.<item>` | signed change in quantity |
 //! | `add_fact`, `update_fact` | `facts.<subject>.<predicate>` | the fact's object |
 //! | `thread` | `threads.<id>.status` | `open`, `active`, `resolved`, `failed` or `abandoned` |
+//! | `set`, `increment`, `decrement` | `perception.<npc>`, `reputation.<faction>` | a number; scores stay in −100..=100 ([`super::standing`]) |
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
@@ -137,6 +138,10 @@ pub enum Target {
     },
     ThreadStatus(String),
     ThreadStakes(String),
+    /// An NPC's perception of the persona (seed 002 §4.2.3).
+    Perception(String),
+    /// The persona's standing with a faction (seed 002 §4.1.4).
+    Reputation(String),
 }
 
 /// Relation axes (seed 003 "Relation Tracking").
@@ -179,11 +184,14 @@ impl Target {
             },
             ["threads", id, "status"] => Target::ThreadStatus(owned(id)),
             ["threads", id, "stakes"] => Target::ThreadStakes(owned(id)),
+            ["perception", id] => Target::Perception(owned(id)),
+            ["reputation", id] => Target::Reputation(owned(id)),
             _ => {
                 return Err(format!(
                     "unknown path `{path}`; paths are scene.<field>, characters.<id>.stats.<stat>, \
                      characters.<id>.tags, clocks.<id>, relations.<a>.<b>.<axis>, \
-                     inventory.<owner>.<item>, facts.<subject>.<predicate>, threads.<id>.status|stakes"
+                     inventory.<owner>.<item>, facts.<subject>.<predicate>, threads.<id>.status|stakes, \
+                     perception.<npc>, reputation.<faction>"
                 ));
             }
         })
@@ -297,6 +305,15 @@ pub struct WorldState {
     pub inventory: BTreeMap<String, BTreeMap<String, u32>>,
     pub facts: Vec<Fact>,
     pub threads: BTreeMap<String, Thread>,
+    /// Each NPC's perception of the persona, −100..=100 (seed 002 §4.2.3).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub perception: BTreeMap<String, f64>,
+    /// The persona's reputation with each faction, −100..=100 (seed 002 §4.1.4).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reputation: BTreeMap<String, f64>,
+    /// In-game minutes of decay applied so far.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub standing_minute: f64,
 }
 
 /// One applied change, before and after, for logs, replay and the overlay.
@@ -621,6 +638,48 @@ impl WorldState {
                 let before = std::mem::replace(&mut thread.stakes, stakes.clone());
                 (before, stakes)
             }
+            (
+                OpKind::Set | OpKind::Increment | OpKind::Decrement,
+                Target::Perception(id) | Target::Reputation(id),
+            ) => {
+                let perception = matches!(target, Target::Perception(_));
+                let given = required(op)
+                    .ok()
+                    .and_then(Value::as_f64)
+                    .filter(|v| v.is_finite() && v.abs() <= 2.0 * super::standing::SCALE);
+                let given = match (op.op, given) {
+                    (_, Some(v)) => v,
+                    (OpKind::Set, None) => {
+                        return Err("a score is a number in -100..=100".to_owned());
+                    }
+                    (_, None) if op.value.is_none() => 1.0,
+                    (_, None) => return Err("a score change is a number in -200..=200".to_owned()),
+                };
+                let scores = if perception {
+                    if !self.characters.contains_key(id) {
+                        return Err(self.unknown_character(id));
+                    }
+                    &mut self.perception
+                } else {
+                    if !self.reputation.contains_key(id) {
+                        return Err(format!(
+                            "no faction `{id}` (factions: {})",
+                            keys(self.reputation.keys())
+                        ));
+                    }
+                    &mut self.reputation
+                };
+                let old = scores.get(id).copied().unwrap_or(0.0);
+                let new = match op.op {
+                    OpKind::Set => given,
+                    OpKind::Decrement => old - given,
+                    _ => old + given,
+                };
+                let scale = super::standing::SCALE;
+                let new = (new.clamp(-scale, scale) * 10.0).round() / 10.0;
+                scores.insert(id.clone(), new);
+                (old.into(), new.into())
+            }
             (kind, target) => {
                 return Err(format!(
                     "`{}` does not apply to {}",
@@ -672,6 +731,8 @@ fn describe(target: &Target) -> &'static str {
         Target::Fact { .. } => "a fact",
         Target::ThreadStatus(_) => "a thread's status",
         Target::ThreadStakes(_) => "a thread's stakes",
+        Target::Perception(_) => "a perception",
+        Target::Reputation(_) => "a reputation",
     }
 }
 

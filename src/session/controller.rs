@@ -277,7 +277,10 @@ impl Controller {
         let mut store = Store::open(path).map_err(|e| e.to_string())?;
         let info = store.session().map_err(|e| e.to_string())?;
         let campaign = load_campaign(&info.campaign_path)?;
-        let state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+        let mut state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+        // A save from before standing existed starts it now (nothing already set is changed).
+        let seed = state.seed;
+        super::people::initialise(&campaign, &mut state.world, super::turn::PERSONA, seed);
         let choices = store
             .last_result()
             .map_err(|e| e.to_string())?

@@ -7,6 +7,7 @@
 #[cfg(feature = "store")]
 pub mod controller;
 pub mod observation;
+pub mod people;
 pub mod play;
 #[cfg(feature = "store")]
 pub mod remember;

@@ -61,6 +61,7 @@ pub fn opening(
             None,
         );
     }
+    super::people::initialise(&campaign, &mut world, super::turn::PERSONA, seed);
     Ok(SessionState {
         campaign,
         world,

@@ -21,13 +21,18 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::observation::{DEFAULT_LAMBDA, Observation, recall};
+use super::people;
 use super::stream::{
     Kind, Message, MessageId, NARRATOR, SYSTEM, Stage, StateEntry, Stream, states_for, view,
 };
 use crate::campaign::Campaign;
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError};
 use crate::memory::Recalled;
+use crate::rules::standing;
 use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp, WorldState};
+
+/// In-game minutes one played turn takes.
+pub const TURN_MINUTES: f64 = 5.0;
 
 /// The persona's character id in every campaign.
 pub const PERSONA: &str = crate::campaign::PLAYER;
@@ -324,16 +329,7 @@ impl TurnRunner {
             Purpose::Extract { owner, .. } => self.on_extract(&owner, &value),
             Purpose::NpcIntent { npc } => self.on_npc_intent(&npc, &value),
             Purpose::Lore => self.on_lore(&value),
-            Purpose::Choices => {
-                self.choices = value["choices"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|c| c.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-            }
+            Purpose::Choices => self.on_choices(&value),
         }
         self.advance();
     }
@@ -350,9 +346,12 @@ impl TurnRunner {
                 retryable: true,
             });
         }
+        let mut world = self.state.world;
+        standing::decay(&self.state.campaign.standing, &mut world, TURN_MINUTES);
+        let now = self.state.play_minutes + TURN_MINUTES;
         Ok(TurnResult {
             messages: self.state.stream.messages[self.first_new..].to_vec(),
-            world: self.state.world,
+            world,
             changes: self.changes,
             rolls: self.rolls,
             observations: self.observations,
@@ -361,7 +360,7 @@ impl TurnRunner {
             skipped: self.skipped,
             records: self.records,
             refused: self.refused,
-            play_minutes: self.state.play_minutes + 5.0,
+            play_minutes: now,
             clarification: self.clarification,
             recalled: self.state.recalled,
         })
@@ -633,6 +632,7 @@ impl TurnRunner {
             "blocked": blocked,
             "lore": self.lore_vars(),
             "memories": self.memory_vars(),
+            "regard": people::regard_vars(&self.state.campaign, &self.state.world, &self.present()),
         });
         let mut request =
             CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());
@@ -682,6 +682,14 @@ impl TurnRunner {
                     "resolve: check `{check_id}` takes no modifier `{name}`; ignored"
                 )),
             }
+        }
+        // Seed 002 §4.2.3: the perception of the NPC the move is aimed at sets
+        // the sentiment modifier (its tier, within the ruleset's range).
+        if let Some(spec) = check.modifiers.iter().find(|s| s.name == "sentiment")
+            && let Some(score) = self.target_perception()
+        {
+            let tier = standing::modifier(score);
+            modifiers.insert("sentiment".to_owned(), tier.clamp(spec.min, spec.max));
         }
         // Seed 002 §7.6: the engine, not the model, grants the episodic-memory +1.
         if let Some(spec) = check.modifiers.iter().find(|s| s.name == "memory") {
@@ -733,8 +741,34 @@ impl TurnRunner {
         }
         let ruleset = &self.state.campaign.ruleset;
         match self.state.world.apply(ops, ruleset) {
-            Ok(changes) => self.changes.extend(changes),
+            Ok(changes) => {
+                self.follow_standing(source, &changes);
+                self.changes.extend(changes);
+            }
             Err(e) => self.refused.push(format!("{source}: {e}")),
+        }
+    }
+
+    /// Seed 002 §4.2.3: trust and tension with the persona move the NPC's
+    /// perception; a share of that reaches the NPC's factions (§4.1.4).
+    fn follow_standing(&mut self, source: &str, changes: &[Change]) {
+        let campaign = Arc::clone(&self.state.campaign);
+        let config = &campaign.standing;
+        let perception = standing::perception_ops(config, PERSONA, changes);
+        let ops: Vec<StateOp> = if perception.is_empty() {
+            standing::spillover_ops(config, changes, |npc| people::factions_of(&campaign, npc))
+        } else {
+            perception
+        };
+        if ops.is_empty() {
+            return;
+        }
+        match self.state.world.apply(&ops, &campaign.ruleset) {
+            Ok(more) => {
+                self.follow_standing(source, &more);
+                self.changes.extend(more);
+            }
+            Err(e) => self.refused.push(format!("{source} (standing): {e}")),
         }
     }
 
@@ -765,6 +799,41 @@ impl TurnRunner {
             Phase::Npc { narrated, .. } => *narrated = true,
             _ => {}
         }
+    }
+
+    /// The perception of the NPC the persona's move names (whispered to, else
+    /// the first one named in it), if that NPC has one.
+    fn target_perception(&self) -> Option<f64> {
+        let npc = if let Some(t) = &self.input.whisper_to {
+            t.clone()
+        } else {
+            let names = people::names(&self.state.campaign);
+            standing::addressed(&self.input.text.to_lowercase(), &names)?.to_owned()
+        };
+        self.state.world.perception.get(&npc).copied()
+    }
+
+    fn on_choices(&mut self, v: &Value) {
+        let offered: Vec<String> = v["choices"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let names = people::names(&self.state.campaign);
+        let (kept, withheld) = standing::filter_choices(offered, &self.state.world, &names);
+        for w in withheld {
+            self.refused.push(format!(
+                "choices: withheld \"{}\": it {} ({} is at {:+.0})",
+                w.choice,
+                w.reason,
+                self.name_of(&w.npc),
+                w.perception
+            ));
+        }
+        self.choices = kept;
     }
 
     fn on_extract(&mut self, owner: &str, v: &Value) {
@@ -912,6 +981,8 @@ impl TurnRunner {
                     "present": present,
                     "lore": self.lore_vars(),
                     "memories": self.memory_vars(),
+                    "regard": people::regard_vars(&self.state.campaign, &self.state.world, &self.present()),
+                    "reputation": people::reputation_vars(&self.state.campaign, &self.state.world),
                 }),
             )
             .seed(self.call_seed());
@@ -962,6 +1033,8 @@ impl TurnRunner {
             "history": self.history(&stage),
             "memories": memories,
             "scene": self.state.world.scene,
+            "regard": people::regard_vars(&self.state.campaign, &self.state.world, std::slice::from_ref(&npc)).pop(),
+            "persona": self.name_of(PERSONA),
         });
         let mut request =
             CallRequest::new("npc_intent", &self.state.small_model, vars).seed(self.call_seed());

@@ -14,7 +14,8 @@ use super::overlay::DebugLine;
 use super::screens::{Overlays, Screen, Toasts, root_ui};
 use crate::engine::llm::LlmGateway;
 use crate::engine::session::{
-    ActiveSession, Character, ClockState, Entry, Present, RelationEdge, SessionInput, SessionView,
+    ActiveSession, Character, ClockState, Entry, Faction, Perception, Present, RelationEdge,
+    SessionInput, SessionView,
 };
 use crate::llm::{Gateway, Script, ScriptedBackend};
 use crate::session::controller::{NewSave, create_save, latest_save, load_campaign};
@@ -361,6 +362,7 @@ fn session_screen(
     clocks: Query<&ClockState>,
     relations: Query<&RelationEdge>,
     everyone: Query<&Character>,
+    standing: (Query<(&Character, &Perception)>, Query<&Faction>),
     portraits: Res<SessionPortraits>,
     images: Res<Assets<Image>>,
     overlays: Res<Overlays>,
@@ -423,6 +425,8 @@ fn session_screen(
                             .text(format!("{} / {}", clock.value, clock.max)),
                     );
                 }
+                ui.add_space(12.0);
+                standing_panel(ui, &standing.0, &standing.1);
                 ui.add_space(12.0);
                 ui.heading("Relations");
                 for r in relations.iter().map(|r| &r.0) {
@@ -738,4 +742,49 @@ fn session_zero_window(
         zero.open = None;
     }
     Ok(())
+}
+
+/// How people and factions regard the persona: a signed bar per NPC and faction, named in words.
+fn standing_panel(
+    ui: &mut egui::Ui,
+    people: &Query<(&Character, &Perception)>,
+    factions: &Query<&Faction>,
+) {
+    let mut rows: Vec<(String, f64)> = people.iter().map(|(c, p)| (c.name.clone(), p.0)).collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if !rows.is_empty() {
+        ui.heading("How they see you");
+        for (name, score) in rows {
+            standing_row(ui, &name, score);
+        }
+    }
+    let mut rows: Vec<(String, f64)> = factions
+        .iter()
+        .map(|f| (f.name.clone(), f.reputation))
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    if !rows.is_empty() {
+        ui.add_space(8.0);
+        ui.heading("Reputation");
+        for (name, score) in rows {
+            standing_row(ui, &name, score);
+        }
+    }
+}
+
+fn standing_row(ui: &mut egui::Ui, name: &str, score: f64) {
+    let word = crate::rules::standing::label(score);
+    let colour = match word {
+        "devoted" | "warm" => egui::Color32::from_rgb(120, 190, 130),
+        "neutral" => egui::Color32::from_rgb(170, 170, 160),
+        _ => egui::Color32::from_rgb(210, 110, 100),
+    };
+    ui.label(format!("{name}: {word} ({score:+.0})"));
+    #[expect(clippy::cast_possible_truncation, reason = "a bar fraction")]
+    let fraction = ((score + 100.0) / 200.0).clamp(0.0, 1.0) as f32;
+    ui.add(
+        egui::ProgressBar::new(fraction)
+            .fill(colour)
+            .desired_height(6.0),
+    );
 }

@@ -353,6 +353,9 @@ fn accept_input(
                 for line in recall_lines(&state.recalled) {
                     view.log(line);
                 }
+                if let Some(line) = beat_line(&state) {
+                    view.log(line);
+                }
                 session.turn = Some(RunningTurn {
                     runner: TurnRunner::start(state, input.clone()),
                     input,
@@ -674,6 +677,31 @@ fn sync_world(
         ));
     }
     view.revision += 1;
+}
+
+/// The overlay's account of the plot beats: what this scene steers toward, what waits, what was skipped.
+pub fn beat_line(state: &crate::session::turn::SessionState) -> Option<String> {
+    use crate::rules::BeatStatus;
+    let scene = crate::session::beats::scene_number(&state.stream);
+    let mut parts = Vec::new();
+    for b in &state.campaign.beats {
+        match state.world.beats.get(&b.id) {
+            Some(BeatStatus::Triggered { scene: s, why }) if *s == scene => {
+                parts.push(format!("steering toward \"{}\" ({why})", b.title));
+            }
+            Some(BeatStatus::Ready { since, why }) => {
+                parts.push(format!(
+                    "ready since scene {since}: \"{}\" ({why})",
+                    b.title
+                ));
+            }
+            Some(BeatStatus::Skipped { scene: s, why }) if *s == scene => {
+                parts.push(format!("skipped \"{}\": {why}", b.title));
+            }
+            _ => {}
+        }
+    }
+    (!parts.is_empty()).then(|| format!("beats (scene {scene}): {}", parts.join("; ")))
 }
 
 /// The overlay's account of what a turn was shown from lore and memory, with scores.

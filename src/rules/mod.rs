@@ -11,4 +11,4 @@ pub mod state;
 
 pub use dice::{Dice, DiceError, DiceExpr, Modifiers, Roll};
 pub use ruleset::{Band, Check, CheckOutcome, Ruleset, RulesetError, Tier};
-pub use state::{Change, OpKind, StateOp, StateOpError, Target, WorldState};
+pub use state::{BeatStatus, Change, OpKind, StateOp, StateOpError, Target, WorldState};

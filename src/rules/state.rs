@@ -314,6 +314,23 @@ pub struct WorldState {
     /// In-game minutes of decay applied so far.
     #[serde(default, skip_serializing_if = "is_default")]
     pub standing_minute: f64,
+    /// Where each plot beat stands (seed 002 §7.5); beats not listed are waiting.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub beats: BTreeMap<String, BeatStatus>,
+}
+
+/// A plot beat's progress, decided at scene transitions (`session::beats`).
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum BeatStatus {
+    /// Its prerequisites (beats, scene window) hold since scene `since`; its story conditions not yet.
+    Open { since: u32 },
+    /// Every condition holds since scene `since` (or it was forced); it triggers within two scenes.
+    Ready { since: u32, why: String },
+    /// It played in scene `scene` (`why` it was ready).
+    Triggered { scene: u32, why: String },
+    /// It can no longer happen.
+    Skipped { scene: u32, why: String },
 }
 
 /// One applied change, before and after, for logs, replay and the overlay.

@@ -455,7 +455,21 @@ impl Controller {
             action_id: format!("end-scene-{}", unique()),
             clarified: true,
         };
-        let result = end_scene_turn(&self.state);
+        let mut result = end_scene_turn(&self.state);
+        // Seed 002 §7.5: plot beats are decided as the next scene begins.
+        let mut stream = self.state.stream.clone();
+        stream.messages.extend(result.messages.iter().cloned());
+        let scene = super::beats::scene_number(&stream);
+        let campaign = Arc::clone(&self.state.campaign);
+        for e in super::beats::transition(
+            &campaign.beats,
+            &mut result.world,
+            scene,
+            |c| self.memory.support(c),
+            self.memory.config.beat_threshold,
+        ) {
+            tracing::info!(beat = %e.id, title = %e.title, status = ?e.status, "plot beat at scene {scene}");
+        }
         self.commit(result, &input, SceneKind::Play)
     }
 

@@ -4,6 +4,7 @@
 //! prompt from [`stream::view`] and [`observation::recall`], and the store
 //! (`store/`) persists what a turn commits.
 
+pub mod beats;
 #[cfg(feature = "store")]
 pub mod controller;
 pub mod observation;

@@ -62,6 +62,9 @@ pub fn opening(
         );
     }
     super::people::initialise(&campaign, &mut world, super::turn::PERSONA, seed);
+    // Scene 1 begins: beats whose prerequisites already hold open (nothing
+    // has happened yet to bear out their story conditions).
+    super::beats::transition(&campaign.beats, &mut world, 1, |_| 0.0, 1.0);
     Ok(SessionState {
         campaign,
         world,

@@ -27,6 +27,10 @@ use crate::store::Store;
 /// nothing would ever be recalled.
 pub const SESSION_THRESHOLD: f32 = 0.35;
 
+/// A plot beat's condition holds when a remembered event matches it this well
+/// (`MiniLM` cosine; measured on the Drowned Reach beats in `tests/beats.rs`).
+pub const BEAT_THRESHOLD: f32 = 0.5;
+
 /// How much a turn is shown (small models have small contexts).
 #[derive(Clone, Debug)]
 pub struct RecallConfig {
@@ -35,6 +39,8 @@ pub struct RecallConfig {
     pub lore_tokens: usize,
     pub memory_limit: usize,
     pub threshold: f32,
+    /// How well remembered events must match a plot beat's condition for it to hold ([`SessionMemory::support`]).
+    pub beat_threshold: f32,
 }
 
 impl Default for RecallConfig {
@@ -44,6 +50,7 @@ impl Default for RecallConfig {
             lore_tokens: 400,
             memory_limit: 3,
             threshold: SESSION_THRESHOLD,
+            beat_threshold: BEAT_THRESHOLD,
         }
     }
 }
@@ -123,6 +130,46 @@ impl SessionMemory {
             branch,
             config: RecallConfig::default(),
         })
+    }
+
+    /// How well the events remembered on this branch bear out `condition`
+    /// (a plot beat's condition in words), 0..=1: the best cosine similarity
+    /// of any memory to it; without an embedder, the largest share of the
+    /// condition's words (four letters or more) one memory contains.
+    pub fn support(&self, condition: &str) -> f32 {
+        if let Some(e) = &self.embedder
+            && let Ok(mut v) = e.embed(&[condition])
+            && let Some(v) = v.pop()
+        {
+            let mut q = MemoryQuery::new(condition);
+            q.limit = 1;
+            q.threshold = -1.0;
+            return self
+                .memories
+                .recall(&q, Some(&v), Some(&self.branch))
+                .first()
+                .map_or(0.0, |h| h.relevance.max(0.0));
+        }
+        let words: Vec<String> = condition
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() >= 4)
+            .map(str::to_lowercase)
+            .collect();
+        if words.is_empty() {
+            return 0.0;
+        }
+        self.memories
+            .events
+            .iter()
+            .filter(|e| self.branch.contains(&e.scene_id))
+            .map(|e| {
+                let text = e.summary.to_lowercase();
+                #[expect(clippy::cast_precision_loss, reason = "a handful of words")]
+                let share = words.iter().filter(|w| text.contains(w.as_str())).count() as f32
+                    / words.len() as f32;
+                share
+            })
+            .fold(0.0, f32::max)
     }
 
     pub fn has_embedder(&self) -> bool {

@@ -413,6 +413,27 @@ impl TurnRunner {
             .collect()
     }
 
+    /// The plot beat this scene steers toward (seed 002 §7.5), if one triggered for it.
+    fn beat_var(&self) -> Value {
+        let scene = super::beats::scene_number(&self.state.stream);
+        super::beats::current(&self.state.campaign.beats, &self.state.world, scene)
+            .first()
+            .map_or(Value::Null, |b| {
+                let dialogue: Vec<Value> = b
+                    .dialogue
+                    .iter()
+                    .map(|d| json!({"speaker": self.name_of(&d.speaker), "line": d.line}))
+                    .collect();
+                json!({
+                    "id": b.id,
+                    "title": b.title,
+                    "description": b.description,
+                    "mood": b.mood,
+                    "dialogue": dialogue,
+                })
+            })
+    }
+
     /// Retrieved lore for the narrator and choices: where it comes from and what it says.
     fn lore_vars(&self) -> Vec<Value> {
         self.state
@@ -633,6 +654,7 @@ impl TurnRunner {
             "lore": self.lore_vars(),
             "memories": self.memory_vars(),
             "regard": people::regard_vars(&self.state.campaign, &self.state.world, &self.present()),
+            "beat": self.beat_var(),
         });
         let mut request =
             CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());
@@ -983,6 +1005,7 @@ impl TurnRunner {
                     "memories": self.memory_vars(),
                     "regard": people::regard_vars(&self.state.campaign, &self.state.world, &self.present()),
                     "reputation": people::reputation_vars(&self.state.campaign, &self.state.world),
+                    "beat": self.beat_var(),
                 }),
             )
             .seed(self.call_seed());

@@ -133,6 +133,12 @@ pub struct NpcProfile {
     /// (Loreloom, seed 002 §4.2.3) How the NPC regards the persona's visible traits: a tag or carried item id → −100..=100.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub regards: BTreeMap<String, i64>,
+    /// Written by enrichment (seed 002 §6.2.12); requires `provenance`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generated: bool,
+    /// Source model, time and seed data of a generated file (seed 002 §6.2.11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<serde_json::Map<String, Value>>,
 }
 
 fn half() -> f64 {
@@ -205,6 +211,12 @@ pub enum Priority {
 #[serde(deny_unknown_fields)]
 pub struct BeatsFile {
     pub beats: Vec<Beat>,
+    /// Written by enrichment (seed 002 §6.2.12); requires `provenance`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generated: bool,
+    /// Source model, time and seed data of a generated file (seed 002 §6.2.11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<serde_json::Map<String, Value>>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]

@@ -220,6 +220,48 @@ impl Loader {
                     c.prose.insert(name.trim_end_matches(".md").into(), t);
                 }
             }
+            // Enrichment's files (seed 002 §6.2.12): used only where no human-authored one exists.
+            [
+                "world",
+                "setting_generated.md" | "rules_generated.md" | "constraints_generated.md",
+            ] => {
+                let role = name.trim_end_matches("_generated.md");
+                if self.root.join("world").join(format!("{role}.md")).is_file() {
+                    self.report.notices.push(format!(
+                        "{}: a human-authored world/{role}.md exists; the generated one is ignored",
+                        rel.display()
+                    ));
+                } else if let Some(t) = self.markdown(path) {
+                    c.prose.insert(role.into(), t);
+                }
+            }
+            ["characters", "npcs", id, "profile_generated.json"] => {
+                if path.with_file_name("profile.json").is_file() {
+                    self.report.notices.push(format!(
+                        "{}: a human-authored profile.json exists; the generated one is ignored",
+                        rel.display()
+                    ));
+                } else if let Some(p) = self.json::<NpcProfile>(path, |s| &s.npc) {
+                    check_id(&mut self.report, &p.rel, id);
+                    self.json_provenance(&p.rel, p.value.generated, p.value.provenance.as_ref());
+                    c.npcs.insert((*id).to_owned(), p);
+                }
+            }
+            ["plot", "beats_generated.json"] => {
+                if path.with_file_name("beats.json").is_file() {
+                    self.report.notices.push(format!(
+                        "{}: a human-authored plot/beats.json exists; the generated one is ignored",
+                        rel.display()
+                    ));
+                } else {
+                    c.beats = self.json(path, |s| &s.beats);
+                    if let Some(b) = &c.beats {
+                        let (rel, generated, provenance) =
+                            (b.rel.clone(), b.value.generated, b.value.provenance.clone());
+                        self.json_provenance(&rel, generated, provenance.as_ref());
+                    }
+                }
+            }
             ["world", "state.json"] => c.world = self.json(path, |s| &s.world),
             ["characters", "npcs", id, "profile.json"] => {
                 if let Some(p) = self.json::<NpcProfile>(path, |s| &s.npc) {
@@ -294,6 +336,21 @@ impl Loader {
         let rel = self.rel(path).to_path_buf();
         self.prose_meta(&rel, &text);
         Some(text)
+    }
+
+    /// `generated` and `provenance` of a structured file, checked like asset metadata.
+    fn json_provenance(
+        &mut self,
+        rel: &Path,
+        generated: bool,
+        provenance_map: Option<&serde_json::Map<String, Value>>,
+    ) {
+        let meta = AssetMeta {
+            generated,
+            provenance: provenance_map.cloned(),
+            ..AssetMeta::default()
+        };
+        provenance(&mut self.report, rel, Some(1), &meta);
     }
 
     /// Frontmatter of campaign prose: `generated`, `provenance`, `keywords`.

@@ -8,6 +8,7 @@
 //! problem names its file and, for JSON and YAML, its line; missing referenced
 //! assets are warnings. The session (#6) turns a [`Campaign`] into entities.
 
+pub mod enrich;
 pub mod files;
 mod load;
 pub mod report;

@@ -138,6 +138,8 @@ enum CampaignCommand {
         /// The campaign folder (the one with manifest.json)
         dir: PathBuf,
     },
+    /// Enrich a sparse campaign (fewer than 3 content files): the model writes people, beats, lore and rules as `_generated` files with provenance
+    Enrich(campaign::EnrichArgs),
 }
 
 /// Options of the game window.
@@ -308,6 +310,7 @@ pub fn run() -> ExitCode {
         Command::Prompts => model::prompts(),
         Command::Campaign(CampaignCommand::Validate { dir }) => campaign::validate(&dir),
         Command::Campaign(CampaignCommand::Show { dir }) => campaign::show(&dir),
+        Command::Campaign(CampaignCommand::Enrich(args)) => campaign::enrich(&args),
         #[cfg(feature = "store")]
         Command::Session(SessionCommand::New(args)) => session::new(args),
         #[cfg(feature = "store")]

@@ -94,6 +94,25 @@ pub(super) fn new(args: NewArgs) -> ExitCode {
             }
         }
     }
+    // Seed 002 §6.2.12: a sparse campaign is enriched before its first session.
+    if load_campaign(&args.campaign).is_ok_and(|c| c.is_sparse()) {
+        let enriched = Gateway::standard().and_then(|g| {
+            super::campaign::enrich_with(
+                &g,
+                &args.campaign,
+                &args.large,
+                u32::try_from(args.seed.unwrap_or(1) & 0xFFFF_FFFF).unwrap_or(1),
+                false,
+            )
+        });
+        if let Err(e) = enriched {
+            eprintln!("error: {e}");
+            eprintln!(
+                "The campaign is too sparse to play without enrichment; `./run.sh play` installs the default model."
+            );
+            return ExitCode::FAILURE;
+        }
+    }
     let new = NewSave {
         campaign: args.campaign.clone(),
         save: args.save,

@@ -1,0 +1,326 @@
+//! Enrichment of sparse campaigns (seed 002 §6.2.12): the model invents people, plot beats, lore and world rules from a campaign's setting and premise, and Loreloom writes them as `_generated` files with full provenance, never touching a human-authored file.
+//!
+//! The call is an ordinary stage (`prompts/enrich/`, contract
+//! `schemas/stages/enrich.schema.json`), so the answer arrives validated;
+//! [`write`] turns it into campaign files:
+//!
+//! | what | file |
+//! |------|------|
+//! | each person | `characters/npcs/<id>/profile_generated.json` |
+//! | plot beats | `plot/beats_generated.json` |
+//! | each lore entry | `lore/<slug>_generated.md` |
+//! | world rules | `world/rules_generated.md` |
+//!
+//! Every file carries `generated: true` and `provenance` (source model,
+//! `generated_at`, seed data, prompt, seed); the loader uses a generated file
+//! only where no human-authored one exists. Files are written to temporary
+//! names first and renamed once all are ready, so a failure leaves the
+//! campaign as it was.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::Campaign;
+use super::files::{
+    Beat, BeatsFile, Conditions, NpcProfile, Personality, Priority, SceneWindow, SpeechPatterns,
+};
+use crate::llm::CallRequest;
+
+/// Why enrichment wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum EnrichError {
+    #[error("enrich: the model's answer is not usable: {0}")]
+    Answer(String),
+    #[error("enrich: cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The files a sparse campaign was seeded from (seed 002: provenance `seed_data`).
+fn seed_files(c: &Campaign) -> Vec<&'static str> {
+    let mut files = vec!["manifest.json"];
+    if c.prose.contains_key("setting") {
+        files.push("world/setting.md");
+    }
+    if c.prose.contains_key("premise") {
+        files.push("plot/premise.md");
+    }
+    files
+}
+
+/// The enrichment call for `campaign` on `model`.
+pub fn request(campaign: &Campaign, model: &str, seed: u32) -> CallRequest {
+    let m = &campaign.manifest;
+    let existing: Vec<&str> = campaign
+        .characters
+        .values()
+        .filter(|c| c.kind == super::CharacterKind::Npc)
+        .map(|c| c.name.as_str())
+        .collect();
+    CallRequest::new(
+        "enrich",
+        model,
+        json!({
+            "title": m.title,
+            "genre": m.genre.as_deref().unwrap_or_default(),
+            "tone": m.tone.as_deref().unwrap_or_default(),
+            "description": m.description.as_deref().unwrap_or_default(),
+            "guidance": m.hydration_guidance.as_deref().unwrap_or_default(),
+            "setting": campaign.prose.get("setting").map_or("", |s| strip_frontmatter(s)),
+            "premise": campaign.prose.get("premise").map_or("", |s| strip_frontmatter(s)),
+            "existing": existing,
+        }),
+    )
+    .seed(seed)
+}
+
+fn strip_frontmatter(text: &str) -> &str {
+    text.strip_prefix("---\n")
+        .and_then(|rest| rest.split_once("\n---\n").map(|(_, body)| body))
+        .unwrap_or(text)
+        .trim()
+}
+
+/// Lowercase ASCII words joined by `_` (campaign ids).
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_owned()
+}
+
+/// Where a model's answer came from.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The model key and, when known, its file.
+    pub model: String,
+    /// The stage version used (`enrich@v1`).
+    pub prompt: String,
+    pub seed: u32,
+}
+
+fn provenance(c: &Campaign, source: &Source) -> Map<String, Value> {
+    let at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let mut p = Map::new();
+    p.insert("source_model".into(), source.model.clone().into());
+    p.insert("generated_at".into(), at.into());
+    p.insert("seed_data".into(), seed_files(c).join(", ").into());
+    p.insert("prompt".into(), source.prompt.clone().into());
+    p.insert("seed".into(), source.seed.into());
+    p
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or("").trim().to_owned()
+}
+
+/// The files an answer becomes: relative path → contents.
+pub fn files(
+    campaign: &Campaign,
+    answer: &Value,
+    source: &Source,
+) -> Result<Vec<(PathBuf, String)>, EnrichError> {
+    let prov = provenance(campaign, source);
+    let mut out: Vec<(PathBuf, String)> = Vec::new();
+    let taken: Vec<String> = campaign.characters.keys().cloned().collect();
+    let mut ids: Vec<String> = Vec::new();
+    for npc in answer["npcs"].as_array().into_iter().flatten() {
+        let name = text(npc, "name");
+        let mut id = slug(&name);
+        if id.is_empty() || id == super::PLAYER {
+            continue;
+        }
+        while taken.contains(&id) || ids.contains(&id) {
+            id.push_str("_2");
+        }
+        let traits: Vec<String> = npc["traits"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.as_str().map(|t| t.trim().to_owned()))
+            .filter(|t| !t.is_empty())
+            .collect();
+        if traits.is_empty() {
+            continue;
+        }
+        let speech = text(npc, "speech");
+        let appearance = text(npc, "appearance");
+        let profile = NpcProfile {
+            name,
+            role: text(npc, "role"),
+            personality: Personality {
+                traits,
+                flaws: Vec::new(),
+                virtues: Vec::new(),
+            },
+            age: None,
+            motivations: vec![text(npc, "motivation")],
+            speech_patterns: (!speech.is_empty()).then(|| SpeechPatterns {
+                style: speech,
+                examples: Vec::new(),
+            }),
+            relationships: std::collections::BTreeMap::new(),
+            secrets: None,
+            portrait: None,
+            appearance: (!appearance.is_empty()).then_some(appearance),
+            background: None,
+            goals: Vec::new(),
+            stats: None,
+            inventory: Vec::new(),
+            metadata: None,
+            chattiness: 0.5,
+            baked: false,
+            factions: Vec::new(),
+            regards: std::collections::BTreeMap::new(),
+            generated: true,
+            provenance: Some(prov.clone()),
+        };
+        let path = PathBuf::from(format!("characters/npcs/{id}/profile_generated.json"));
+        out.push((path, pretty(&profile)?));
+        ids.push(id);
+    }
+    let mut beats = Vec::new();
+    for (i, b) in answer["beats"].as_array().into_iter().flatten().enumerate() {
+        let title = text(b, "title");
+        let slugged = slug(&title);
+        let id = if slugged.is_empty() {
+            format!("beat_{i}")
+        } else {
+            format!("beat_{slugged}")
+        };
+        let priority: Priority =
+            serde_json::from_value(b["priority"].clone()).unwrap_or(Priority::Medium);
+        let when = text(b, "when");
+        let from = b["from_scene"]
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(1);
+        beats.push(Beat {
+            id,
+            title,
+            description: text(b, "description"),
+            conditions: Conditions {
+                scene_count: Some(SceneWindow {
+                    min: Some(from.max(1)),
+                    max: None,
+                }),
+                player_state: (!when.is_empty()).then_some(when),
+                ..Conditions::default()
+            },
+            skippable: priority != Priority::Critical,
+            priority,
+            consequences: Vec::new(),
+            mood: None,
+            music: None,
+            outcomes: Vec::new(),
+            dialogue: Vec::new(),
+            timeout: None,
+        });
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    beats.retain(|b| seen.insert(b.id.clone()));
+    if !beats.is_empty() && !campaign.root.join("plot/beats.json").is_file() {
+        let file = BeatsFile {
+            beats,
+            generated: true,
+            provenance: Some(prov.clone()),
+        };
+        out.push((PathBuf::from("plot/beats_generated.json"), pretty(&file)?));
+    }
+    let frontmatter = |title: &str| -> Result<String, EnrichError> {
+        let meta = json!({"generated": true, "provenance": prov, "keywords": [title]});
+        let yaml =
+            serde_norway::to_string(&meta).map_err(|e| EnrichError::Answer(e.to_string()))?;
+        Ok(format!("---\n{yaml}---\n"))
+    };
+    for l in answer["lore"].as_array().into_iter().flatten() {
+        let title = text(l, "title");
+        let body = text(l, "text");
+        let name = slug(&title);
+        if name.is_empty() || body.is_empty() {
+            continue;
+        }
+        let path = PathBuf::from(format!("lore/{name}_generated.md"));
+        if out.iter().any(|(p, _)| p == &path) {
+            continue;
+        }
+        out.push((
+            path,
+            format!("{}\n# {title}\n\n{body}\n", frontmatter(&title)?),
+        ));
+    }
+    let rules: Vec<String> = answer["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_str().map(|r| format!("- {}", r.trim())))
+        .collect();
+    if !rules.is_empty() && !campaign.root.join("world/rules.md").is_file() {
+        out.push((
+            PathBuf::from("world/rules_generated.md"),
+            format!(
+                "{}\n# Rules of this world\n\n{}\n",
+                frontmatter("rules")?,
+                rules.join("\n")
+            ),
+        ));
+    }
+    if out.is_empty() {
+        return Err(EnrichError::Answer("it holds nothing to write".into()));
+    }
+    Ok(out)
+}
+
+fn pretty(v: &impl serde::Serialize) -> Result<String, EnrichError> {
+    serde_json::to_string_pretty(v)
+        .map(|s| s + "\n")
+        .map_err(|e| EnrichError::Answer(e.to_string()))
+}
+
+/// Write the files into the campaign: generated files may be replaced,
+/// human-authored ones never; all are staged first, then renamed into place.
+pub fn write(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<PathBuf>, EnrichError> {
+    let mut staged = Vec::new();
+    for (rel, contents) in files {
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !name.contains("_generated.") {
+            return Err(EnrichError::Answer(format!(
+                "{} is not a generated file name",
+                rel.display()
+            )));
+        }
+        let path = root.join(rel);
+        let io = |source| EnrichError::Write {
+            path: path.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let tmp = path.with_extension("enrich-tmp");
+        if let Err(e) = std::fs::write(&tmp, contents) {
+            for (t, _) in &staged {
+                let _ = std::fs::remove_file(t);
+            }
+            return Err(io(e));
+        }
+        staged.push((tmp, path));
+    }
+    let mut written = Vec::new();
+    for (tmp, path) in staged {
+        std::fs::rename(&tmp, &path).map_err(|source| EnrichError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        written.push(path);
+    }
+    Ok(written)
+}

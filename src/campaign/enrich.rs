@@ -118,8 +118,15 @@ fn provenance(c: &Campaign, source: &Source) -> Map<String, Value> {
     p
 }
 
+/// A field of the answer as prose: trimmed, and empty when it is code or
+/// markup rather than words (small models leak JSON into string fields).
 fn text(v: &Value, key: &str) -> String {
-    v[key].as_str().unwrap_or("").trim().to_owned()
+    let t = v[key].as_str().unwrap_or("").trim();
+    if t.contains(['{', '}', '[', ']', '<', '>', '=', '"']) {
+        String::new()
+    } else {
+        t.to_owned()
+    }
 }
 
 /// The files an answer becomes: relative path → contents.
@@ -135,7 +142,7 @@ pub fn files(
     for npc in answer["npcs"].as_array().into_iter().flatten() {
         let name = text(npc, "name");
         let mut id = slug(&name);
-        if id.is_empty() || id == super::PLAYER {
+        if id.is_empty() || id == super::PLAYER || text(npc, "role").is_empty() {
             continue;
         }
         while taken.contains(&id) || ids.contains(&id) {

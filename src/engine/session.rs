@@ -79,6 +79,8 @@ pub enum SessionSystems {
 const TURN_TAG: &str = "session-turn";
 /// The tag of the recap call.
 const RECAP_TAG: &str = "session-recap";
+/// The tag of a background stream-compression call.
+const COMPRESS_TAG: &str = "session-compress";
 
 /// The save being played. Insert it (with an [`LlmGateway`]) to start.
 #[derive(Resource)]
@@ -86,6 +88,8 @@ pub struct ActiveSession {
     controller: SyncCell<Controller>,
     turn: Option<RunningTurn>,
     recap_call: Option<u64>,
+    /// A stream compression running in the background (seed 004), with its call id.
+    compression: Option<(u64, crate::session::controller::Compression)>,
     save: PathBuf,
 }
 
@@ -117,6 +121,7 @@ impl ActiveSession {
             controller: SyncCell::new(controller),
             turn: None,
             recap_call: None,
+            compression: None,
             save,
         })
     }
@@ -439,6 +444,26 @@ fn collect_calls(
             view.revision += 1;
             continue;
         }
+        if done.tag == COMPRESS_TAG {
+            if let Some((id, c)) = session.compression.take() {
+                if id == done.call {
+                    let written = done
+                        .outcome
+                        .result
+                        .clone()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                        .map_err(|e| e.to_string());
+                    session.controller().finish_compression(&c, written);
+                    view.log(format!(
+                        "turns {}..={} summarised",
+                        c.turn_start, c.turn_end
+                    ));
+                } else {
+                    session.compression = Some((id, c));
+                }
+            }
+            continue;
+        }
         if done.tag != TURN_TAG {
             continue;
         }
@@ -484,7 +509,8 @@ fn collect_calls(
 
 fn commit_turn(
     mut session: ResMut<ActiveSession>,
-    calls: Res<LlmCalls>,
+    mut calls: ResMut<LlmCalls>,
+    gateway: Option<Res<LlmGateway>>,
     mut view: ResMut<SessionView>,
     mut reports: MessageWriter<SessionReport>,
     mut changed: MessageWriter<WorldChanged>,
@@ -536,6 +562,18 @@ fn commit_turn(
     present(&report, ctl, &mut view);
     if matches!(report, Report::Committed { .. }) {
         changed.write(WorldChanged);
+        // Seed 004: compress old turns in the background while the player reads.
+        if session.compression.is_none()
+            && let Some(gateway) = &gateway
+            && let Some(c) = session.controller().compression_request()
+        {
+            view.log(format!(
+                "compressing turns {}..={} into a summary",
+                c.turn_start, c.turn_end
+            ));
+            let id = calls.start(&gateway.0, COMPRESS_TAG, c.request.clone());
+            session.compression = Some((id, c));
+        }
     }
     reports.write(SessionReport(report));
     view.revision += 1;

@@ -239,6 +239,20 @@ fn free_save_path(campaign_id: &str) -> PathBuf {
 /// How many narrations a recap reads at most.
 const RECAP_EVENTS: usize = 12;
 
+/// Seed 004 stream summarisation: once more than this many turns of the
+/// branch are unsummarised, the oldest of them are compressed…
+pub const COMPRESS_AFTER: usize = 12;
+/// …all but the most recent this many, which the narrator keeps verbatim.
+pub const KEEP_VERBATIM: usize = 6;
+
+/// A pending compression of turns `turn_start..=turn_end` into one summary.
+#[derive(Clone, Debug)]
+pub struct Compression {
+    pub request: CallRequest,
+    pub turn_start: u64,
+    pub turn_end: u64,
+}
+
 /// A save being played.
 #[derive(Debug)]
 pub struct Controller {
@@ -281,6 +295,7 @@ impl Controller {
         // A save from before standing existed starts it now (nothing already set is changed).
         let seed = state.seed;
         super::people::initialise(&campaign, &mut state.world, super::turn::PERSONA, seed);
+        load_summaries(&store, &mut state);
         let choices = store
             .last_result()
             .map_err(|e| e.to_string())?
@@ -433,6 +448,7 @@ impl Controller {
             .store
             .state(self.state.campaign.clone())
             .map_err(|e| e.to_string())?;
+        load_summaries(&self.store, &mut self.state);
         let info = self.info()?;
         self.current_scene = info.current_scene_id;
         self.scene_index = info.scene_index;
@@ -486,6 +502,88 @@ impl Controller {
         }
     }
 
+    /// Seed 004 stream summarisation: when more than [`COMPRESS_AFTER`] turns
+    /// of this branch are unsummarised, the call that compresses all but the
+    /// last [`KEEP_VERBATIM`] of them into one summary (the `recap` stage).
+    pub fn compression_request(&self) -> Option<Compression> {
+        let through = self.state.summarised_through;
+        let mut turns: Vec<u64> = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .map(|m| m.id.turn_id)
+            .filter(|&t| t > through && t > 0)
+            .collect();
+        turns.dedup();
+        if turns.len() <= COMPRESS_AFTER {
+            return None;
+        }
+        let old = &turns[..turns.len() - KEEP_VERBATIM];
+        let (turn_start, turn_end) = (*old.first()?, *old.last()?);
+        let events: Vec<&str> = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .filter(|m| {
+                (turn_start..=turn_end).contains(&m.id.turn_id)
+                    && matches!(m.kind, Kind::Narration | Kind::SceneMarker)
+            })
+            .map(|m| m.content.as_str())
+            .collect();
+        let request = CallRequest::new(
+            "recap",
+            &self.state.small_model,
+            json!({
+                "calibration": self.state.calibration,
+                "persona": self.persona_name(),
+                "summaries": self.state.earlier,
+                "events": events,
+            }),
+        );
+        Some(Compression {
+            request,
+            turn_start,
+            turn_end,
+        })
+    }
+
+    fn persona_name(&self) -> String {
+        self.state
+            .campaign
+            .characters
+            .get(PERSONA)
+            .map_or_else(|| "the player".to_owned(), |c| c.name.clone())
+    }
+
+    /// Store a compression's summary; from the next turn the narrator reads it
+    /// instead of those turns. A failed call changes nothing (it is tried again after the next turn).
+    pub fn finish_compression(&mut self, c: &Compression, written: Result<String, String>) {
+        let text = match written.map(|t| t.trim().to_owned()) {
+            Ok(t) if !t.is_empty() => t,
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(
+                    "stream summarisation failed (the story continues uncompressed): {e}"
+                );
+                return;
+            }
+        };
+        let summary = Summary {
+            scope: COMPRESSION_SCOPE.into(),
+            scope_id: self.current_scene.clone(),
+            text,
+            turn_start: i64::try_from(c.turn_start).unwrap_or(i64::MAX),
+            turn_end: i64::try_from(c.turn_end).unwrap_or(i64::MAX),
+        };
+        if let Err(e) = self.store.add_summary(&summary) {
+            tracing::warn!("a summary could not be saved: {e}");
+            return;
+        }
+        load_summaries(&self.store, &mut self.state);
+    }
+
     /// The model call that writes this sitting's "Previously…", when there is a past to recap.
     pub fn recap_request(&self) -> Option<CallRequest> {
         let summaries = self.store.summaries().ok()?;
@@ -502,12 +600,7 @@ impl Controller {
             return None;
         }
         let events = &events[events.len().saturating_sub(RECAP_EVENTS)..];
-        let persona = self
-            .state
-            .campaign
-            .characters
-            .get(PERSONA)
-            .map_or_else(|| "the player".to_owned(), |c| c.name.clone());
+        let persona = self.persona_name();
         Some(
             CallRequest::new(
                 "recap",
@@ -710,4 +803,27 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
         dice: stored_rolls.len(),
         differences,
     })
+}
+
+/// The `summaries.scope` of stream compression.
+pub const COMPRESSION_SCOPE: &str = "compression";
+
+/// The compression summaries of the branch the state is on: those whose last
+/// turn is in the state's stream (a rewound-away branch's are not).
+fn load_summaries(store: &Store, state: &mut SessionState) {
+    let on_branch = |t: i64| {
+        u64::try_from(t).is_ok_and(|t| state.stream.messages.iter().any(|m| m.id.turn_id == t))
+    };
+    let summaries: Vec<Summary> = store
+        .summaries()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.scope == COMPRESSION_SCOPE && on_branch(s.turn_end))
+        .collect();
+    state.summarised_through = summaries
+        .iter()
+        .filter_map(|s| u64::try_from(s.turn_end).ok())
+        .max()
+        .unwrap_or(0);
+    state.earlier = summaries.into_iter().map(|s| s.text).collect();
 }

@@ -79,6 +79,8 @@ pub fn opening(
         states: BTreeMap::new(),
         tone,
         recalled: crate::memory::Recalled::default(),
+        earlier: Vec::new(),
+        summarised_through: 0,
     })
 }
 

@@ -66,6 +66,12 @@ pub struct SessionState {
     pub tone: String,
     /// Lore and memories retrieved for the coming turn (set by the orchestrator before it starts).
     pub recalled: Recalled,
+    /// Compressed summaries of the turns up to `summarised_through`, oldest
+    /// first (seed 004 stream summarisation): the narrator reads these instead
+    /// of those turns' messages.
+    pub earlier: Vec<String>,
+    /// The last turn id the summaries cover (0: none).
+    pub summarised_through: u64,
 }
 
 impl SessionState {
@@ -407,8 +413,10 @@ impl TurnRunner {
     }
 
     fn history(&self, stage: &Stage) -> Vec<Value> {
+        let through = self.state.summarised_through;
         view(&self.state.stream.messages, stage)
             .into_iter()
+            .filter(|m| m.id.turn_id > through)
             .map(|m| json!({"kind": m.kind.name(), "owner": m.owner, "text": m.content}))
             .collect()
     }
@@ -655,6 +663,7 @@ impl TurnRunner {
             "memories": self.memory_vars(),
             "regard": people::regard_vars(&self.state.campaign, &self.state.world, &self.present()),
             "beat": self.beat_var(),
+            "earlier": self.state.earlier,
         });
         let mut request =
             CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());

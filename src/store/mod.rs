@@ -1184,6 +1184,8 @@ impl Store {
             turn_index: u64::try_from(turn_index).unwrap_or(0),
             play_minutes: info.play_minutes,
             recalled: crate::memory::Recalled::default(),
+            earlier: Vec::new(),
+            summarised_through: 0,
             states: std::collections::BTreeMap::new(),
             tone,
         })
@@ -1438,6 +1440,18 @@ impl Store {
             .map_err(sql("recording a summary"))?;
         }
         tx.commit().map_err(sql("recording a recap"))
+    }
+
+    /// Store one summary (stream compression).
+    pub fn add_summary(&self, s: &Summary) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO summaries (session_id, scope, scope_id, text, turn_range_start, turn_range_end)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![self.session_id, s.scope, s.scope_id, s.text, s.turn_start, s.turn_end],
+            )
+            .map(|_| ())
+            .map_err(self.sql("recording a summary"))
     }
 
     /// Every summary, by the turns they cover.

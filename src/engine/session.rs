@@ -776,5 +776,22 @@ pub fn recall_lines(r: &crate::memory::Recalled) -> Vec<String> {
             if m.episodic { " (episodic)" } else { "" }
         ));
     }
+    if !r.scene.is_null() {
+        let count = |k: &str| {
+            r.scene[k]
+                .as_array()
+                .map(Vec::len)
+                .or_else(|| r.scene[k].as_object().map(serde_json::Map::len))
+                .unwrap_or(0)
+        };
+        out.push(format!(
+            "  scene lore of {}: {} atmosphere, {} NPC briefing(s), {} discoverable(s), {} thread link(s)",
+            r.scene["location_name"].as_str().unwrap_or("?"),
+            count("atmosphere"),
+            count("npc_briefings"),
+            count("discoverable"),
+            count("thread_connections"),
+        ));
+    }
     out
 }

@@ -446,6 +446,9 @@ pub struct Recalled {
     /// Whether an episodic memory relevant to this action was recalled (seed 002 §7.6: +1).
     pub episodic_bonus: bool,
     pub took_ms: f64,
+    /// The scene lore cache this turn was shown (seed 001 `SceneLoreCache`); null when none.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub scene: serde_json::Value,
 }
 
 impl Recalled {

@@ -371,6 +371,7 @@ impl Controller {
 
     fn input(&mut self, text: String, whisper_to: Option<String>) -> PlayerInput {
         self.state.recalled = self.memory.recall_for(&self.store, &self.state, &text);
+        self.state.recalled.scene = self.scene_lore();
         self.last = Some((text.clone(), whisper_to.clone()));
         PlayerInput {
             text,
@@ -547,6 +548,42 @@ impl Controller {
             turn_start,
             turn_end,
         })
+    }
+
+    /// Seed 001's scene lore cache: materialised once per scene (scene number
+    /// and place) and stored; a new scene or place makes a new one.
+    fn scene_lore(&self) -> serde_json::Value {
+        let scene = super::beats::scene_number(&self.state.stream);
+        let place = self
+            .state
+            .world
+            .scene
+            .get("location")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        let key = format!("{}:scene-{scene}:{place}", self.current_scene_branch_root());
+        if let Ok(Some(cached)) = self.store.scene_lore(&key) {
+            return cached;
+        }
+        let brief = self.memory.scene_brief(&self.state);
+        if let Err(e) = self.store.put_scene_lore(&key, &self.current_scene, &brief) {
+            tracing::warn!("the scene lore cache could not be saved: {e}");
+        }
+        brief
+    }
+
+    /// What makes a scene number unique across rewinds: the scene snapshot the
+    /// current narrative scene opened from (the latest `scene_close`, else the start).
+    fn current_scene_branch_root(&self) -> String {
+        let last_close = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.kind == Kind::SceneMarker && m.content == super::turn::SCENE_CLOSE)
+            .map_or(0, |m| m.id.turn_id);
+        format!("turn-{last_close}")
     }
 
     fn persona_name(&self) -> String {

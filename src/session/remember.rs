@@ -258,6 +258,7 @@ impl SessionMemory {
             memories,
             episodic_bonus,
             took_ms: started.elapsed().as_secs_f64() * 1000.0,
+            scene: Value::Null,
         }
     }
 
@@ -294,6 +295,145 @@ fn embed_text(c: &crate::memory::Chunk) -> String {
         c.text.clone()
     } else {
         format!("{}: {}", c.section_path, c.text)
+    }
+}
+
+impl SessionMemory {
+    /// Seed 001's `SceneLoreCache` for the scene the state is in, built from
+    /// the campaign and world (no model): `atmosphere` (the place's authored
+    /// lore, first sentences), `npc_briefings` (who is present: disposition
+    /// toward the persona, role, what public facts they are tied to),
+    /// `discoverable` (what lies at the place) and `thread_connections` (how
+    /// open threads touch this place or these people).
+    pub fn scene_brief(&self, state: &SessionState) -> Value {
+        let (location, location_name) = scene_location(state);
+        let present = present_ids(state);
+        let prose =
+            |c: &&crate::memory::chunk::Chunk| !matches!(c.meta.kind.as_str(), "npc" | "secret");
+        let atmosphere: Vec<String> = self
+            .lore
+            .chunks
+            .iter()
+            .filter(prose)
+            .filter(|c| !location.is_empty() && c.meta.location_ids.contains(&location))
+            .take(2)
+            .map(|c| {
+                crate::memory::chunk::sentences(&c.text)
+                    .into_iter()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let mut briefings = serde_json::Map::new();
+        for id in present.iter().filter(|id| id.as_str() != PERSONA) {
+            let Some(ch) = state.campaign.characters.get(id) else {
+                continue;
+            };
+            let held: Vec<&String> = state
+                .world
+                .inventory
+                .get(id)
+                .map(|i| i.keys().collect())
+                .unwrap_or_default();
+            let knows: Vec<String> = state
+                .world
+                .facts
+                .iter()
+                .filter(|f| f.visibility == crate::rules::state::Visibility::Public)
+                .filter(|f| &f.subject == id || held.contains(&&f.subject))
+                .map(|f| {
+                    format!(
+                        "{} {}: {}",
+                        f.subject.replace('_', " "),
+                        f.predicate,
+                        f.object
+                    )
+                })
+                .collect();
+            let attitude = state
+                .world
+                .perception
+                .get(id)
+                .map(|p| format!("{} toward the player", crate::rules::standing::label(*p)))
+                .unwrap_or_default();
+            let role = ch
+                .profile
+                .as_ref()
+                .map(|p| p.role.clone())
+                .unwrap_or_default();
+            briefings.insert(
+                id.clone(),
+                serde_json::json!({
+                    "name": ch.name,
+                    "disposition": attitude,
+                    "knows": knows,
+                    "capabilities": role,
+                }),
+            );
+        }
+        let discoverable: Vec<Value> = state
+            .world
+            .inventory
+            .get(&location)
+            .into_iter()
+            .flatten()
+            .filter_map(|(item, _)| state.campaign.items.get(item))
+            .map(|item| {
+                let name = item.name.to_lowercase();
+                let name = name.strip_prefix("the ").unwrap_or(&name);
+                serde_json::json!({
+                    "trigger": format!("look closely at the {name}"),
+                    "content": item.description,
+                })
+            })
+            .collect();
+        let mut threads = serde_json::Map::new();
+        for t in state
+            .world
+            .threads
+            .values()
+            .filter(|t| t.status == "open" || t.status == "active")
+        {
+            // The lore of this place or these people that shares the most
+            // words with the thread (at least two), else one tagged with it.
+            let words: Vec<String> = format!("{} {}", t.title, t.stakes.as_str().unwrap_or(""))
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.len() >= 5)
+                .map(str::to_lowercase)
+                .collect();
+            let here = |c: &&crate::memory::chunk::Chunk| {
+                c.meta.location_ids.contains(&location)
+                    || present
+                        .iter()
+                        .any(|p| p != PERSONA && c.meta.entity_ids.contains(p))
+            };
+            let best = self
+                .lore
+                .chunks
+                .iter()
+                .filter(prose)
+                .filter(here)
+                .map(|c| {
+                    let text = c.text.to_lowercase();
+                    let shared = words.iter().filter(|w| text.contains(w.as_str())).count();
+                    let tagged = usize::from(c.meta.thread_ids.contains(&t.id)) * 2;
+                    (shared + tagged, c)
+                })
+                .filter(|(score, _)| *score >= 2)
+                .max_by_key(|(score, _)| *score);
+            if let Some((_, c)) = best {
+                threads.insert(t.id.clone(), first_sentence(&c.text).into());
+            }
+        }
+        serde_json::json!({
+            "location": location,
+            "location_name": location_name,
+            "atmosphere": atmosphere,
+            "npc_briefings": briefings,
+            "discoverable": discoverable,
+            "thread_connections": threads,
+        })
     }
 }
 

@@ -664,6 +664,7 @@ impl TurnRunner {
             "regard": people::regard_vars(&self.state.campaign, &self.state.world, &self.present()),
             "beat": self.beat_var(),
             "earlier": self.state.earlier,
+            "scene_lore": self.state.recalled.scene,
         });
         let mut request =
             CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());

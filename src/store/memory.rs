@@ -270,13 +270,13 @@ impl Store {
         Ok(self.branch()?.into_iter().collect())
     }
 
-    /// The scene lore cache (seed 001 `SceneLoreCache`) of `scene_id`, if materialised.
-    pub fn scene_lore(&self, scene_id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+    /// The scene lore cache (seed 001 `SceneLoreCache`) under `key`, if materialised.
+    pub fn scene_lore(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
         let text: Option<String> = self
             .conn
             .query_row(
-                "SELECT lore_json FROM scene_lore WHERE scene_id = ?1",
-                [scene_id],
+                "SELECT lore_json FROM scene_lore WHERE cache_key = ?1",
+                [key],
                 |r| r.get(0),
             )
             .optional()
@@ -284,19 +284,20 @@ impl Store {
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
 
-    /// Materialise the scene lore cache of `scene_id` (replacing an older one).
+    /// Materialise the scene lore cache under `key`, noting the scene snapshot it was made at.
     pub fn put_scene_lore(
         &self,
+        key: &str,
         scene_id: &str,
         lore: &serde_json::Value,
     ) -> Result<(), StoreError> {
         self.conn
             .execute(
                 &format!(
-                    "INSERT OR REPLACE INTO scene_lore (scene_id, lore_json, retrieved_at)
-                     VALUES (?1, ?2, {NOW})"
+                    "INSERT OR REPLACE INTO scene_lore (cache_key, scene_id, lore_json, retrieved_at)
+                     VALUES (?1, ?2, ?3, {NOW})"
                 ),
-                params![scene_id, lore.to_string()],
+                params![key, scene_id, lore.to_string()],
             )
             .map_err(self.sql("writing the scene lore"))?;
         Ok(())

@@ -1,5 +1,7 @@
 //! Plot beats at scene transitions (seed 002 §6.2.5, §7.5): windows, prerequisites, priority, the two-scene trigger rule, unreachable and timed-out beats, and a Drowned Reach session whose narrator is steered by the beat its story bore out.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use loreloom::campaign::files::{Beat, Conditions, Priority, SceneWindow, Timeout};
@@ -181,43 +183,21 @@ fn a_beat_that_times_out_gives_way_to_its_fallback() {
 #[cfg(all(feature = "embed", feature = "store"))]
 #[test]
 fn a_session_triggers_the_beat_its_story_bore_out_and_steers_the_narrator() {
-    use std::path::PathBuf;
     use std::sync::Arc;
 
-    use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
+    use common::play::{gateway, new_save, turn};
+    use common::scripted;
     use loreloom::memory::embed::MiniLm;
     use loreloom::memory::{Embedder, default_model_dir};
-    use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
-    use loreloom::session::play::run_turn;
-    use loreloom::session::turn::Calibration;
+    use loreloom::session::controller::{Controller, Report, Step};
 
-    #[allow(dead_code)]
-    #[path = "common/scripted.rs"]
-    mod scripted;
-
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
-    let save = dir.path().join("beats.db");
-    create_save(&NewSave {
-        campaign: root.join("campaigns/drowned-reach"),
-        save: Some(save.clone()),
-        scenario: Some("green_night".into()),
-        seed: Some(21),
-        small_model: "small".into(),
-        large_model: "large".into(),
-        calibration: Calibration::default(),
-    })
-    .unwrap();
+    let save = new_save(dir.path(), "drowned-reach", Some("green_night"), 21);
     let embedder: Arc<dyn Embedder> = Arc::new(
         MiniLm::load(&default_model_dir())
             .unwrap_or_else(|e| panic!("{e} (run `./run.sh test`, which installs it)")),
     );
-    let gateway = Gateway::new(
-        PromptRegistry::load(root.join("prompts")).unwrap(),
-        root.join("schemas"),
-        ModelsConfig::default(),
-        dir.path(),
-    );
+    let gateway = gateway(dir.path());
     let mut ctl = Controller::open_with(&save, Some(embedder)).unwrap();
     let opened: BTreeMap<String, BeatStatus> = ctl.state.world.beats.clone();
     assert!(
@@ -234,31 +214,7 @@ fn a_session_triggers_the_beat_its_story_bore_out_and_steers_the_narrator() {
             .position(|r| r.stage.as_deref() == Some("narrate"))
             .unwrap();
         replies[at] = scripted::reply("narrate", narration);
-        let backend = ScriptedBackend::new(Script { replies });
-        gateway.register_script("small", backend.clone());
-        gateway.register_script("large", backend);
-        let Step::Run(input) = ctl.handle(line) else {
-            panic!("`{line}` did not run")
-        };
-        let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |_| {}).unwrap();
-        let narrate = result
-            .records
-            .iter()
-            .find(|r| r.stage == "narrate")
-            .map(|r| {
-                r.first()
-                    .unwrap()
-                    .messages
-                    .iter()
-                    .map(|m| m.content.clone())
-                    .collect::<String>()
-            })
-            .unwrap_or_default();
-        assert!(matches!(
-            ctl.finish(&input, Ok(result)),
-            Report::Committed { .. }
-        ));
-        narrate
+        turn(ctl, &gateway, line, replies).1
     };
     play(
         &mut ctl,

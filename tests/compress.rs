@@ -1,58 +1,22 @@
 //! Stream summarisation (seed 004, seed 002 §7.6 context compression): a long scripted session compresses its oldest turns into a stored summary, the narrator reads the summary instead of those turns, and a rewind past the summary drops it.
 #![cfg(feature = "store")]
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
-use loreloom::session::controller::{
-    COMPRESS_AFTER, Controller, KEEP_VERBATIM, NewSave, Report, Step, create_save,
-};
-use loreloom::session::play::run_turn;
-use loreloom::session::turn::Calibration;
+use common::play::{gateway, new_save, script, turn};
+use common::scripted;
+use loreloom::session::controller::{COMPRESS_AFTER, Controller, KEEP_VERBATIM, Report, Step};
 use loreloom::store::Store;
 
-#[allow(dead_code)]
-#[path = "common/scripted.rs"]
-mod scripted;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn gateway(dir: &Path) -> Gateway {
-    Gateway::new(
-        PromptRegistry::load(root().join("prompts")).unwrap(),
-        root().join("schemas"),
-        ModelsConfig::default(),
-        dir,
-    )
-}
-
-fn script(gateway: &Gateway, replies: Vec<loreloom::llm::scripted::Reply>) {
-    let backend = ScriptedBackend::new(Script { replies });
-    gateway.register_script("small", backend.clone());
-    gateway.register_script("large", backend);
-}
-
 /// Turn `n` (0-based) through the controller; returns the first narrator prompt.
-fn play(ctl: &mut Controller, gateway: &Gateway, n: usize) -> String {
-    script(gateway, scripted::turn_replies(n));
-    let Step::Run(input) = ctl.handle(&format!("I look around ({n})")) else {
-        panic!("turn {n} did not run")
-    };
-    let result = run_turn(gateway, ctl.state.clone(), input.clone(), |_| {}).unwrap();
-    let prompt: String = result
-        .records
-        .iter()
-        .find(|r| r.stage == "narrate")
-        .and_then(|r| r.first())
-        .map(|a| a.messages.iter().map(|m| m.content.clone()).collect())
-        .unwrap_or_default();
-    assert!(matches!(
-        ctl.finish(&input, Ok(result)),
-        Report::Committed { .. }
-    ));
-    prompt
+fn play(ctl: &mut Controller, gateway: &loreloom::llm::Gateway, n: usize) -> String {
+    turn(
+        ctl,
+        gateway,
+        &format!("I look around ({n})"),
+        scripted::turn_replies(n),
+    )
+    .1
 }
 
 const SUMMARY: &str =
@@ -61,17 +25,7 @@ const SUMMARY: &str =
 #[test]
 fn old_turns_are_compressed_and_the_narrator_reads_the_summary_instead() {
     let dir = tempfile::tempdir().unwrap();
-    let save = dir.path().join("long.db");
-    create_save(&NewSave {
-        campaign: root().join("campaigns/drowned-reach"),
-        save: Some(save.clone()),
-        scenario: Some("green_night".into()),
-        seed: Some(8),
-        small_model: "small".into(),
-        large_model: "large".into(),
-        calibration: Calibration::default(),
-    })
-    .unwrap();
+    let save = new_save(dir.path(), "drowned-reach", Some("green_night"), 8);
     let gateway = gateway(dir.path());
     let mut ctl = Controller::open_with(&save, None).unwrap();
     for n in 0..COMPRESS_AFTER {

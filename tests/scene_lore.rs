@@ -1,62 +1,23 @@
 //! Seed 001's scene lore cache in a Drowned Reach session: materialised on a scene's first turn (atmosphere, NPC briefings, discoverables, thread connections), reused for the rest of the scene, replaced when the scene changes, and shown to the narrator.
 #![cfg(feature = "store")]
 
+mod common;
+
 use std::path::PathBuf;
 
-use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
-use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
-use loreloom::session::play::run_turn;
-use loreloom::session::turn::Calibration;
+use common::play::{gateway, new_save, turn};
+use common::scripted;
+use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::store::Store;
-
-#[allow(dead_code)]
-#[path = "common/scripted.rs"]
-mod scripted;
 
 #[test]
 fn a_scene_materialises_its_lore_once_and_a_new_scene_replaces_it() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
-    let save = dir.path().join("scene.db");
-    create_save(&NewSave {
-        campaign: root.join("campaigns/drowned-reach"),
-        save: Some(save.clone()),
-        scenario: Some("low_water_crossing".into()),
-        seed: Some(2),
-        small_model: "small".into(),
-        large_model: "large".into(),
-        calibration: Calibration::default(),
-    })
-    .unwrap();
-    let gateway = Gateway::new(
-        PromptRegistry::load(root.join("prompts")).unwrap(),
-        root.join("schemas"),
-        ModelsConfig::default(),
-        dir.path(),
-    );
+    let save = new_save(dir.path(), "drowned-reach", Some("low_water_crossing"), 2);
+    let gateway = gateway(dir.path());
     let mut ctl = Controller::open_with(&save, None).unwrap();
     let play = |ctl: &mut Controller, n: usize, line: &str| -> String {
-        let backend = ScriptedBackend::new(Script {
-            replies: scripted::turn_replies(n),
-        });
-        gateway.register_script("small", backend.clone());
-        gateway.register_script("large", backend);
-        let Step::Run(input) = ctl.handle(line) else {
-            panic!("`{line}` did not run")
-        };
-        let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |_| {}).unwrap();
-        let prompt: String = result
-            .records
-            .iter()
-            .find(|r| r.stage == "narrate")
-            .and_then(|r| r.first())
-            .map(|a| a.messages.iter().map(|m| m.content.clone()).collect())
-            .unwrap_or_default();
-        assert!(matches!(
-            ctl.finish(&input, Ok(result)),
-            Report::Committed { .. }
-        ));
-        prompt
+        turn(ctl, &gateway, line, scripted::turn_replies(n)).1
     };
     let prompt = play(&mut ctl, 0, "I look at the sluice gear");
     let brief = ctl.state.recalled.scene.clone();

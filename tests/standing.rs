@@ -1,47 +1,16 @@
 //! Reputation and NPC perception through whole scripted sessions of the Drowned Reach: seed 002 SC-028 (helped vs betrayed), dice sentiment, choice filtering, decay, persistence in the save.
 #![cfg(feature = "store")]
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::play::{gateway, new_save, turn};
+use common::scripted;
+use loreloom::llm::Gateway;
 use loreloom::llm::scripted::Reply;
-use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::rules::standing;
-use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
-use loreloom::session::play::run_turn;
-use loreloom::session::turn::{Calibration, TurnResult};
+use loreloom::session::controller::Controller;
+use loreloom::session::turn::TurnResult;
 use serde_json::{Value, json};
-
-#[allow(dead_code)]
-#[path = "common/scripted.rs"]
-mod scripted;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn new_save(dir: &Path, seed: u64) -> PathBuf {
-    let save = dir.join("standing.db");
-    create_save(&NewSave {
-        campaign: root().join("campaigns/drowned-reach"),
-        save: Some(save.clone()),
-        scenario: Some("green_night".into()),
-        seed: Some(seed),
-        small_model: "small".into(),
-        large_model: "large".into(),
-        calibration: Calibration::default(),
-    })
-    .unwrap();
-    save
-}
-
-fn gateway(dir: &Path) -> Gateway {
-    Gateway::new(
-        PromptRegistry::load(root().join("prompts")).unwrap(),
-        root().join("schemas"),
-        ModelsConfig::default(),
-        dir,
-    )
-}
 
 /// One turn's replies: the persona's extractor proposes `ops`; the rest as usual.
 fn replies(n: usize, ops: &Value, choices: &[&str]) -> Vec<Reply> {
@@ -61,18 +30,7 @@ fn replies(n: usize, ops: &Value, choices: &[&str]) -> Vec<Reply> {
 
 /// Play one turn through the controller with a fresh script (leftover replies never leak into the next turn).
 fn play(ctl: &mut Controller, gateway: &Gateway, line: &str, script: Vec<Reply>) -> TurnResult {
-    let backend = ScriptedBackend::new(Script { replies: script });
-    gateway.register_script("small", backend.clone());
-    gateway.register_script("large", backend);
-    let Step::Run(input) = ctl.handle(line) else {
-        panic!("`{line}` did not run a turn")
-    };
-    let result = run_turn(gateway, ctl.state.clone(), input.clone(), |_| {}).unwrap();
-    assert!(matches!(
-        ctl.finish(&input, Ok(result.clone())),
-        Report::Committed { .. }
-    ));
-    result
+    turn(ctl, gateway, line, script).0
 }
 
 fn perception(ctl: &Controller, npc: &str) -> f64 {
@@ -92,7 +50,7 @@ const CHOICES: [&str; 4] = [
 #[test]
 fn a_helped_npc_ends_far_above_a_betrayed_one() {
     let dir = tempfile::tempdir().unwrap();
-    let save = new_save(dir.path(), 11);
+    let save = new_save(dir.path(), "drowned-reach", Some("green_night"), 11);
     let gateway = gateway(dir.path());
     let mut ctl = Controller::open_with(&save, None).unwrap();
 
@@ -221,7 +179,7 @@ fn a_helped_npc_ends_far_above_a_betrayed_one() {
 #[test]
 fn perception_decays_with_in_game_time() {
     let dir = tempfile::tempdir().unwrap();
-    let save = new_save(dir.path(), 3);
+    let save = new_save(dir.path(), "drowned-reach", Some("green_night"), 3);
     let gateway = gateway(dir.path());
     let mut ctl = Controller::open_with(&save, None).unwrap();
     let warm = json!([

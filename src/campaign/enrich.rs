@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::Campaign;
 use super::files::{
     Beat, BeatsFile, Conditions, NpcProfile, Personality, Priority, SceneWindow, SpeechPatterns,
 };
+use super::{Campaign, slug};
 use crate::llm::CallRequest;
 
 /// Why enrichment wrote nothing.
@@ -84,19 +84,6 @@ fn strip_frontmatter(text: &str) -> &str {
         .trim()
 }
 
-/// Lowercase ASCII words joined by `_` (campaign ids).
-pub fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.trim().chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('_') && !out.is_empty() {
-            out.push('_');
-        }
-    }
-    out.trim_end_matches('_').to_owned()
-}
-
 /// Where a model's answer came from.
 #[derive(Clone, Debug)]
 pub struct Source {
@@ -122,10 +109,10 @@ fn provenance(c: &Campaign, source: &Source) -> Map<String, Value> {
 /// markup rather than words (small models leak JSON into string fields).
 fn text(v: &Value, key: &str) -> String {
     let t = v[key].as_str().unwrap_or("").trim();
-    if t.contains(['{', '}', '[', ']', '<', '>', '=', '"']) {
-        String::new()
-    } else {
+    if crate::llm::contract::looks_like_prose(t) {
         t.to_owned()
+    } else {
+        String::new()
     }
 }
 

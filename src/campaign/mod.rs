@@ -63,6 +63,19 @@ pub struct Campaign {
     pub content_files: usize,
 }
 
+/// Lowercase ASCII words joined by `_`: how names become campaign ids.
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_owned()
+}
+
 impl Campaign {
     /// Seed 002 §6.2.12: fewer than 3 content files call for enrichment.
     pub fn is_sparse(&self) -> bool {

@@ -429,12 +429,7 @@ fn collect_calls(
     for done in finished.read() {
         if done.tag == RECAP_TAG && session.recap_call == Some(done.call) {
             session.recap_call = None;
-            let written = done
-                .outcome
-                .result
-                .clone()
-                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-                .map_err(|e| e.to_string());
+            let written = text_of(&done.outcome);
             let text = session.controller().finish_recap(written);
             if !text.is_empty() {
                 view.entries.push(Entry::Recap(text));
@@ -447,12 +442,7 @@ fn collect_calls(
         if done.tag == COMPRESS_TAG {
             if let Some((id, c)) = session.compression.take() {
                 if id == done.call {
-                    let written = done
-                        .outcome
-                        .result
-                        .clone()
-                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-                        .map_err(|e| e.to_string());
+                    let written = text_of(&done.outcome);
                     session.controller().finish_compression(&c, written);
                     view.log(format!(
                         "turns {}..={} summarised",
@@ -577,6 +567,15 @@ fn commit_turn(
     }
     reports.write(SessionReport(report));
     view.revision += 1;
+}
+
+/// A prose call's text, or why it failed.
+fn text_of(outcome: &crate::llm::CallOutcome) -> Result<String, String> {
+    outcome
+        .result
+        .clone()
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+        .map_err(|e| e.to_string())
 }
 
 /// Show a report: the turn's narrations already streamed; add its dice, choices, or the failure.

@@ -144,6 +144,23 @@ fn strip_fences(raw: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn prose_is_told_from_leaked_code() {
+        assert!(super::looks_like_prose("Ask Hesper about the green light"));
+        assert!(super::looks_like_prose("Wait by the winch-house, lantern shuttered."));
+        for garbled in [
+            "]} This is the only one",
+            "<p>He is the first",
+            ".innerHTML = 'x'",
+            "1.2, 2, 3, 4, 5, 6, 7",
+            "https://example.org/x",
+            "",
+        ] {
+            assert!(!super::looks_like_prose(garbled), "{garbled}");
+        }
+    }
+
     use super::*;
     use serde_json::json;
 
@@ -245,4 +262,15 @@ mod narrow_tests {
         );
         assert!(c.narrowed(&[("/nope".into(), vec![])]).is_err());
     }
+}
+
+/// Whether a string a model put in a prose field reads as words rather than
+/// code or markup (small models leak JSON, HTML and URLs into string fields
+/// that the schema alone cannot tell apart from prose).
+pub fn looks_like_prose(s: &str) -> bool {
+    let t = s.trim();
+    !t.is_empty()
+        && !t.contains(['{', '}', '[', ']', '<', '>', '=', '"', '\\'])
+        && !t.contains("://")
+        && t.chars().filter(|c| c.is_alphabetic()).count() * 2 >= t.chars().count()
 }

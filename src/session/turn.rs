@@ -25,7 +25,7 @@ use super::people;
 use super::stream::{
     Kind, Message, MessageId, NARRATOR, SYSTEM, Stage, StateEntry, Stream, states_for, view,
 };
-use crate::campaign::Campaign;
+use crate::campaign::{Campaign, slug};
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError};
 use crate::memory::Recalled;
 use crate::rules::standing;
@@ -854,6 +854,13 @@ impl TurnRunner {
                     .collect()
             })
             .unwrap_or_default();
+        let (offered, garbled): (Vec<String>, Vec<String>) = offered
+            .into_iter()
+            .partition(|c| crate::llm::contract::looks_like_prose(c));
+        for g in garbled {
+            self.refused
+                .push(format!("choices: dropped {g:?}: not a readable option"));
+        }
         let names = people::names(&self.state.campaign);
         let (kept, withheld) = standing::filter_choices(offered, &self.state.world, &names);
         for w in withheld {
@@ -1138,19 +1145,6 @@ fn pending_marker(state: &SessionState) -> Option<String> {
 
 /// The marker `/end-scene` leaves; the next turn opens a new scene.
 pub const SCENE_CLOSE: &str = "scene_close";
-
-/// `Ferry Lanterns` → `ferry_lanterns`.
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.trim().chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('_') && !out.is_empty() {
-            out.push('_');
-        }
-    }
-    out.trim_end_matches('_').to_owned()
-}
 
 /// The resolve contract's engine checks: a named check exists, its stat and modifiers fit.
 fn check_resolution(campaign: &Campaign, v: &Value) -> Result<(), Vec<String>> {

@@ -3,6 +3,8 @@
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
 #[cfg(feature = "store")]
+pub mod play;
+#[cfg(feature = "store")]
 pub mod save;
 pub mod scripted;
 

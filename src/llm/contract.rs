@@ -148,7 +148,9 @@ mod tests {
     #[test]
     fn prose_is_told_from_leaked_code() {
         assert!(super::looks_like_prose("Ask Hesper about the green light"));
-        assert!(super::looks_like_prose("Wait by the winch-house, lantern shuttered."));
+        assert!(super::looks_like_prose(
+            "Wait by the winch-house, lantern shuttered."
+        ));
         for garbled in [
             "]} This is the only one",
             "<p>He is the first",

@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use loreloom::campaign::files::{Beat, Conditions, Priority, SceneWindow, Timeout};
 use loreloom::rules::{BeatStatus, WorldState};
 use loreloom::session::beats::{current, transition};
@@ -183,6 +181,7 @@ fn a_beat_that_times_out_gives_way_to_its_fallback() {
 #[cfg(all(feature = "embed", feature = "store"))]
 #[test]
 fn a_session_triggers_the_beat_its_story_bore_out_and_steers_the_narrator() {
+    use std::collections::BTreeMap;
     use std::sync::Arc;
 
     use common::play::{gateway, new_save, turn};

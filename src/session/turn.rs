@@ -331,7 +331,42 @@ impl TurnRunner {
         };
         match purpose {
             Purpose::Resolve => self.on_resolve(&value),
-            Purpose::Narrate { actor } => self.on_narration(&actor, &value),
+            Purpose::Narrate { actor } => {
+                let prompt: String = outcome
+                    .record
+                    .first()
+                    .map(|a| {
+                        // The instructions and background (the system
+                        // message), not the story so far: retelling is not echo.
+                        a.messages
+                            .iter()
+                            .filter(|m| m.role == crate::llm::Role::System)
+                            .map(|m| m.content.as_str())
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                    .unwrap_or_default();
+                let text = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_owned);
+                let kept = cut_echo(&text, &prompt);
+                if kept.len() < text.trim().len() {
+                    self.refused.push(format!(
+                        "narrate: cut where the narration began repeating its prompt ({} of {} characters kept)",
+                        kept.len(),
+                        text.trim().len()
+                    ));
+                }
+                if kept.is_empty() {
+                    self.error = Some(TurnError {
+                        stage: "narrate".into(),
+                        reason: "the narrator only repeated its instructions".into(),
+                        retryable: true,
+                    });
+                    return;
+                }
+                self.on_narration(&actor, &Value::String(kept.to_owned()));
+            }
             Purpose::Extract { owner, .. } => self.on_extract(&owner, &value),
             Purpose::NpcIntent { npc } => self.on_npc_intent(&npc, &value),
             Purpose::Lore => self.on_lore(&value),
@@ -1143,6 +1178,27 @@ fn pending_marker(state: &SessionState) -> Option<String> {
     (marked != here).then(|| format!("location_change: {marked} -> {here}"))
 }
 
+/// A narration up to the first line that recites its instructions (small
+/// models sometimes go on to repeat their instructions or the headings of
+/// their background): a line that begins as a line of `prompt` (the system
+/// message) begins, comparing the first 24 characters, list markers aside.
+pub fn cut_echo<'a>(text: &'a str, prompt: &str) -> &'a str {
+    let head = |line: &str| -> Option<String> {
+        let body = line.trim().trim_start_matches(['-', '*', '•', ' ']);
+        let h: String = body.chars().take(24).collect();
+        (h.chars().count() == 24).then_some(h)
+    };
+    let starts: std::collections::BTreeSet<String> = prompt.lines().filter_map(head).collect();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if head(line).is_some_and(|h| starts.contains(&h)) {
+            return text[..offset].trim();
+        }
+        offset += line.len();
+    }
+    text.trim()
+}
+
 /// The marker `/end-scene` leaves; the next turn opens a new scene.
 pub const SCENE_CLOSE: &str = "scene_close";
 
@@ -1207,5 +1263,23 @@ fn check_observers(known: &[String], v: &Value) -> Result<(), Vec<String>> {
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_echo;
+
+    #[test]
+    fn a_narration_is_cut_where_it_starts_reciting_its_prompt() {
+        let prompt = "Background for you alone.\nWhat is true in this world: The Lamp Chapel keeps the Mother Flame.\nWhat has happened before: The lanterns flare; someone moves in the fog.";
+        let echoed = "Hesper looks at you a long moment.\n- What is true in this world (weave it out):\nThe Northfields are islands.";
+        assert_eq!(
+            cut_echo(echoed, prompt),
+            "Hesper looks at you a long moment."
+        );
+        let clean = "The fog thickens.\nThe lanterns flare; someone moves in the fog.";
+        assert_eq!(cut_echo(clean, prompt), clean);
+        assert_eq!(cut_echo("What is true in this world: the end", prompt), "");
     }
 }

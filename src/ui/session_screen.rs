@@ -17,7 +17,7 @@ use crate::engine::session::{
     ActiveSession, Character, ClockState, Entry, Faction, Perception, Present, RelationEdge,
     SessionInput, SessionView,
 };
-use crate::llm::{Gateway, Script, ScriptedBackend};
+use crate::llm::{CallHandle, Gateway, LlmEvent, Script, ScriptedBackend};
 use crate::session::controller::{NewSave, create_save, latest_save, load_campaign};
 use crate::session::turn::Calibration;
 
@@ -42,6 +42,7 @@ pub(super) fn plugin(app: &mut App) {
             (
                 session_screen.run_if(in_state(Screen::Session)),
                 session_zero_window.run_if(in_state(Screen::Title)),
+                enrichment_window.run_if(resource_exists::<Enriching>),
             ),
         );
 }
@@ -79,6 +80,28 @@ pub struct Campaigns(pub Vec<CampaignEntry>);
 pub struct OpenSession {
     pub save: PathBuf,
     pub model_script: Option<PathBuf>,
+}
+
+/// A sparse campaign being enriched before its first session (seed 002 §6.2.12).
+#[derive(Resource, Debug)]
+pub struct Enriching {
+    handle: CallHandle,
+    new: NewSave,
+    title: String,
+    started: std::time::Instant,
+}
+
+/// The gateway in use, started on first need.
+fn gateway_or_start(
+    gateway: Option<&LlmGateway>,
+    commands: &mut Commands,
+) -> Result<Arc<Gateway>, String> {
+    if let Some(g) = gateway {
+        return Ok(g.0.clone());
+    }
+    let g = Arc::new(Gateway::standard()?);
+    commands.insert_resource(LlmGateway(g.clone()));
+    Ok(g)
 }
 
 /// Session zero's dialog on the title screen.
@@ -203,19 +226,12 @@ fn open_session(
     let Some(open) = opens.read().last().cloned() else {
         return;
     };
-    let gateway = match gateway {
-        Some(g) => g.0.clone(),
-        None => match Gateway::standard() {
-            Ok(g) => {
-                let g = Arc::new(g);
-                commands.insert_resource(LlmGateway(g.clone()));
-                g
-            }
-            Err(e) => {
-                toasts.push(format!("The models cannot start: {e}"));
-                return;
-            }
-        },
+    let gateway = match gateway_or_start(gateway.as_deref(), &mut commands) {
+        Ok(g) => g,
+        Err(e) => {
+            toasts.push(format!("The models cannot start: {e}"));
+            return;
+        }
     };
     let session = ActiveSession::open(open.save.clone());
     let mut session = match session {
@@ -636,6 +652,8 @@ fn session_zero_window(
     campaigns: Res<Campaigns>,
     mut opens: MessageWriter<OpenSession>,
     mut toasts: ResMut<Toasts>,
+    gateway: Option<Res<LlmGateway>>,
+    mut commands: Commands,
 ) -> Result {
     let Some(index) = zero.open else {
         return Ok(());
@@ -730,6 +748,31 @@ fn session_zero_window(
             large_model: "local-large".into(),
             calibration,
         };
+        zero.open = None;
+        // A sparse campaign is enriched first; the save is made when that is done.
+        match load_campaign(&campaign.dir) {
+            Ok(c) if c.is_sparse() => {
+                match gateway_or_start(gateway.as_deref(), &mut commands) {
+                    Ok(g) => {
+                        let handle =
+                            g.call(crate::campaign::enrich::request(&c, &new.large_model, 1));
+                        commands.insert_resource(Enriching {
+                            handle,
+                            new,
+                            title: campaign.title.clone(),
+                            started: std::time::Instant::now(),
+                        });
+                    }
+                    Err(e) => toasts.push(format!("The models cannot start: {e}")),
+                }
+                return Ok(());
+            }
+            Ok(_) => {}
+            Err(e) => {
+                toasts.push(format!("Cannot start: {e}"));
+                return Ok(());
+            }
+        }
         match create_save(&new) {
             Ok((save, _)) => {
                 opens.write(OpenSession {
@@ -739,7 +782,61 @@ fn session_zero_window(
             }
             Err(e) => toasts.push(format!("Cannot start: {e}")),
         }
-        zero.open = None;
+    }
+    Ok(())
+}
+
+/// While a sparse campaign is enriched: what is happening and for how long;
+/// when the model answers, the files are written and the new save opens.
+fn enrichment_window(
+    mut contexts: EguiContexts,
+    enriching: Res<Enriching>,
+    mut commands: Commands,
+    mut opens: MessageWriter<OpenSession>,
+    mut toasts: ResMut<Toasts>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    super::screens::centered_window(&format!("Preparing {}", enriching.title)).show(&ctx, |ui| {
+        ui.label("This campaign is only a sketch. The model is writing its people, plot beats, lore and rules…");
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(format!("{:.0} s", enriching.started.elapsed().as_secs_f64()));
+        });
+        ui.label(
+            egui::RichText::new("The new files end in _generated; your own files are never changed.")
+                .weak(),
+        );
+    });
+    ctx.request_repaint();
+    for event in enriching.handle.poll() {
+        let LlmEvent::Finished(outcome) = event else {
+            continue;
+        };
+        commands.remove_resource::<Enriching>();
+        let dir = &enriching.new.campaign;
+        let written = outcome
+            .result
+            .map_err(|e| format!("enrichment failed at stage `enrich`: {e}; nothing was written"))
+            .and_then(|answer| {
+                let c = load_campaign(dir)?;
+                let source = crate::campaign::enrich::Source {
+                    model: format!("{} ({})", outcome.record.model_key, outcome.record.backend),
+                    prompt: outcome.record.prompt_id.clone(),
+                    seed: 1,
+                };
+                let files = crate::campaign::enrich::files(&c, &answer, &source)
+                    .map_err(|e| e.to_string())?;
+                crate::campaign::enrich::write(dir, &files).map_err(|e| e.to_string())
+            });
+        match written.and_then(|_| create_save(&enriching.new)) {
+            Ok((save, _)) => {
+                opens.write(OpenSession {
+                    save,
+                    model_script: None,
+                });
+            }
+            Err(e) => toasts.push(format!("Cannot start {}: {e}", enriching.title)),
+        }
     }
     Ok(())
 }

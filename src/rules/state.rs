@@ -355,6 +355,19 @@ pub struct StateOpError {
 }
 
 impl WorldState {
+    /// The character ids the scene lists as present (`scene.present`), in order.
+    pub fn present(&self) -> Vec<String> {
+        self.scene
+            .get("present")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Apply a batch atomically: all ops or none. Returns what changed.
     pub fn apply(
         &mut self,

@@ -454,17 +454,7 @@ fn scene_location(state: &SessionState) -> (String, String) {
 }
 
 fn present_ids(state: &SessionState) -> Vec<String> {
-    state
-        .world
-        .scene
-        .get("present")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    state.world.present()
 }
 
 fn first_sentence(text: &str) -> &str {

@@ -428,18 +428,7 @@ impl TurnRunner {
     }
 
     fn present(&self) -> Vec<String> {
-        let listed: Vec<String> = self
-            .state
-            .world
-            .scene
-            .get("present")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let listed = self.state.world.present();
         if listed.is_empty() {
             self.state.campaign.characters.keys().cloned().collect()
         } else {

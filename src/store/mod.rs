@@ -614,14 +614,7 @@ impl Store {
     /// Commit one turn atomically (seed 003's Turn Transaction Contract).
     pub fn commit_turn(&mut self, turn: &TurnCommit) -> Result<Committed, StoreError> {
         let path = self.path.clone();
-        let sql = |context: &'static str| {
-            let path = path.clone();
-            move |source| StoreError::Sql {
-                path,
-                context,
-                source,
-            }
-        };
+        let sql = self.sql_detached();
         let session = self.session_id.clone();
         let tx = self
             .conn

@@ -382,6 +382,7 @@ fn a_scripted_model_key_reads_its_script_file_from_the_data_dir() {
             },
             sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),
+            compact_prompts: false,
         },
     );
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();

@@ -123,6 +123,7 @@ fn gateway_for(url: &str, data: &std::path::Path) -> Gateway {
             },
             sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),
+            compact_prompts: false,
         },
     );
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();

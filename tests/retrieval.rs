@@ -259,7 +259,7 @@ fn memory_recall_finds_the_labelled_events_with_filters() {
 
 mod common;
 
-use common::play::{gateway, new_save, script};
+use common::play::{compact_gateway, gateway, new_save, script};
 use common::scripted;
 
 /// Three scripted turns through the controller with the real embedder: each
@@ -301,7 +301,7 @@ fn a_session_remembers_earlier_turns_and_shows_them_to_the_narrator() {
                 .iter()
                 .map(|m| m.content.clone())
                 .collect();
-            assert_eq!(first.prompt_version, "v3");
+            assert_eq!(first.prompt_version, "v4");
         }
         assert!(matches!(
             ctl.finish(&input, Ok(result)),
@@ -368,4 +368,88 @@ fn a_session_remembers_earlier_turns_and_shows_them_to_the_narrator() {
         .memory
         .recall_for(ctl.store(), &ctl.state, "the eel traps by the quay");
     assert!(again.memories.iter().all(|m| m.turn == 1), "{again:?}");
+}
+
+/// The default small model asks for compact prompts: the narrator gets the
+/// remembered move as one "Last time" line and the player's move in the
+/// second person, right before the question, and a choice is asked to go
+/// back to that move.
+#[test]
+fn a_compact_prompt_puts_the_remembered_move_right_before_the_question() {
+    use loreloom::session::controller::{Controller, Report, Step};
+    use loreloom::session::play::run_turn;
+
+    let dir = tempfile::tempdir().unwrap();
+    let save = new_save(dir.path(), "drowned-reach", Some("green_night"), 5);
+    let gateway = compact_gateway(dir.path());
+    script(&gateway, (0..2).flat_map(scripted::turn_replies).collect());
+    let mut ctl = Controller::open_with(&save, Some(embedder())).unwrap();
+    let mut prompts = Vec::new();
+    for line in [
+        "I ask Hesper about the crossing ledger and its missing page",
+        "I press Hesper again about the page cut from my ledger",
+    ] {
+        let Step::Run(input) = ctl.handle(line) else {
+            panic!("`{line}` did not run")
+        };
+        let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |_| {}).unwrap();
+        let prompt = |stage: &str| -> Vec<String> {
+            let record = result.records.iter().find(|r| r.stage == stage).unwrap();
+            record
+                .first()
+                .unwrap()
+                .messages
+                .iter()
+                .map(|m| m.content.clone())
+                .collect()
+        };
+        prompts.push((prompt("narrate"), prompt("choices")));
+        assert!(matches!(
+            ctl.finish(&input, Ok(result)),
+            Report::Committed { .. }
+        ));
+    }
+    let first = &ctl.memory.memories.events[0].summary;
+    assert!(
+        first.starts_with(
+            "At Reedmere Quay, you tried to ask Hesper about the crossing ledger and its missing page"
+        ),
+        "{first}"
+    );
+    let (narrate, choices) = &prompts[1];
+    let (system, user) = (&narrate[0], &narrate[1]);
+    println!(
+        "compact narrator prompt:\n{system}\n---\n{user}\n--- choices:\n{}",
+        choices[1]
+    );
+    assert!(system.len() < 600, "a compact system message: {system}");
+    assert!(
+        user.contains(
+            "Last time: At Reedmere Quay, you tried to ask Hesper about the crossing ledger"
+        ),
+        "{user}"
+    );
+    assert!(
+        user.contains("Now: you press Hesper again about the page cut from your ledger."),
+        "{user}"
+    );
+    assert!(
+        user.trim_end().ends_with("What happens next?"),
+        "the question comes last: {user}"
+    );
+    assert!(
+        !user.contains("The Surveyor"),
+        "the player is \"you\", not listed among the others: {user}"
+    );
+    assert!(
+        choices[1].contains("\"Ask Hesper about the crossing ledger and its missing page\""),
+        "{}",
+        choices[1]
+    );
+    // The first turn had nothing to remember: no "Last time" line at all.
+    assert!(
+        !prompts[0].0[1].contains("Last time:"),
+        "{}",
+        prompts[0].0[1]
+    );
 }

@@ -86,6 +86,13 @@ pub struct ModelConfig {
     pub sampling: SamplingOverride,
     #[serde(default)]
     pub description: String,
+    /// Render prompts in their compact form (stages that have one): a short
+    /// instruction and only the most relevant background, right before the
+    /// question. Models under ~1B parameters (the default SmolLM2-135M) lose the
+    /// thread in a long prompt and start reciting it; larger models write
+    /// better with the full one.
+    #[serde(default)]
+    pub compact_prompts: bool,
 }
 
 /// The whole `models.ron`.
@@ -110,6 +117,7 @@ impl Default for ModelsConfig {
             },
             sampling: SamplingOverride::default(),
             description: description.to_owned(),
+            compact_prompts: true,
         };
         let mut models = IndexMap::new();
         models.insert(
@@ -134,6 +142,7 @@ impl Default for ModelsConfig {
                 description:
                     "an OpenAI-compatible server on this machine (llama-server, Ollama, vLLM)"
                         .to_owned(),
+                compact_prompts: false,
             },
         );
         Self {

@@ -384,9 +384,21 @@ impl Gateway {
             .prompts
             .stage(&request.stage)
             .map_err(|e| fail(e.to_string()))?;
+        // A model that asks for compact prompts gets `compact: true` in every
+        // stage's variables (unless the caller set it); templates without a
+        // compact form ignore it.
+        let compact = self
+            .models
+            .models
+            .get(&request.model_key)
+            .is_some_and(|m| m.compact_prompts);
+        let mut vars = request.vars.clone();
+        if let Some(map) = vars.as_object_mut() {
+            map.entry("compact").or_insert(compact.into());
+        }
         let rendered = self
             .prompts
-            .render(&request.stage, request.version.as_deref(), &request.vars)
+            .render(&request.stage, request.version.as_deref(), &vars)
             .map_err(|e| fail(e.to_string()))?;
         let mut contract = match (&request.contract, &info.contract) {
             (Some(c), _) => Some(c.clone()),

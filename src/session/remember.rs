@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::stream::Kind;
-use super::turn::{PERSONA, PlayerInput, SessionState, TurnResult};
+use super::turn::{PERSONA, PlayerInput, SessionState, TurnResult, verb_phrase};
 use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
 use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
@@ -464,10 +464,49 @@ fn first_sentence(text: &str) -> &str {
         .unwrap_or("")
 }
 
-/// The memory event of a turn, in plain words: where, who did what, how it
-/// went, and the narration's first sentence. Significance from the dice:
-/// a strong success or a failure is high (and episodic when it also moved a
-/// clock or a relation); a roll is medium; no roll is low.
+/// Whether a narration sentence may go into a memory: it reads as prose and
+/// names something of this campaign by its proper name (a person, place,
+/// item or faction). A
+/// weak model's inventions (names and places the campaign never had) stay
+/// out, so they are not fed back to it as "what happened".
+fn grounded(sentence: &str, names: &[String]) -> bool {
+    let key = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .trim_end_matches("'s")
+            .to_lowercase()
+    };
+    let said: HashSet<String> = sentence.split_whitespace().map(key).collect();
+    crate::llm::contract::looks_like_prose(sentence)
+        && names.iter().any(|n| {
+            // The proper nouns of a name ("Hesper", "Patience"), not its
+            // common words ("ledger", "page"), which any story may use.
+            n.split_whitespace()
+                .filter(|w| w.starts_with(char::is_uppercase))
+                .map(key)
+                .any(|w| w.chars().count() >= 4 && said.contains(&w))
+        })
+}
+
+/// The names a grounded sentence may use: the campaign's people, places, items and factions.
+fn campaign_names(campaign: &Campaign) -> Vec<String> {
+    campaign
+        .characters
+        .values()
+        .map(|c| c.name.clone())
+        .chain(
+            [&campaign.locations, &campaign.items, &campaign.factions]
+                .into_iter()
+                .flat_map(|m| m.values().map(|e| e.name.clone())),
+        )
+        .collect()
+}
+
+/// The memory event of a turn, in plain words: where, what the player tried
+/// and how the dice went (in the second person, as the narrator addresses
+/// them), then the narration's first sentence when it is grounded in the
+/// scene, and what NPCs set out to do. Significance from the dice: a strong
+/// success or a failure is high (and episodic when it also moved a clock or
+/// a relation); a roll is medium; no roll is low.
 pub fn memory_event(
     state: &SessionState,
     result: &TurnResult,
@@ -481,24 +520,17 @@ pub fn memory_event(
         .find(|m| m.kind == Kind::Narration && m.owner != PERSONA)
         .or_else(|| result.messages.iter().find(|m| m.kind == Kind::Narration))?;
     let (location, location_name) = scene_location(state);
-    let persona = state
-        .campaign
-        .characters
-        .get(PERSONA)
-        .map_or_else(|| "The player".to_owned(), |c| c.name.clone());
     let roll = result.rolls.iter().find(|r| r.actor == PERSONA);
-    let how = roll.map_or(String::new(), |r| {
-        format!(
-            " ({} on {})",
-            r.label.to_lowercase(),
-            r.stat.as_deref().unwrap_or(&r.check)
-        )
-    });
+    let how = roll.map_or(String::new(), |r| format!(" ({})", r.label.to_lowercase()));
     let mut summary = format!(
-        "At {location_name}, {persona} tried: {}{how}. {}",
-        input.text.trim().trim_end_matches('.'),
-        first_sentence(&narration.content)
+        "At {location_name}, you tried to {}{how}.",
+        verb_phrase(&input.text)
     );
+    let names = campaign_names(&state.campaign);
+    let told = first_sentence(&narration.content);
+    if grounded(told, &names) {
+        let _ = write!(summary, " {told}");
+    }
     for npc in &result.acted {
         if let Some(m) = result
             .messages
@@ -544,4 +576,54 @@ pub fn memory_event(
         play_session,
         scene_id: String::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grounded;
+    use crate::session::turn::verb_phrase;
+
+    #[test]
+    fn moves_read_in_the_second_person() {
+        for (said, phrase) in [
+            (
+                "I ask Hesper about the page cut from my ledger.",
+                "ask Hesper about the page cut from your ledger",
+            ),
+            (
+                "Ask Tamsin to help me trim the wicks",
+                "ask Tamsin to help you trim the wicks",
+            ),
+            (
+                "I'm hiding behind the winch-house",
+                "be hiding behind the winch-house",
+            ),
+            (
+                "I'll light the lanterns myself",
+                "light the lanterns yourself",
+            ),
+            ("Who cut the page?", "say \"Who cut the page?\""),
+            (
+                "Hesper, tell me the truth",
+                "say \"Hesper, tell me the truth\"",
+            ),
+            ("\"Hands off the rail\"", "say \"Hands off the rail\""),
+        ] {
+            assert_eq!(verb_phrase(said), phrase, "{said}");
+        }
+    }
+
+    #[test]
+    fn only_sentences_about_the_scene_are_remembered() {
+        let names = vec!["Hesper Vane".to_owned(), "The Ferry Patience".to_owned()];
+        assert!(grounded(
+            "Hesper turns the ledger away from the lamp.",
+            &names
+        ));
+        assert!(!grounded(
+            "The Northfields are a group of twenty islands.",
+            &names
+        ));
+        assert!(!grounded("]} Hesper {\"role\": 1}", &names));
+    }
 }

@@ -332,24 +332,21 @@ impl TurnRunner {
         match purpose {
             Purpose::Resolve => self.on_resolve(&value),
             Purpose::Narrate { actor } => {
-                let prompt: String = outcome
-                    .record
-                    .first()
-                    .map(|a| {
-                        // The instructions and background (the system
-                        // message), not the story so far: retelling is not echo.
+                let part = |role: crate::llm::Role| -> String {
+                    outcome.record.first().map_or_else(String::new, |a| {
                         a.messages
                             .iter()
-                            .filter(|m| m.role == crate::llm::Role::System)
+                            .filter(|m| m.role == role)
                             .map(|m| m.content.as_str())
                             .collect::<Vec<_>>()
                             .join("\n")
                     })
-                    .unwrap_or_default();
+                };
+                let (system, user) = (part(crate::llm::Role::System), part(crate::llm::Role::User));
                 let text = value
                     .as_str()
                     .map_or_else(|| value.to_string(), str::to_owned);
-                let kept = cut_echo(&text, &prompt);
+                let kept = cut_echo(&text, &system, &user);
                 if kept.len() < text.trim().len() {
                     self.refused.push(format!(
                         "narrate: cut where the narration began repeating its prompt ({} of {} characters kept)",
@@ -445,6 +442,35 @@ impl TurnRunner {
             .collect()
     }
 
+    /// The scene's place by its campaign name (its id when the campaign has none).
+    fn location_name(&self) -> String {
+        let id = self
+            .state
+            .world
+            .scene
+            .get("location")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        self.state
+            .campaign
+            .locations
+            .get(id)
+            .map_or_else(|| id.replace('_', " "), |l| l.name.clone())
+    }
+
+    /// The last narration the narrator saw, cut to its first two sentences
+    /// (compact prompts' "just before"), or empty when it does not read as prose.
+    fn just_before(&self, stage: &Stage) -> String {
+        self.history(stage)
+            .iter()
+            .rev()
+            .find(|m| m["kind"] == "narration")
+            .and_then(|m| m["text"].as_str())
+            .map(|t| brief(t, 2, 300))
+            .filter(|t| crate::llm::contract::looks_like_prose(t))
+            .unwrap_or_default()
+    }
+
     /// The plot beat this scene steers toward (seed 002 §7.5), if one triggered for it.
     fn beat_var(&self) -> Value {
         let scene = super::beats::scene_number(&self.state.stream);
@@ -472,7 +498,9 @@ impl TurnRunner {
             .recalled
             .lore
             .iter()
-            .map(|h| json!({"source": h.section_path, "text": h.text}))
+            .map(|h| {
+                json!({"source": h.section_path, "text": h.text, "brief": brief(&h.text, 2, 240)})
+            })
             .collect()
     }
 
@@ -482,7 +510,15 @@ impl TurnRunner {
             .recalled
             .memories
             .iter()
-            .map(|m| json!({"turn": m.turn, "summary": m.summary, "episodic": m.episodic}))
+            .map(|m| {
+                json!({
+                    "turn": m.turn,
+                    "summary": m.summary,
+                    "recap": brief(&m.summary, 1, 240),
+                    "move": remembered_move(&m.summary),
+                    "episodic": m.episodic,
+                })
+            })
             .collect()
     }
 
@@ -661,6 +697,12 @@ impl TurnRunner {
             .map(|t| self.name_of(t))
             .unwrap_or_default();
         let present: Vec<String> = self.present().iter().map(|id| self.name_of(id)).collect();
+        let others: Vec<String> = self
+            .present()
+            .iter()
+            .filter(|id| *id != PERSONA && *id != actor)
+            .map(|id| self.name_of(id))
+            .collect();
         let clocks: Vec<Value> = self
             .state
             .world
@@ -673,8 +715,10 @@ impl TurnRunner {
             "tone": self.state.tone,
             "world": {
                 "location": self.state.world.scene.get("location"),
+                "location_name": self.location_name(),
                 "time": self.state.world.scene.get("time"),
                 "present": present,
+                "others": others,
                 "clocks": clocks,
             },
             "history": history,
@@ -689,6 +733,13 @@ impl TurnRunner {
             "beat": self.beat_var(),
             "earlier": self.state.earlier,
             "scene_lore": self.state.recalled.scene,
+            "you_do": if actor == PERSONA {
+                verb_phrase(message.map_or("", |m| m.content.as_str()))
+            } else {
+                String::new()
+            },
+            "just_before": self.just_before(&stage),
+            "outcome_words": without_roll(outcome),
         });
         let mut request =
             CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());
@@ -1048,6 +1099,7 @@ impl TurnRunner {
                     "regard": people::regard_vars(&self.state.campaign, &self.state.world, &self.present()),
                     "reputation": people::reputation_vars(&self.state.campaign, &self.state.world),
                     "beat": self.beat_var(),
+                    "just_now": recent.last().map(|t| brief(t, 2, 240)).unwrap_or_default(),
                 }),
             )
             .seed(self.call_seed());
@@ -1168,25 +1220,162 @@ fn pending_marker(state: &SessionState) -> Option<String> {
     (marked != here).then(|| format!("location_change: {marked} -> {here}"))
 }
 
-/// A narration up to the first line that recites its instructions (small
-/// models sometimes go on to repeat their instructions or the headings of
-/// their background): a line that begins as a line of `prompt` (the system
-/// message) begins, comparing the first 24 characters, list markers aside.
-pub fn cut_echo<'a>(text: &'a str, prompt: &str) -> &'a str {
+/// A player's typed move as a verb phrase the narrator can address them
+/// with: "I ask Hesper about my letter" → "ask Hesper about your letter",
+/// "Ask Tamsin to help" → "ask Tamsin to help", speech → `say "…"`. Used as
+/// "you tried to …" in memories and "you …" in compact narrator prompts.
+pub fn verb_phrase(action: &str) -> String {
+    let text = action.trim().trim_end_matches('.').trim();
+    let first_person = text.starts_with("I ") || text.starts_with("I'");
+    let addressed = text
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| w.ends_with(','));
+    if !first_person && (text.starts_with(['"', '\u{201c}']) || text.ends_with('?') || addressed) {
+        let quoted = text.trim_matches(['"', '\u{201c}', '\u{201d}']);
+        return format!("say \"{quoted}\"");
+    }
+    let body = if let Some(rest) = text
+        .strip_prefix("I'm ")
+        .or_else(|| text.strip_prefix("I am "))
+    {
+        format!("be {rest}")
+    } else {
+        ["I'll ", "I will ", "I "]
+            .iter()
+            .find_map(|p| text.strip_prefix(p))
+            .unwrap_or(text)
+            .to_owned()
+    };
+    let swapped: Vec<String> = body
+        .split(' ')
+        .map(|w| {
+            let end = w
+                .find(|c: char| !c.is_alphanumeric() && c != '\'')
+                .unwrap_or(w.len());
+            let (core, tail) = w.split_at(end);
+            let to = match core {
+                "I" | "me" => "you",
+                "my" => "your",
+                "mine" => "yours",
+                "myself" => "yourself",
+                "I'm" => "you're",
+                "I've" => "you've",
+                other => other,
+            };
+            format!("{to}{tail}")
+        })
+        .collect();
+    let joined = swapped.join(" ");
+    let mut chars = joined.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_lowercase().collect::<String>() + chars.as_str()
+    })
+}
+
+/// The player's move a memory summary records ("At X, you tried to ask
+/// Hesper … (success)." → "Ask Hesper …"), as a choice could offer it again;
+/// empty when the summary is not in that form.
+pub fn remembered_move(summary: &str) -> String {
+    let Some((_, rest)) = summary.split_once("you tried to ") else {
+        return String::new();
+    };
+    let end = rest
+        .find(" (")
+        .or_else(|| rest.find(". "))
+        .unwrap_or(rest.len());
+    let phrase = rest[..end].trim_end_matches('.');
+    let mut chars = phrase.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().collect::<String>() + chars.as_str()
+    })
+}
+
+/// An outcome in words without its roll ("Failure (6 on 2d6+stat). It does
+/// not work…" → "Failure. It does not work…"): small models copy dice
+/// notation into the story.
+pub fn without_roll(outcome: &str) -> String {
+    match (outcome.find(" ("), outcome.find(')')) {
+        (Some(open), Some(close)) if open < close && outcome[open..close].contains(" on ") => {
+            format!("{}{}", &outcome[..open], &outcome[close + 1..])
+        }
+        _ => outcome.to_owned(),
+    }
+}
+
+/// The first `sentences` sentences of `text`, at most `max` characters (cut
+/// at a word), for prompts that can only take a line of each thing.
+pub fn brief(text: &str, sentences: usize, max: usize) -> String {
+    let joined = crate::memory::chunk::sentences(text)
+        .into_iter()
+        .take(sentences)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if joined.chars().count() <= max {
+        return joined;
+    }
+    let cut: String = joined.chars().take(max).collect();
+    let at = cut.rfind(' ').unwrap_or(cut.len());
+    format!("{}…", cut[..at].trim_end_matches([',', ';', ':']))
+}
+
+/// A narration up to the first line that recites its prompt (small models
+/// sometimes go on to repeat their instructions, the headings of their
+/// background or the labelled lines of the question): a line that begins as
+/// a line of `system` begins (the first 24 characters, list markers aside),
+/// or that opens with a label the prompt uses (`Just before:`, `Known:`: a
+/// capitalised phrase of at most four words before a colon, at the start of
+/// a line of `system` or `user`). When it opens by reciting, the recited
+/// lines are skipped and the story after them kept, if there is any.
+/// Retelling the story so far is not echo.
+pub fn cut_echo<'a>(text: &'a str, system: &str, user: &str) -> &'a str {
+    fn body(line: &str) -> &str {
+        line.trim().trim_start_matches(['-', '*', '•', ' '])
+    }
     let head = |line: &str| -> Option<String> {
-        let body = line.trim().trim_start_matches(['-', '*', '•', ' ']);
-        let h: String = body.chars().take(24).collect();
+        let h: String = body(line).chars().take(24).collect();
         (h.chars().count() == 24).then_some(h)
     };
-    let starts: std::collections::BTreeSet<String> = prompt.lines().filter_map(head).collect();
+    let label = |line: &str| -> Option<String> {
+        let (before, _) = body(line).split_once(':')?;
+        let words = before.split_whitespace().count();
+        let capital = before.chars().next().is_some_and(char::is_uppercase);
+        (capital && (1..=4).contains(&words) && before.len() <= 32).then(|| before.to_lowercase())
+    };
+    let starts: std::collections::BTreeSet<String> = system.lines().filter_map(head).collect();
+    let labels: std::collections::BTreeSet<String> = system
+        .lines()
+        .chain(user.lines())
+        .filter_map(label)
+        .collect();
+    let recites = |line: &str| {
+        head(line).is_some_and(|h| starts.contains(&h))
+            || label(line).is_some_and(|l| labels.contains(&l))
+    };
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        if head(line).is_some_and(|h| starts.contains(&h)) {
-            return text[..offset].trim();
+        if recites(line) {
+            break;
         }
         offset += line.len();
     }
-    text.trim()
+    let kept = text[..offset].trim();
+    if !kept.is_empty() || offset == text.len() {
+        return kept;
+    }
+    // It opened by reciting: what follows the recited lines, up to the next
+    // one that recites, may still be the story.
+    let mut rest = text;
+    for line in text.split_inclusive('\n') {
+        if !recites(line) {
+            break;
+        }
+        rest = &rest[line.len()..];
+    }
+    if rest.is_empty() {
+        return "";
+    }
+    cut_echo(rest, system, user)
 }
 
 /// The marker `/end-scene` leaves; the next turn opens a new scene.
@@ -1265,11 +1454,64 @@ mod tests {
         let prompt = "Background for you alone.\nWhat is true in this world: The Lamp Chapel keeps the Mother Flame.\nWhat has happened before: The lanterns flare; someone moves in the fog.";
         let echoed = "Hesper looks at you a long moment.\n- What is true in this world (weave it out):\nThe Northfields are islands.";
         assert_eq!(
-            cut_echo(echoed, prompt),
+            cut_echo(echoed, prompt, ""),
             "Hesper looks at you a long moment."
         );
         let clean = "The fog thickens.\nThe lanterns flare; someone moves in the fog.";
-        assert_eq!(cut_echo(clean, prompt), clean);
-        assert_eq!(cut_echo("What is true in this world: the end", prompt), "");
+        assert_eq!(cut_echo(clean, prompt, ""), clean);
+        assert_eq!(
+            cut_echo("What is true in this world: the end", prompt, ""),
+            ""
+        );
+    }
+
+    #[test]
+    fn an_outcome_in_words_loses_its_dice_notation() {
+        assert_eq!(
+            super::without_roll("Failure (6 on 2d6+stat+skill). It does not work."),
+            "Failure. It does not work."
+        );
+        assert_eq!(super::without_roll("Success."), "Success.");
+    }
+
+    #[test]
+    fn a_remembered_move_can_be_offered_again() {
+        assert_eq!(
+            super::remembered_move(
+                "At Reedmere Quay, you tried to ask Hesper about the ledger (success). She looks away."
+            ),
+            "Ask Hesper about the ledger"
+        );
+        assert_eq!(
+            super::remembered_move("At the quay, you tried to wait. Fog."),
+            "Wait"
+        );
+        assert_eq!(super::remembered_move("The Surveyor tried: I wait"), "");
+    }
+
+    #[test]
+    fn a_compact_narration_is_cut_where_it_recites_a_labelled_line() {
+        let user = "Place: Reedmere Quay, dusk.\nLast time: at Reedmere Quay you tried to ask Hesper.\nJust before: The fog thickens.\nNow: you ask Hesper again.\nHow it goes: success\nWhat happens next?";
+        let told =
+            "Hesper turns the ledger to the lamp.\nJust before: She had a choice.\nLater: more.";
+        assert_eq!(
+            cut_echo(told, "", user),
+            "Hesper turns the ledger to the lamp."
+        );
+        let speech = "Hesper lowers her voice.\nHesper: \"Not here.\"";
+        assert_eq!(
+            cut_echo(speech, "", user),
+            speech,
+            "dialogue is not a label of the prompt"
+        );
+        assert_eq!(cut_echo("Now: you ask again.", "", user), "");
+        assert_eq!(
+            cut_echo(
+                "Now: you ask again.\nHesper shakes her head.\nJust before: x",
+                "",
+                user
+            ),
+            "Hesper shakes her head."
+        );
     }
 }

@@ -43,6 +43,22 @@ pub fn gateway(dir: &Path) -> Gateway {
     )
 }
 
+/// As [`gateway`], with both tiers (`small`, `large`) asking for compact
+/// prompts, as the default small model does.
+pub fn compact_gateway(dir: &Path) -> Gateway {
+    let mut models = ModelsConfig::default();
+    let mut tier = models.models["local-large"].clone();
+    tier.compact_prompts = true;
+    models.models.insert("small".into(), tier.clone());
+    models.models.insert("large".into(), tier);
+    Gateway::new(
+        PromptRegistry::load(root().join("prompts")).unwrap(),
+        root().join("schemas"),
+        models,
+        dir,
+    )
+}
+
 /// Serve both tiers from `replies` (a fresh script: nothing left over from before).
 pub fn script(gateway: &Gateway, replies: Vec<Reply>) {
     let backend = ScriptedBackend::new(Script { replies });

@@ -1,0 +1,285 @@
+//! Does the narrator use what happened? A Drowned Reach session whose player narrations come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory, and slip into chat-assistant talk. `cargo bench --bench narration`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use loreloom::llm::backend::{Backend, BackendError, GenerateRequest, Generated};
+use loreloom::llm::contract::looks_like_prose;
+use loreloom::llm::gateway::open_backend;
+use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
+use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
+use loreloom::session::play::run_turn;
+use loreloom::session::turn::{Calibration, verb_phrase};
+
+#[allow(dead_code)]
+#[path = "../tests/common/scripted.rs"]
+mod scripted;
+
+/// The player's narration on the real model; NPC narrations and every other stage from the script.
+struct Router {
+    real: Box<dyn Backend>,
+    script: ScriptedBackend,
+    action: Arc<Mutex<String>>,
+}
+
+impl Backend for Router {
+    fn name(&self) -> &'static str {
+        "router"
+    }
+
+    fn generate(
+        &mut self,
+        request: &GenerateRequest,
+        on_token: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Generated, BackendError> {
+        let action = self.action.lock().map(|a| a.clone()).unwrap_or_default();
+        let user = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<String>();
+        let players = !action.is_empty()
+            && (user.contains(&format!("tries: {action}"))
+                || user.contains(&format!("you {}", verb_phrase(&action))));
+        if request.stage == "narrate" && players {
+            self.real.generate(request, on_token)
+        } else {
+            self.script.generate(request, on_token)
+        }
+    }
+}
+
+/// Moves that come back to earlier ones, so there is something to remember.
+const ACTIONS: [&str; 8] = [
+    "I ask Hesper about the page cut from the crossing ledger",
+    "I ask Tamsin where she gets the lamp oil",
+    "I search the toll house for the missing ledger page",
+    "I ask Hesper again who cut the ledger page",
+    "I watch Ned Fallow trim the wicks of the green lanterns",
+    "I ask Tamsin again about the lamp oil and its colour",
+    "I show Hesper what I found in the toll house",
+    "I ask Ned why the lanterns burn green",
+];
+
+const ASSISTANT: [&str; 12] = [
+    "absolutely right",
+    "i'm glad",
+    "here's",
+    "here is",
+    "let me know",
+    "i hope",
+    "feel free",
+    "as an ai",
+    "i'd love",
+    "this story",
+    "the story",
+    "a story",
+];
+
+const STOP: [&str; 24] = [
+    "about", "again", "after", "their", "there", "which", "where", "with", "from", "that", "this",
+    "what", "were", "your", "have", "into", "tried", "when", "them", "they", "then", "some",
+    "mixed", "fortune",
+];
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| w.len() >= 4 && !STOP.contains(&w.as_str()))
+        .collect()
+}
+
+#[derive(Default)]
+struct Tally {
+    narrations: usize,
+    prose: usize,
+    grounded: usize,
+    with_memory: usize,
+    callbacks: usize,
+    assistant: usize,
+    time: Duration,
+    prompt_chars: usize,
+}
+
+fn play(compact: bool, turns: usize) -> Tally {
+    let key = if compact {
+        "router-compact"
+    } else {
+        "router-full"
+    };
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let save = dir.path().join("narration.db");
+    create_save(&NewSave {
+        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
+        save: Some(save.clone()),
+        scenario: Some("green_night".into()),
+        seed: Some(41),
+        small_model: key.into(),
+        large_model: key.into(),
+        calibration: Calibration::default(),
+    })
+    .expect("the save is created");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let standard = Gateway::standard().expect("the gateway starts");
+    let data = standard.data_dir().to_path_buf();
+    let spec = standard
+        .models()
+        .get("local-large", &data)
+        .expect("models.ron has local-large")
+        .clone();
+    let mut models = ModelsConfig::default();
+    for (name, compact) in [("router-compact", true), ("router-full", false)] {
+        let mut m = spec.clone();
+        m.compact_prompts = compact;
+        models.models.insert(name.into(), m);
+    }
+    let gateway = Gateway::new(
+        PromptRegistry::load(root.join("prompts")).expect("prompts load"),
+        root.join("schemas"),
+        models,
+        &data,
+    );
+    let action = Arc::new(Mutex::new(String::new()));
+    let shared = action.clone();
+    let replies = (0..turns).flat_map(scripted::turn_replies).collect();
+    let backend = spec.backend.clone();
+    gateway.register_backend(key, move || {
+        Ok(Box::new(Router {
+            real: open_backend(&backend, &data)?,
+            script: ScriptedBackend::new(Script { replies }),
+            action: shared,
+        }) as Box<dyn Backend>)
+    });
+    let mut ctl = Controller::open(&save).expect("the save opens");
+    assert!(
+        ctl.memory.has_embedder(),
+        "./run.sh test installs the embedder"
+    );
+    let mut tally = Tally::default();
+    for n in 0..turns {
+        let line = ACTIONS[n % ACTIONS.len()];
+        if let Ok(mut a) = action.lock() {
+            line.clone_into(&mut a);
+        }
+        let Step::Run(input) = ctl.handle(line) else {
+            continue;
+        };
+        let recalled = ctl.state.recalled.memories.first().cloned();
+        let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |_| {});
+        let result = match result {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                println!("{key} turn {n}: failed: {e}");
+                Err(e)
+            }
+        };
+        let Ok(result) = result else {
+            let _ = ctl.finish(&input, result);
+            continue;
+        };
+        let record = result.records.iter().find(|r| {
+            r.stage == "narrate"
+                && r.first().is_some_and(|a| {
+                    a.messages.iter().any(|m| {
+                        m.content.contains(&format!("tries: {line}"))
+                            || m.content.contains(&format!("you {}", verb_phrase(line)))
+                    })
+                })
+        });
+        let Some(record) = record else {
+            println!("{key} turn {n}: no player narration");
+            let _ = ctl.finish(&input, Ok(result));
+            continue;
+        };
+        let text = record
+            .output
+            .as_ref()
+            .and_then(|o| o.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        tally.narrations += 1;
+        tally.time += record.total;
+        tally.prompt_chars += record
+            .first()
+            .map_or(0, |a| a.messages.iter().map(|m| m.content.len()).sum());
+        let lower = text.to_lowercase();
+        let prose = looks_like_prose(&text);
+        tally.prose += usize::from(prose);
+        let names = [
+            "hesper", "tamsin", "aldous", "crane", "fallow", "reedmere", "quay",
+        ];
+        tally.grounded += usize::from(names.iter().any(|n| lower.contains(n)));
+        let assistant = ASSISTANT.iter().any(|a| lower.contains(a));
+        tally.assistant += usize::from(assistant);
+        let mut callback = String::new();
+        if let Some(m) = &recalled {
+            tally.with_memory += 1;
+            // What the remembered move was about, less the place and the
+            // people (the prompt names them anyway) and less what the player
+            // says now.
+            let mut now = words(line);
+            now.extend(words("Reedmere Quay"));
+            for c in ctl.state.campaign.characters.values() {
+                now.extend(words(&c.name));
+            }
+            let said = words(&text);
+            let moved = m
+                .summary
+                .split_once("you tried to ")
+                .map_or(m.summary.as_str(), |(_, rest)| rest);
+            let moved = moved.split_once(" (").map_or(moved, |(head, _)| head);
+            let shared: Vec<String> = words(moved)
+                .into_iter()
+                .filter(|w| !now.contains(w) && said.contains(w))
+                .collect();
+            if !shared.is_empty() {
+                tally.callbacks += 1;
+                callback = shared.join(",");
+            }
+        }
+        println!(
+            "{key} turn {n} [{}{}{}] memory {:?} → callback [{callback}]\n    {:?}",
+            if prose { "prose" } else { "garbled" },
+            if assistant { ", assistant" } else { "" },
+            if recalled.is_some() { ", recalled" } else { "" },
+            recalled.as_ref().map(|m| m.summary.as_str()),
+            text.chars().take(300).collect::<String>()
+        );
+        if !matches!(ctl.finish(&input, Ok(result)), Report::Committed { .. }) {
+            println!("{key} turn {n}: not committed");
+        }
+    }
+    tally
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let turns: usize = std::env::var("TURNS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(2 * ACTIONS.len());
+    for compact in [true, false] {
+        let t = play(compact, turns);
+        #[expect(clippy::cast_precision_loss, reason = "counts")]
+        let pct = |k: usize, of: usize| 100.0 * k as f64 / of.max(1) as f64;
+        #[expect(clippy::cast_precision_loss, reason = "counts")]
+        let (secs, chars) = (
+            t.time.as_secs_f64() / t.narrations.max(1) as f64,
+            t.prompt_chars / t.narrations.max(1),
+        );
+        println!(
+            "{} prompt: {} narrations; prose {:.0}%, names the scene's people or place {:.0}%, chat-assistant talk {:.0}%, calls back to the recalled memory {:.0}% ({} of {} with one); {secs:.1} s and {chars} prompt characters per narration",
+            if compact { "compact" } else { "full" },
+            t.narrations,
+            pct(t.prose, t.narrations),
+            pct(t.grounded, t.narrations),
+            pct(t.assistant, t.narrations),
+            pct(t.callbacks, t.with_memory),
+            t.callbacks,
+            t.with_memory,
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! Does the narrator use what happened? A Drowned Reach session whose player narrations come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory, and slip into chat-assistant talk. `cargo bench --bench narration`.
+//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as committed, after the cut of recited prompt lines) come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory, and slip into chat-assistant talk. `cargo bench --bench narration`.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -10,6 +10,7 @@ use loreloom::llm::gateway::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
 use loreloom::session::play::run_turn;
+use loreloom::session::stream::Kind;
 use loreloom::session::turn::{Calibration, verb_phrase};
 
 #[allow(dead_code)]
@@ -192,12 +193,20 @@ fn play(compact: bool, turns: usize) -> Tally {
             let _ = ctl.finish(&input, Ok(result));
             continue;
         };
-        let text = record
+        // What the player reads: the committed narration (after the cut of
+        // any recited prompt lines), not the raw output.
+        let raw = record
             .output
             .as_ref()
             .and_then(|o| o.as_str())
-            .unwrap_or_default()
-            .to_owned();
+            .unwrap_or_default();
+        let text = result
+            .messages
+            .iter()
+            .find(|m| {
+                m.kind == Kind::Narration && !m.content.is_empty() && raw.contains(&m.content)
+            })
+            .map_or_else(String::new, |m| m.content.clone());
         tally.narrations += 1;
         tally.time += record.total;
         tally.prompt_chars += record

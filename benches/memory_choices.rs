@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use loreloom::llm::backend::{Backend, BackendError, GenerateRequest, Generated};
+use loreloom::llm::backend::Backend;
 use loreloom::llm::gateway::open_backend;
 use loreloom::llm::{Gateway, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
@@ -14,29 +14,9 @@ use loreloom::session::turn::Calibration;
 #[path = "../tests/common/scripted.rs"]
 mod scripted;
 
-/// The choices stage on the real model, every other stage from the script.
-struct Router {
-    real: Box<dyn Backend>,
-    script: ScriptedBackend,
-}
-
-impl Backend for Router {
-    fn name(&self) -> &'static str {
-        "router"
-    }
-
-    fn generate(
-        &mut self,
-        request: &GenerateRequest,
-        on_token: &mut dyn FnMut(&str) -> bool,
-    ) -> Result<Generated, BackendError> {
-        if request.stage == "choices" {
-            self.real.generate(request, on_token)
-        } else {
-            self.script.generate(request, on_token)
-        }
-    }
-}
+#[path = "common/router.rs"]
+mod router;
+use router::Router;
 
 const ACTIONS: [&str; 10] = [
     "I ask Hesper why the lanterns burn green",
@@ -84,6 +64,8 @@ fn main() {
         Ok(Box::new(Router {
             real: open_backend(&spec, &data)?,
             script: ScriptedBackend::new(Script { replies }),
+            // The choices stage on the real model, every other stage scripted.
+            to_real: Box::new(|request| request.stage == "choices"),
         }) as Box<dyn Backend>)
     });
     let mut ctl = Controller::open(&save).expect("the save opens");

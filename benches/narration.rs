@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use loreloom::llm::backend::{Backend, BackendError, GenerateRequest, Generated};
+use loreloom::llm::backend::Backend;
 use loreloom::llm::contract::looks_like_prose;
 use loreloom::llm::gateway::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
@@ -17,38 +17,15 @@ use loreloom::session::turn::{Calibration, verb_phrase};
 #[path = "../tests/common/scripted.rs"]
 mod scripted;
 
-/// The player's narration on the real model; NPC narrations and every other stage from the script.
-struct Router {
-    real: Box<dyn Backend>,
-    script: ScriptedBackend,
-    action: Arc<Mutex<String>>,
-}
+#[path = "common/router.rs"]
+mod router;
+use router::Router;
 
-impl Backend for Router {
-    fn name(&self) -> &'static str {
-        "router"
-    }
-
-    fn generate(
-        &mut self,
-        request: &GenerateRequest,
-        on_token: &mut dyn FnMut(&str) -> bool,
-    ) -> Result<Generated, BackendError> {
-        let action = self.action.lock().map(|a| a.clone()).unwrap_or_default();
-        let user = request
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect::<String>();
-        let players = !action.is_empty()
-            && (user.contains(&format!("tries: {action}"))
-                || user.contains(&format!("you {}", verb_phrase(&action))));
-        if request.stage == "narrate" && players {
-            self.real.generate(request, on_token)
-        } else {
-            self.script.generate(request, on_token)
-        }
-    }
+/// Whether `text` (a narrator prompt) narrates the player's `action`, in the full form or the compact one.
+fn narrates(text: &str, action: &str) -> bool {
+    !action.is_empty()
+        && (text.contains(&format!("tries: {action}"))
+            || text.contains(&format!("you {}", verb_phrase(action))))
 }
 
 /// Moves that come back to earlier ones, so there is something to remember.
@@ -149,7 +126,16 @@ fn play(compact: bool, turns: usize) -> Tally {
         Ok(Box::new(Router {
             real: open_backend(&backend, &data)?,
             script: ScriptedBackend::new(Script { replies }),
-            action: shared,
+            // The player's narration on the real model; NPC narrations and every other stage scripted.
+            to_real: Box::new(move |request| {
+                let action = shared.lock().map(|a| a.clone()).unwrap_or_default();
+                let prompt: String = request
+                    .messages
+                    .iter()
+                    .map(|m| m.content.as_str())
+                    .collect();
+                request.stage == "narrate" && narrates(&prompt, &action)
+            }),
         }) as Box<dyn Backend>)
     });
     let mut ctl = Controller::open(&save).expect("the save opens");
@@ -168,25 +154,17 @@ fn play(compact: bool, turns: usize) -> Tally {
         };
         let recalled = ctl.state.recalled.memories.first().cloned();
         let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |_| {});
-        let result = match result {
-            Ok(r) => Ok(r),
-            Err(e) => {
-                println!("{key} turn {n}: failed: {e}");
-                Err(e)
-            }
-        };
+        if let Err(e) = &result {
+            println!("{key} turn {n}: failed: {e}");
+        }
         let Ok(result) = result else {
             let _ = ctl.finish(&input, result);
             continue;
         };
         let record = result.records.iter().find(|r| {
             r.stage == "narrate"
-                && r.first().is_some_and(|a| {
-                    a.messages.iter().any(|m| {
-                        m.content.contains(&format!("tries: {line}"))
-                            || m.content.contains(&format!("you {}", verb_phrase(line)))
-                    })
-                })
+                && r.first()
+                    .is_some_and(|a| a.messages.iter().any(|m| narrates(&m.content, line)))
         });
         let Some(record) = record else {
             println!("{key} turn {n}: no player narration");

@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::stream::Kind;
-use super::turn::{PERSONA, PlayerInput, SessionState, TurnResult, verb_phrase};
+use super::turn::{PERSONA, PlayerInput, SessionState, TRIED, TurnResult, verb_phrase};
 use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
 use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
@@ -198,7 +198,7 @@ impl SessionMemory {
     /// they do, and the memories closest to it.
     pub fn recall_for(&self, store: &Store, state: &SessionState, input: &str) -> Recalled {
         let started = Instant::now();
-        let (location, location_name) = scene_location(state);
+        let (location, location_name) = state.place();
         let present = present_ids(state);
         let names: Vec<String> = present
             .iter()
@@ -306,7 +306,7 @@ impl SessionMemory {
     /// `discoverable` (what lies at the place) and `thread_connections` (how
     /// open threads touch this place or these people).
     pub fn scene_brief(&self, state: &SessionState) -> Value {
-        let (location, location_name) = scene_location(state);
+        let (location, location_name) = state.place();
         let present = present_ids(state);
         let prose =
             |c: &&crate::memory::chunk::Chunk| !matches!(c.meta.kind.as_str(), "npc" | "secret");
@@ -437,22 +437,6 @@ impl SessionMemory {
     }
 }
 
-fn scene_location(state: &SessionState) -> (String, String) {
-    let id = state
-        .world
-        .scene
-        .get("location")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let name = state
-        .campaign
-        .locations
-        .get(&id)
-        .map_or_else(|| id.replace('_', " "), |l| l.name.clone());
-    (id, name)
-}
-
 fn present_ids(state: &SessionState) -> Vec<String> {
     state.world.present()
 }
@@ -519,11 +503,11 @@ pub fn memory_event(
         .iter()
         .find(|m| m.kind == Kind::Narration && m.owner != PERSONA)
         .or_else(|| result.messages.iter().find(|m| m.kind == Kind::Narration))?;
-    let (location, location_name) = scene_location(state);
+    let (location, location_name) = state.place();
     let roll = result.rolls.iter().find(|r| r.actor == PERSONA);
     let how = roll.map_or(String::new(), |r| format!(" ({})", r.label.to_lowercase()));
     let mut summary = format!(
-        "At {location_name}, you tried to {}{how}.",
+        "At {location_name}, {TRIED}{}{how}.",
         verb_phrase(&input.text)
     );
     let names = campaign_names(&state.campaign);

@@ -75,6 +75,24 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    /// Where the scene is: its location id and its campaign name (the id,
+    /// spaced, when the campaign does not name it).
+    pub fn place(&self) -> (String, String) {
+        let id = self
+            .world
+            .scene
+            .get("location")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let name = self
+            .campaign
+            .locations
+            .get(&id)
+            .map_or_else(|| id.replace('_', " "), |l| l.name.clone());
+        (id, name)
+    }
+
     /// The turn id the next submission gets. Submissions are counted across
     /// branches (seed 004: it increments each time the player submits), so a
     /// rewound story never reuses one.
@@ -442,22 +460,6 @@ impl TurnRunner {
             .collect()
     }
 
-    /// The scene's place by its campaign name (its id when the campaign has none).
-    fn location_name(&self) -> String {
-        let id = self
-            .state
-            .world
-            .scene
-            .get("location")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        self.state
-            .campaign
-            .locations
-            .get(id)
-            .map_or_else(|| id.replace('_', " "), |l| l.name.clone())
-    }
-
     /// The last narration the narrator saw, cut to its first two sentences
     /// (compact prompts' "just before"), or empty when it does not read as prose.
     fn just_before(&self, stage: &Stage) -> String {
@@ -715,7 +717,7 @@ impl TurnRunner {
             "tone": self.state.tone,
             "world": {
                 "location": self.state.world.scene.get("location"),
-                "location_name": self.location_name(),
+                "location_name": self.state.place().1,
                 "time": self.state.world.scene.get("time"),
                 "present": present,
                 "others": others,
@@ -1273,11 +1275,15 @@ pub fn verb_phrase(action: &str) -> String {
     })
 }
 
+/// How a memory summary introduces the player's move (written by
+/// `remember::memory_event`, read back by [`remembered_move`]).
+pub const TRIED: &str = "you tried to ";
+
 /// The player's move a memory summary records ("At X, you tried to ask
 /// Hesper … (success)." → "Ask Hesper …"), as a choice could offer it again;
 /// empty when the summary is not in that form.
 pub fn remembered_move(summary: &str) -> String {
-    let Some((_, rest)) = summary.split_once("you tried to ") else {
+    let Some((_, rest)) = summary.split_once(TRIED) else {
         return String::new();
     };
     let end = rest

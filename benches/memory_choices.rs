@@ -1,11 +1,11 @@
-//! Seed 002 SC-034, memory-driven choices: a 30-turn Drowned Reach session whose choices come from the real default model (every other stage scripted), measuring the share of offered choices that match a stored memory (`MiniLM` cosine ≥ 0.7, and at lower bars). `cargo bench --bench memory_choices`.
+//! Seed 002 SC-034, memory-driven choices: a 30-turn Drowned Reach session whose choices come from the real default model (every other stage scripted), measuring the share of offered choices that match a stored memory (`MiniLM` cosine ≥ 0.7, and at lower bars). `cargo bench --bench memory_choices`; the choices prompt is rendered in the compact form the default model gets (`FORM=full` for the long one).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use loreloom::llm::backend::Backend;
 use loreloom::llm::gateway::open_backend;
-use loreloom::llm::{Gateway, Script, ScriptedBackend};
+use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
 use loreloom::session::play::run_turn;
 use loreloom::session::turn::Calibration;
@@ -51,14 +51,24 @@ fn main() {
         calibration: Calibration::default(),
     })
     .expect("the save is created");
-    let gateway = Gateway::standard().expect("the gateway starts");
-    let spec = gateway
+    let standard = Gateway::standard().expect("the gateway starts");
+    let data = standard.data_dir().to_path_buf();
+    let mut router = standard
         .models()
-        .get("local-small", gateway.data_dir())
+        .get("local-small", &data)
         .expect("models.ron has local-small")
-        .backend
         .clone();
-    let data = gateway.data_dir().to_path_buf();
+    router.compact_prompts = std::env::var("FORM").map_or(true, |f| f != "full");
+    let spec = router.backend.clone();
+    let mut models = ModelsConfig::default();
+    models.models.insert("router".into(), router);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let gateway = Gateway::new(
+        PromptRegistry::load(root.join("prompts")).expect("prompts load"),
+        root.join("schemas"),
+        models,
+        &data,
+    );
     let replies = (0..turns).flat_map(scripted::turn_replies).collect();
     gateway.register_backend("router", move || {
         Ok(Box::new(Router {

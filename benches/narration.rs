@@ -1,4 +1,4 @@
-//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as committed, after the cut of recited prompt lines) come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory, and slip into chat-assistant talk. `cargo bench --bench narration`.
+//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as committed, after the cut of recited prompt lines) come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory, and slip into chat-assistant talk. `cargo bench --bench narration` (`FORMS=compact` or `FORMS=full` plays one form).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -248,7 +248,12 @@ fn main() {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or(2 * ACTIONS.len());
+    // FORMS=compact (or full) plays one form only.
+    let forms = std::env::var("FORMS").unwrap_or_default();
     for compact in [true, false] {
+        if !forms.is_empty() && forms != if compact { "compact" } else { "full" } {
+            continue;
+        }
         let t = play(compact, turns);
         #[expect(clippy::cast_precision_loss, reason = "counts")]
         let pct = |k: usize, of: usize| 100.0 * k as f64 / of.max(1) as f64;

@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use loreloom::campaign::Campaign;
 use loreloom::memory::embed::MiniLm;
-use loreloom::memory::recall::{Fusion, LoreQuery, MemoryIndex, MemoryQuery, query_text};
-use loreloom::memory::{Corpus, Embedder, MemoryEvent, Significance, default_model_dir};
+use loreloom::memory::recall::{Fusion, LoreQuery, MemoryIndex, MemoryQuery};
+use loreloom::memory::{Embedder, MemoryEvent, Significance, default_model_dir};
 use loreloom::session::controller::load_campaign;
 use loreloom::session::remember::{RecallConfig, SessionMemory};
 use loreloom::store::Store;
@@ -91,18 +91,22 @@ fn lore_retrieval_meets_recall_at_3_on_the_labelled_queries() {
         let place = location
             .as_deref()
             .map_or(String::new(), |l| name_of(&campaign, l));
-        let full = query_text(&place, &names, text, &[], None);
-        let vector = embedder().embed(&[&full]).unwrap().pop().unwrap();
-        let keywords = store.lore_keywords(&format!("{text} {place}"), 50).unwrap();
+        // The query the session builds for a turn (SessionMemory::lore_query),
+        // with room for every hit and the secrets a narrator may be shown.
+        let ask = memory.lore_query(
+            &store,
+            (location.as_deref().unwrap_or(""), &place),
+            &present,
+            &names,
+            text,
+        );
+        let vector = ask.vector.clone().expect("an embedder is loaded");
+        let keywords = ask.keywords.clone();
         let lq = LoreQuery {
-            text: full.clone(),
-            location,
-            entities: present,
-            corpus: Corpus::Authored,
             max_tokens: 100_000,
             limit: 10,
             include_secrets: true,
-            ..LoreQuery::default()
+            ..ask.query
         };
         let expect: Vec<(String, String)> = q["expect"]
             .as_array()
@@ -152,9 +156,11 @@ fn lore_retrieval_meets_recall_at_3_on_the_labelled_queries() {
     for m in &misses {
         println!("  miss: {m}");
     }
-    // Seed 002 SC-042 asks 0.9; measured 0.836 (see the issue note). This
-    // floor keeps what was reached from slipping.
-    assert!(recall >= 0.8, "recall@3 {recall:.3} fell under 0.8");
+    // Seed 002 SC-042: recall@3 of at least 0.9 (measured 0.909, MRR 0.816).
+    assert!(
+        recall >= 0.9,
+        "recall@3 {recall:.3} is under seed 002's 0.9"
+    );
     assert!(
         recall > s_recall.max(k_recall) - 1e-9,
         "hybrid no better than one ranking alone"
@@ -452,4 +458,43 @@ fn a_compact_prompt_puts_the_remembered_move_right_before_the_question() {
         "{}",
         prompts[0].0[1]
     );
+}
+
+#[test]
+fn a_version_3_save_gets_the_keyword_context_and_a_rebuilt_lore_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = new_save(dir.path(), "drowned-reach", None, 1);
+    let campaign = load_campaign(&campaign_dir()).unwrap();
+    // Turn the fresh save back into what version 3 wrote: a text-only
+    // keyword index, no context column, an index already built.
+    {
+        let mut store = Store::open(&save).unwrap();
+        SessionMemory::open(&mut store, &campaign, None).unwrap();
+    }
+    let conn = rusqlite::Connection::open(&save).unwrap();
+    conn.execute_batch(
+        "DROP TABLE lore_fts;
+         ALTER TABLE lore_chunks DROP COLUMN context;
+         CREATE VIRTUAL TABLE lore_fts USING fts5(text, content='lore_chunks',
+           content_rowid='rowid', tokenize='porter unicode61');
+         INSERT INTO lore_fts(lore_fts) VALUES('rebuild');
+         PRAGMA user_version = 3;",
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = Store::open(&save).unwrap();
+    assert_eq!(store.lore_keywords("deckhand", 10).unwrap(), Vec::new());
+    SessionMemory::open(&mut store, &campaign, None).unwrap();
+    // "Deckhand" is in Tamsin's role, which only her chunks' context carries.
+    let hits = store.lore_keywords("deckhand", 10).unwrap();
+    assert!(
+        hits.iter()
+            .any(|(id, _)| id.starts_with("characters/npcs/tamsin_reed/")),
+        "{hits:?}"
+    );
+    let version: i64 = rusqlite::Connection::open(&save)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, loreloom::store::SCHEMA_VERSION);
 }

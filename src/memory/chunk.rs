@@ -74,6 +74,20 @@ pub struct Chunk {
     pub token_count: usize,
 }
 
+impl Chunk {
+    /// What the keyword index reads beside the text: the section path and
+    /// the tags, so a chunk is found by what its document is about as well
+    /// as by its own words (weighted below the text; see `Store::lore_keywords`).
+    pub fn keyword_context(&self) -> String {
+        let mut out = self.section_path.clone();
+        for tag in &self.meta.tags {
+            out.push(' ');
+            out.push_str(&tag.replace('_', " "));
+        }
+        out
+    }
+}
+
 /// Blocks separated by blank lines.
 fn blocks(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -422,6 +436,18 @@ pub fn campaign_chunks(c: &Campaign) -> Vec<Chunk> {
             continue;
         }
         let dir = format!("characters/npcs/{}", ch.id);
+        // Who the chunk is about heads its section path, so a question about
+        // "the lamp-girl" meets the chunks of the NPC whose role that is.
+        let who = match ch.profile.as_ref().map(|p| p.role.trim()) {
+            Some(role) if !role.is_empty() => format!("{} ({role})", ch.name),
+            _ => ch.name.clone(),
+        };
+        let headed = |mut chunks: Vec<Chunk>| {
+            for c in &mut chunks {
+                c.section_path = join_path(&who, &c.section_path);
+            }
+            chunks
+        };
         let meta = ChunkMeta {
             kind: "npc".into(),
             entity_ids: vec![ch.id.clone()],
@@ -430,7 +456,11 @@ pub fn campaign_chunks(c: &Campaign) -> Vec<Chunk> {
         if !ch.description.trim().is_empty() {
             let text = format!("{}: {}", ch.name, ch.description.trim());
             push(
-                paragraph_chunks(&format!("{dir}/profile.json"), &text, &meta),
+                headed(paragraph_chunks(
+                    &format!("{dir}/profile.json"),
+                    &text,
+                    &meta,
+                )),
                 &meta,
             );
         }
@@ -440,7 +470,11 @@ pub fn campaign_chunks(c: &Campaign) -> Vec<Chunk> {
                 ..meta.clone()
             };
             push(
-                paragraph_chunks(&format!("{dir}/secrets.md"), secrets, &meta),
+                headed(paragraph_chunks(
+                    &format!("{dir}/secrets.md"),
+                    secrets,
+                    &meta,
+                )),
                 &meta,
             );
         }

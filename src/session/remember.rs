@@ -77,11 +77,21 @@ impl std::fmt::Debug for SessionMemory {
     }
 }
 
+/// A prepared lore question: the query, its vector (when an embedder is
+/// loaded) and the keyword scores of the chunks.
+#[derive(Clone, Debug)]
+pub struct LoreAsk {
+    pub query: LoreQuery,
+    pub vector: Option<Vec<f32>>,
+    pub keywords: Vec<(String, f32)>,
+}
+
 /// A fingerprint of the chunks (ids and texts), to know when the campaign changed.
 fn fingerprint(chunks: &[crate::memory::Chunk]) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for c in chunks {
         c.id.hash(&mut h);
+        c.section_path.hash(&mut h);
         c.text.hash(&mut h);
         serde_json::to_string(&c.meta)
             .unwrap_or_default()
@@ -194,6 +204,67 @@ impl SessionMemory {
         }
     }
 
+    /// The query vector of a turn: the action alone and the action in its
+    /// scene (place, people), embedded together and averaged, so neither the
+    /// bare words nor the scene's names drown the other out.
+    fn embed_query(&self, in_scene: &str, action: &str) -> Option<Vec<f32>> {
+        let e = self.embedder.as_ref()?;
+        let texts: Vec<&str> = if action.trim().is_empty() || action == in_scene {
+            vec![in_scene]
+        } else {
+            vec![in_scene, action]
+        };
+        match e.embed(&texts) {
+            Ok(vectors) => {
+                let mut sum = vec![0.0_f32; vectors.first()?.len()];
+                for v in &vectors {
+                    for (s, x) in sum.iter_mut().zip(v) {
+                        *s += x;
+                    }
+                }
+                let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+                (norm > 0.0).then(|| sum.into_iter().map(|x| x / norm).collect())
+            }
+            Err(err) => {
+                tracing::warn!("embedding failed, recall falls back to keywords: {err}");
+                None
+            }
+        }
+    }
+
+    /// Seed 001's retrieval query for an action at a place among people:
+    /// the lore query (metadata for stage 1, text and budget), its vector
+    /// and the keyword scores. `recall_for` asks with this; the retrieval
+    /// quality test measures exactly this.
+    pub fn lore_query(
+        &self,
+        store: &Store,
+        place: (&str, &str),
+        present: &[String],
+        names: &[String],
+        action: &str,
+    ) -> LoreAsk {
+        let (location, location_name) = place;
+        let text = query_text(location_name, names, action, &[], None);
+        let vector = self.embed_query(&text, action);
+        let keywords = store
+            .lore_keywords(&format!("{action} {location_name}"), 50)
+            .unwrap_or_default();
+        LoreAsk {
+            query: LoreQuery {
+                text,
+                location: (!location.is_empty()).then(|| location.to_owned()),
+                entities: present.to_vec(),
+                corpus: Corpus::Authored,
+                max_tokens: self.config.lore_tokens,
+                limit: self.config.lore_limit,
+                ..LoreQuery::default()
+            },
+            vector,
+            keywords,
+        }
+    }
+
     /// What the coming turn is shown: lore for where the persona is and what
     /// they do, and the memories closest to it.
     pub fn recall_for(&self, store: &Store, state: &SessionState, input: &str) -> Recalled {
@@ -211,49 +282,26 @@ impl SessionMemory {
                     .map_or_else(|| id.clone(), |c| c.name.clone())
             })
             .collect();
-        let threads: Vec<String> = state
-            .world
-            .threads
-            .values()
-            .filter(|t| t.status == "open" || t.status == "active")
-            .map(|t| t.title.clone())
-            .collect();
-        let recent = self.memories.events.last().map(|e| e.summary.as_str());
-        let text = query_text(&location_name, &names, input, &[], None);
-        let vector = self.embed_one(&text);
-        let keywords = store
-            .lore_keywords(&format!("{input} {location_name}"), 50)
-            .unwrap_or_default();
-        let lore = self.lore.retrieve(
-            &LoreQuery {
-                text: text.clone(),
-                location: Some(location.clone()),
-                entities: present.clone(),
-                threads: state.world.threads.keys().cloned().collect(),
-                corpus: Corpus::Authored,
-                max_tokens: self.config.lore_tokens,
-                limit: self.config.lore_limit,
-                ..LoreQuery::default()
-            },
-            vector.as_deref(),
-            &keywords,
-        );
+        let mut ask = self.lore_query(store, (&location, &location_name), &present, &names, input);
+        ask.query.threads = state.world.threads.keys().cloned().collect();
+        let lore = self
+            .lore
+            .retrieve(&ask.query, ask.vector.as_deref(), &ask.keywords);
         // Memories: recalled by the action itself (with the scene around it).
         let memories = self.memories.recall(
             &MemoryQuery {
                 limit: self.config.memory_limit,
                 threshold: self.config.threshold,
-                ..MemoryQuery::new(text.clone())
+                ..MemoryQuery::new(ask.query.text.clone())
             },
-            vector.as_deref(),
+            ask.vector.as_deref(),
             Some(&self.branch),
         );
         let episodic_bonus = memories
             .iter()
             .any(|m| m.episodic && m.relevance >= self.config.threshold);
-        let _ = (recent, threads);
         Recalled {
-            query: text,
+            query: ask.query.text,
             lore,
             memories,
             episodic_bonus,

@@ -108,12 +108,12 @@ impl Store {
             let mut stmt = tx
                 .prepare(
                     "INSERT INTO lore_chunks (id, corpus, file_path, section_path, chunk_index,
-                       paragraph_id, method, text, metadata_json, token_count, embedding)
-                     VALUES (?1, 'authored', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                       paragraph_id, method, text, metadata_json, token_count, embedding, context)
+                     VALUES (?1, 'authored', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 )
                 .map_err(sql("indexing the lore"))?;
             let mut fts = tx
-                .prepare("INSERT INTO lore_fts (rowid, text) VALUES (?1, ?2)")
+                .prepare("INSERT INTO lore_fts (rowid, context, text) VALUES (?1, ?2, ?3)")
                 .map_err(sql("indexing the lore"))?;
             for (i, c) in chunks.iter().enumerate() {
                 let vector = vectors.and_then(|v| v.get(i)).map(|v| to_blob(v));
@@ -128,9 +128,10 @@ impl Store {
                     serde_json::to_string(&c.meta).unwrap_or_else(|_| "{}".into()),
                     int(c.token_count),
                     vector,
+                    c.keyword_context(),
                 ])
                 .map_err(sql("indexing the lore"))?;
-                fts.execute(params![tx.last_insert_rowid(), c.text])
+                fts.execute(params![tx.last_insert_rowid(), c.keyword_context(), c.text])
                     .map_err(sql("indexing the lore keywords"))?;
             }
         }
@@ -185,7 +186,9 @@ impl Store {
         Ok(index)
     }
 
-    /// BM25 keyword scores (higher is better) of the chunks that match any word of `text`.
+    /// BM25 keyword scores (higher is better) of the chunks that match any
+    /// word of `text`; a word in a chunk's context (section path, tags)
+    /// counts half as much as one in its text.
     pub fn lore_keywords(
         &self,
         text: &str,
@@ -197,8 +200,8 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT c.id, -bm25(lore_fts) FROM lore_fts JOIN lore_chunks c ON c.rowid = lore_fts.rowid
-                 WHERE lore_fts MATCH ?1 ORDER BY bm25(lore_fts) LIMIT ?2",
+                "SELECT c.id, -bm25(lore_fts, 0.5, 1.0) FROM lore_fts JOIN lore_chunks c ON c.rowid = lore_fts.rowid
+                 WHERE lore_fts MATCH ?1 ORDER BY bm25(lore_fts, 0.5, 1.0) LIMIT ?2",
             )
             .map_err(self.sql("searching the lore"))?;
         let rows = stmt

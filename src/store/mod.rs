@@ -24,13 +24,14 @@ use crate::rules::{Change, Target, WorldState};
 use crate::session::{Kind, Message, MessageId, Observation};
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migrations: entry `i` takes a save from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
     include_str!("schema.sql"),
     include_str!("schema_2.sql"),
     include_str!("schema_3.sql"),
+    include_str!("schema_4.sql"),
 ];
 
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";

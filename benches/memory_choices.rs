@@ -89,6 +89,7 @@ fn main() {
     let mut failed = 0usize;
     let mut best_sum = 0.0f32;
     let mut choice_time = Duration::ZERO;
+    let mut generic = 0;
     println!("turn | choices | best memory match per choice");
     for n in 0..turns {
         let line = ACTIONS[n % ACTIONS.len()];
@@ -111,7 +112,9 @@ fn main() {
             .sum::<Duration>();
         let _ = started;
         // Memories stored before this turn (the turn's own is written at commit).
-        let scores: Vec<f32> = if ctl.memory.memories.is_empty() {
+        // Generic choices (the stage failed or offered nothing pickable) are not generated ones.
+        generic += usize::from(result.generic_choices);
+        let scores: Vec<f32> = if ctl.memory.memories.is_empty() || result.generic_choices {
             Vec::new()
         } else {
             result
@@ -152,7 +155,7 @@ fn main() {
         choice_time.as_secs_f64() / turns as f64,
     );
     println!(
-        "SC-034: {offered} choices scored over {turns} turns ({failed} turns failed); share matching a stored memory: {:.1}% at cosine >= 0.7 (target 80%), {:.1}% at >= 0.5, {:.1}% at >= 0.35; mean best match {:.3}; choices stage {:.1} s per turn",
+        "SC-034: {offered} choices scored over {turns} turns ({failed} turns failed, {generic} offered the generic choices instead); share matching a stored memory: {:.1}% at cosine >= 0.7 (target 80%), {:.1}% at >= 0.5, {:.1}% at >= 0.35; mean best match {:.3}; choices stage {:.1} s per turn",
         100.0 * share(hits[0]),
         100.0 * share(hits[1]),
         100.0 * share(hits[2]),

@@ -11,7 +11,9 @@ use loreloom::campaign::{self, system_rulesets};
 use loreloom::llm::scripted::Reply;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::play::{Progress, opening, run_turn};
-use loreloom::session::turn::{Calibration, PlayerInput, SessionState, TurnResult};
+use loreloom::session::turn::{
+    Calibration, GENERIC_CHOICES, PlayerInput, SessionState, TurnResult,
+};
 use loreloom::session::{Kind, player_view};
 use serde_json::json;
 
@@ -181,6 +183,69 @@ fn a_stage_that_stays_invalid_fails_the_turn_naming_it_and_keeps_nothing() {
     assert!(err.reason.contains("invalid output"), "{err}");
     assert!(!err.retryable);
     assert_eq!(state.world, before, "the session state is untouched");
+}
+
+/// Seed 002 §4.2.1: when the choice stage fails, or offers nothing the
+/// player could pick, the turn still commits and offers the generic choices.
+#[test]
+fn unpickable_or_failed_choices_give_the_generic_ones_and_the_turn_stands() {
+    let play = |choices: Vec<Reply>| {
+        let data = tempfile::tempdir().unwrap();
+        let mut replies = without("choices", turn_replies(1));
+        replies.extend(choices);
+        let (gateway, _) = gateway(data.path(), replies);
+        run_turn(
+            &gateway,
+            drowned_reach(5),
+            input("I watch the quay.", "c"),
+            |_| {},
+        )
+        .expect("the turn stands")
+    };
+    let fine = play(vec![reply(
+        "choices",
+        json!({"choices": ["Ask Hesper about the green", "Watch the quay", "Trim a wick"]})
+            .to_string(),
+    )]);
+    assert!(!fine.generic_choices, "{:?}", fine.refused);
+    assert_eq!(
+        fine.choices,
+        [
+            "Ask Hesper about the green",
+            "Watch the quay",
+            "Trim a wick"
+        ]
+    );
+    let garbled = play(vec![reply(
+        "choices",
+        json!({"choices": ["...", "###", "..."]}).to_string(),
+    )]);
+    assert!(garbled.generic_choices);
+    assert_eq!(garbled.choices, GENERIC_CHOICES);
+    assert!(
+        garbled
+            .refused
+            .iter()
+            .any(|r| r.contains("nothing offered could be picked")),
+        "{:?}",
+        garbled.refused
+    );
+    let bad = reply("choices", r#"{"choices": "none"}"#);
+    let failed = play(vec![bad.clone(), bad.clone(), bad]);
+    assert!(failed.generic_choices);
+    assert_eq!(failed.choices, GENERIC_CHOICES);
+    assert!(
+        failed
+            .refused
+            .iter()
+            .any(|r| r.starts_with("choices: the stage failed")),
+        "{:?}",
+        failed.refused
+    );
+    assert!(
+        failed.messages.iter().any(|m| m.kind == Kind::Narration),
+        "the narration stands"
+    );
 }
 
 #[test]
@@ -597,6 +662,10 @@ fn a_failed_turn_saves_nothing_and_fallback_continues_with_a_recorded_template_t
         .iter()
         .any(|t| text.contains(&format!("\n{t}\n"))),
         "a seed 002 §2.3.4 template narrates the turn: {text}"
+    );
+    assert!(
+        text.contains("  1. Continue\n  2. Look around\n  3. Wait\n"),
+        "the fallback turn offers the generic choices: {text}"
     );
     let store = loreloom::store::Store::open(&save).unwrap();
     let scene = store.current_scene().unwrap();

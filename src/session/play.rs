@@ -180,7 +180,11 @@ pub fn fallback_turn(
         changes: Vec::new(),
         rolls: Vec::new(),
         observations: Vec::new(),
-        choices: Vec::new(),
+        choices: super::turn::GENERIC_CHOICES
+            .iter()
+            .map(|&c| c.to_owned())
+            .collect(),
+        generic_choices: true,
         acted: Vec::new(),
         skipped: Vec::new(),
         records: Vec::new(),
@@ -210,6 +214,7 @@ pub fn end_scene_turn(state: &SessionState) -> TurnResult {
         rolls: Vec::new(),
         observations: Vec::new(),
         choices: Vec::new(),
+        generic_choices: false,
         acted: Vec::new(),
         skipped: Vec::new(),
         records: Vec::new(),

@@ -166,6 +166,10 @@ pub struct RollRecord {
     pub label: String,
 }
 
+/// Seed 002 §4.2.1: what the player is offered when the choice stage fails
+/// or nothing it offered can be picked.
+pub const GENERIC_CHOICES: [&str; 3] = ["Continue", "Look around", "Wait"];
+
 /// What a finished turn produced.
 #[derive(Clone, Debug)]
 pub struct TurnResult {
@@ -176,6 +180,9 @@ pub struct TurnResult {
     pub rolls: Vec<RollRecord>,
     pub observations: Vec<Observation>,
     pub choices: Vec<String>,
+    /// The choices are the generic ones (`GENERIC_CHOICES`): the choice
+    /// stage failed or offered nothing the player could pick.
+    pub generic_choices: bool,
     /// NPCs who acted, in order, and those who stayed quiet.
     pub acted: Vec<String>,
     pub skipped: Vec<String>,
@@ -248,6 +255,7 @@ pub struct TurnRunner {
     records: Vec<CallRecord>,
     refused: Vec<String>,
     choices: Vec<String>,
+    generic_choices: bool,
     persona_intention: MessageId,
     outcome_text: String,
     blocked: String,
@@ -276,6 +284,7 @@ impl TurnRunner {
             records: Vec::new(),
             refused: Vec::new(),
             choices: Vec::new(),
+            generic_choices: false,
             persona_intention: MessageId { turn_id, seq: 0 },
             outcome_text: String::new(),
             blocked: String::new(),
@@ -342,6 +351,15 @@ impl TurnRunner {
         }
         let value = match outcome.result {
             Ok(v) => v,
+            // Seed 002 §4.2.1: a failed choice stage costs the turn nothing;
+            // the player gets the generic choices.
+            Err(e) if matches!(purpose, Purpose::Choices) => {
+                self.refused
+                    .push(format!("choices: the stage failed ({e})"));
+                self.offer_generic_choices();
+                self.advance();
+                return;
+            }
             Err(e) => {
                 self.error = Some(TurnError::from_llm(purpose.stage(), &e));
                 return;
@@ -412,6 +430,7 @@ impl TurnRunner {
             rolls: self.rolls,
             observations: self.observations,
             choices: self.choices,
+            generic_choices: self.generic_choices,
             acted: self.order,
             skipped: self.skipped,
             records: self.records,
@@ -950,7 +969,18 @@ impl TurnRunner {
                 w.perception
             ));
         }
-        self.choices = kept;
+        if kept.is_empty() {
+            self.refused
+                .push("choices: nothing offered could be picked".to_owned());
+            self.offer_generic_choices();
+        } else {
+            self.choices = kept;
+        }
+    }
+
+    fn offer_generic_choices(&mut self) {
+        self.choices = GENERIC_CHOICES.iter().map(|&c| c.to_owned()).collect();
+        self.generic_choices = true;
     }
 
     fn on_extract(&mut self, owner: &str, v: &Value) {

@@ -180,10 +180,7 @@ pub fn fallback_turn(
         changes: Vec::new(),
         rolls: Vec::new(),
         observations: Vec::new(),
-        choices: super::turn::GENERIC_CHOICES
-            .iter()
-            .map(|&c| c.to_owned())
-            .collect(),
+        choices: super::turn::generic_choices(),
         generic_choices: true,
         acted: Vec::new(),
         skipped: Vec::new(),

@@ -170,6 +170,11 @@ pub struct RollRecord {
 /// or nothing it offered can be picked.
 pub const GENERIC_CHOICES: [&str; 3] = ["Continue", "Look around", "Wait"];
 
+/// `GENERIC_CHOICES`, as a turn offers them.
+pub fn generic_choices() -> Vec<String> {
+    GENERIC_CHOICES.iter().map(|&c| c.to_owned()).collect()
+}
+
 /// What a finished turn produced.
 #[derive(Clone, Debug)]
 pub struct TurnResult {
@@ -979,7 +984,7 @@ impl TurnRunner {
     }
 
     fn offer_generic_choices(&mut self) {
-        self.choices = GENERIC_CHOICES.iter().map(|&c| c.to_owned()).collect();
+        self.choices = generic_choices();
         self.generic_choices = true;
     }
 

@@ -507,3 +507,30 @@ proptest! {
         prop_assert!(DiceExpr::parse(&text).is_err());
     }
 }
+
+/// Seed 002 §4.2.1's success probability, counted over every way the dice fall:
+/// the default 2d6 "action" check fails on 6 or less.
+#[test]
+fn the_chance_of_success_counts_every_way_the_dice_fall() {
+    let rules = ruleset("default-2d6");
+    let check = rules.check(Some("action")).unwrap();
+    let block = stats(json!({"nerve": -1, "wits": 0, "heart": 2, "guile": 1}));
+    let chance = |stat: &str| {
+        rules
+            .success_chance(check, &block, Some(stat))
+            .unwrap()
+            .unwrap()
+    };
+    // 2d6 - 1 >= 7 needs 8+ on the dice: 15 of 36 ways.
+    assert!((chance("nerve") - 15.0 / 36.0).abs() < 1e-12);
+    assert!((chance("wits") - 21.0 / 36.0).abs() < 1e-12);
+    assert!((chance("heart") - 30.0 / 36.0).abs() < 1e-12);
+    let expr = DiceExpr::parse("2d6").unwrap();
+    let twelve = expr
+        .chance(&Modifiers::new(), |r| r.dice_total == 12)
+        .unwrap();
+    assert_eq!(twelve, Some(1.0 / 36.0));
+    // Too many ways to count is an honest "don't know".
+    let huge = DiceExpr::parse("8d20").unwrap();
+    assert_eq!(huge.chance(&Modifiers::new(), |_| true).unwrap(), None);
+}

@@ -355,6 +355,55 @@ impl DiceExpr {
             .sum()
     }
 
+    /// The chance that a roll satisfies `pred`, counted exactly over every way
+    /// the dice can fall; `None` when there are more than a million ways.
+    pub fn chance(
+        &self,
+        modifiers: &Modifiers,
+        pred: impl Fn(&Roll) -> bool,
+    ) -> Result<Option<f64>, DiceError> {
+        let (modifier, named) = self.modifier(modifiers)?;
+        let sides: Vec<u32> = self
+            .terms
+            .iter()
+            .flat_map(|t| match *t {
+                Term::Dice { count, sides, .. } => vec![sides; count as usize],
+                _ => Vec::new(),
+            })
+            .collect();
+        let ways = sides
+            .iter()
+            .try_fold(1_u64, |n, &s| n.checked_mul(u64::from(s)))
+            .filter(|&n| n <= 1_000_000);
+        let Some(ways) = ways else {
+            return Ok(None);
+        };
+        let mut faces = vec![1_u32; sides.len()];
+        let mut hits = 0_u64;
+        for _ in 0..ways {
+            let roll = Roll {
+                expression: self.source.clone(),
+                total: self.total_of(&faces, modifier),
+                dice_total: self.dice_sum(&faces),
+                rolls: faces.clone(),
+                modifier,
+                modifiers: named.clone(),
+                seed: None,
+            };
+            hits += u64::from(pred(&roll));
+            // The next combination, like an odometer.
+            for (face, &side) in faces.iter_mut().zip(&sides) {
+                if *face < side {
+                    *face += 1;
+                    break;
+                }
+                *face = 1;
+            }
+        }
+        #[expect(clippy::cast_precision_loss, reason = "at most a million ways")]
+        Ok(Some(hits as f64 / ways as f64))
+    }
+
     /// Roll with a fresh stream from `seed`: the same seed always gives the same faces.
     pub fn roll_with_seed(&self, seed: u64, modifiers: &Modifiers) -> Result<Roll, DiceError> {
         let (modifier, named) = self.modifier(modifiers)?;

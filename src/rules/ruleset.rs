@@ -413,6 +413,47 @@ impl Ruleset {
         situational: &Modifiers,
         dice: &mut super::dice::Dice,
     ) -> Result<CheckOutcome, CheckError> {
+        let (expr, modifiers) = self.check_modifiers(check, stat_block, stat, situational)?;
+        let roll = dice.roll(&expr, &modifiers)?;
+        let band = resolve(&check.bands, &roll).ok_or_else(|| CheckError::NoBand {
+            check: check.id.clone(),
+            total: roll.total,
+        })?;
+        Ok(CheckOutcome {
+            check: check.id.clone(),
+            stat: check.bind.as_ref().and(stat.map(str::to_owned)),
+            band: band.id.clone(),
+            label: band.label.clone(),
+            tier: band.tier,
+            effects: band.effects.clone(),
+            roll,
+        })
+    }
+
+    /// Seed 002 §4.2.1's success probability: the chance a check for this
+    /// character, with no situational modifiers, lands in a band better than
+    /// failure (`None` when the dice are too many to count).
+    pub fn success_chance(
+        &self,
+        check: &Check,
+        stat_block: &serde_json::Map<String, Value>,
+        stat: Option<&str>,
+    ) -> Result<Option<f64>, CheckError> {
+        let (expr, modifiers) = self.check_modifiers(check, stat_block, stat, &Modifiers::new())?;
+        Ok(expr.chance(&modifiers, |roll| {
+            resolve(&check.bands, roll).is_some_and(|b| b.tier != Tier::Failure)
+        })?)
+    }
+
+    /// A check's expression and the modifiers it rolls with: the bound stat,
+    /// situational modifiers (absent ones 0) and stats named in it.
+    fn check_modifiers(
+        &self,
+        check: &Check,
+        stat_block: &serde_json::Map<String, Value>,
+        stat: Option<&str>,
+        situational: &Modifiers,
+    ) -> Result<(DiceExpr, Modifiers), CheckError> {
         let expr = DiceExpr::parse(&check.expression)?;
         let mut modifiers = Modifiers::new();
         let stat_value = |name: &str| {
@@ -481,20 +522,7 @@ impl Ruleset {
                 modifiers.insert(name.to_owned(), stat_value(name)?);
             }
         }
-        let roll = dice.roll(&expr, &modifiers)?;
-        let band = resolve(&check.bands, &roll).ok_or_else(|| CheckError::NoBand {
-            check: check.id.clone(),
-            total: roll.total,
-        })?;
-        Ok(CheckOutcome {
-            check: check.id.clone(),
-            stat: check.bind.as_ref().and(stat.map(str::to_owned)),
-            band: band.id.clone(),
-            label: band.label.clone(),
-            tier: band.tier,
-            effects: band.effects.clone(),
-            roll,
-        })
+        Ok((expr, modifiers))
     }
 }
 

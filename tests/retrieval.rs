@@ -10,7 +10,7 @@ use loreloom::campaign::Campaign;
 use loreloom::memory::embed::MiniLm;
 use loreloom::memory::recall::{Fusion, LoreQuery, MemoryIndex, MemoryQuery};
 use loreloom::memory::{Embedder, MemoryEvent, Significance, default_model_dir};
-use loreloom::session::controller::load_campaign;
+use loreloom::session::controller::{Controller, load_campaign};
 use loreloom::session::remember::{RecallConfig, SessionMemory};
 use loreloom::store::Store;
 use serde_json::Value;
@@ -497,4 +497,62 @@ fn a_version_3_save_gets_the_keyword_context_and_a_rebuilt_lore_index() {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
     assert_eq!(version, loreloom::store::SCHEMA_VERSION);
+}
+
+/// Seed 002 §4.2.1: a choice that leans on a stat the persona is low in is
+/// marked unlikely; the stat is the one whose cue (from the ruleset's stat
+/// guide) the move comes closest to. A wrong mark misleads, so the bar is
+/// that none is wrong; a few moves go unmarked.
+#[test]
+fn choices_that_lean_on_a_low_stat_are_marked_unlikely() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = new_save(dir.path(), "drowned-reach", None, 1);
+    let mut ctl = Controller::open_with(&save, Some(embedder())).unwrap();
+    let set = |ctl: &mut Controller, value: i64| {
+        let block = &mut ctl.state.world.characters.get_mut("player").unwrap().stats;
+        for stat in ["nerve", "wits", "heart", "guile"] {
+            block.insert(stat.into(), value.into());
+        }
+    };
+    set(&mut ctl, -1);
+    let cases = [
+        ("Persuade Hesper to tell you the truth", "heart"),
+        ("Comfort Tamsin while she cries", "heart"),
+        ("Confess to Hesper why you came", "heart"),
+        ("Slip past the guard unseen", "guile"),
+        ("Lie to Crane about the ledger", "guile"),
+        ("Pocket the key while Crane looks away", "guile"),
+        ("Leap across to the moving ferry", "nerve"),
+        ("Stand your ground against the flood", "nerve"),
+        ("Climb the sluice tower in the wind", "nerve"),
+        ("Study the torn edge of the ledger page", "wits"),
+        ("Work out who could read the gate records", "wits"),
+        ("Read the tide chart by the window", "wits"),
+    ];
+    let mut marked = 0;
+    for (choice, want) in cases {
+        let got = ctl.memory.difficulty(&ctl.state, choice);
+        println!("{choice:?} -> {got:?} (want {want})");
+        if let Some(d) = &got {
+            assert_eq!(d.stat, want, "{choice}");
+            // 2d6 - 1 beats failure (7+) on 8+: 15 of 36.
+            assert!((d.chance - 15.0 / 36.0).abs() < 1e-9, "{d:?}");
+            assert_eq!(d.to_string(), format!("unlikely: {want} -1, 42%"));
+            marked += 1;
+        }
+    }
+    println!("{marked} of {} moves marked", cases.len());
+    assert!(marked >= 8, "only {marked} of {} moves marked", cases.len());
+    for neutral in ["Wait", "Look around", "Ask Hesper about the green lanterns"] {
+        assert_eq!(
+            ctl.memory.difficulty(&ctl.state, neutral),
+            None,
+            "{neutral}"
+        );
+    }
+    // A persona good at everything is never warned.
+    set(&mut ctl, 2);
+    for (choice, _) in cases {
+        assert_eq!(ctl.memory.difficulty(&ctl.state, choice), None, "{choice}");
+    }
 }

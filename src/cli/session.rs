@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use crate::llm::{Gateway, Script, ScriptedBackend};
 use crate::session::controller::{Controller, NewSave, Report, Step, create_save, load_campaign};
 use crate::session::play::{Progress, run_turn};
+use crate::session::remember::Difficulty;
 use crate::session::turn::{Calibration, SCENE_CLOSE};
 use crate::session::{Kind, player_view};
 use crate::store::SceneKind;
@@ -251,7 +252,7 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
     {
         println!("{}\n", last.content);
     }
-    print_choices(&ctl.choices);
+    print_choices(&ctl.choices, &ctl.choice_marks);
     for line in lines {
         let line = line.trim().to_owned();
         if line.is_empty() {
@@ -279,7 +280,7 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
                 ctl.finish(&input, result)
             }
         };
-        print_report(&report, &ctl.choices);
+        print_report(&report, &ctl.choices, &ctl.choice_marks);
         // Seed 004 stream summarisation: old turns are compressed between turns.
         if matches!(report, Report::Committed { .. })
             && let Some(c) = ctl.compression_request()
@@ -296,7 +297,7 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn print_report(report: &Report, choices: &[String]) {
+fn print_report(report: &Report, choices: &[String], marks: &[Option<Difficulty>]) {
     match report {
         Report::Committed { result, kind, .. } => {
             if *kind == SceneKind::Fallback {
@@ -323,7 +324,7 @@ fn print_report(report: &Report, choices: &[String]) {
                 );
             }
             println!();
-            print_choices(choices);
+            print_choices(choices, marks);
         }
         Report::Question(q) => println!(
             "(a question before this happens) {q}\n(answer it, or say what you do instead)"
@@ -341,9 +342,12 @@ fn print_report(report: &Report, choices: &[String]) {
     }
 }
 
-fn print_choices(choices: &[String]) {
+fn print_choices(choices: &[String], marks: &[Option<Difficulty>]) {
     for (i, c) in choices.iter().enumerate() {
-        println!("  {}. {c}", i + 1);
+        match marks.get(i).and_then(Option::as_ref) {
+            Some(mark) => println!("  {}. {c}  ({mark})", i + 1),
+            None => println!("  {}. {c}", i + 1),
+        }
     }
     if !choices.is_empty() {
         println!("  (or write what you do)");

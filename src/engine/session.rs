@@ -184,6 +184,8 @@ pub struct SessionView {
     /// The stage running now (for the "writing…" line and the overlay).
     pub stage: Option<String>,
     pub choices: Vec<String>,
+    /// Per choice, its difficulty mark ("unlikely: heart -1, 42%"), if any.
+    pub choice_marks: Vec<Option<String>>,
     /// The one clarification question asked, awaiting an answer.
     pub question: Option<String>,
     /// The last failed turn: the screen offers Retry and Continue-with-fallback.
@@ -280,7 +282,7 @@ fn open_session(
     *view = SessionView::default();
     view.title.clone_from(&ctl.state.campaign.manifest.title);
     view.free_text = true;
-    view.choices.clone_from(&ctl.choices);
+    show_choices(&mut view, ctl);
     view.scene_index = ctl.scene_index();
     view.entries = transcript_entries(ctl);
     let recap = ctl.recap_request();
@@ -348,6 +350,7 @@ fn accept_input(
                 view.failure = None;
                 view.question = None;
                 view.choices.clear();
+                view.choice_marks.clear();
                 view.entries.push(Entry::Intention {
                     text: input.text.clone(),
                     whisper_to: input.whisper_to.clone(),
@@ -578,6 +581,16 @@ fn text_of(outcome: &crate::llm::CallOutcome) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The controller's choices and their difficulty marks, on screen.
+fn show_choices(view: &mut SessionView, ctl: &Controller) {
+    view.choices.clone_from(&ctl.choices);
+    view.choice_marks = ctl
+        .choice_marks
+        .iter()
+        .map(|m| m.as_ref().map(ToString::to_string))
+        .collect();
+}
+
 /// Show a report: the turn's narrations already streamed; add its dice, choices, or the failure.
 fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
     view.scene_index = ctl.scene_index();
@@ -601,7 +614,7 @@ fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
                     _ => {}
                 }
             }
-            view.choices.clone_from(&ctl.choices);
+            show_choices(view, ctl);
             view.failure = None;
         }
         Report::Question(q) => {
@@ -619,7 +632,7 @@ fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
             view.entries = transcript_entries(ctl);
             view.entries
                 .push(Entry::Note(format!("Rewound to scene {to}.")));
-            view.choices.clone_from(&ctl.choices);
+            show_choices(view, ctl);
         }
         Report::Note(n) => view.entries.push(Entry::Note(n.clone())),
     }

@@ -391,6 +391,38 @@ impl Ruleset {
             .unwrap_or_default()
     }
 
+    /// What each stat is used for, in short phrases: its guide's `represents`
+    /// ("Stealth, deceit and sleight of hand: lying, sneaking, …") or else its
+    /// schema description, split at colons and commas.
+    pub fn stat_cues(&self) -> Vec<(String, Vec<String>)> {
+        self.stat_names()
+            .into_iter()
+            .map(|name| {
+                let text = self.mechanics_guidance.stats.get(&name).map_or_else(
+                    || {
+                        self.character_stat_schema["properties"][&name]["description"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned()
+                    },
+                    |g| g.represents.clone(),
+                );
+                let cues = text
+                    .split([':', ',', ';'])
+                    .map(|p| {
+                        p.trim()
+                            .trim_end_matches('.')
+                            .trim_start_matches("and ")
+                            .trim()
+                    })
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                (name, cues)
+            })
+            .collect()
+    }
+
     /// The check with this id, or the first one when `id` is `None`.
     pub fn check(&self, id: Option<&str>) -> Result<&Check, CheckError> {
         let checks = &self.mechanics_guidance.checks;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::play::{end_scene_turn, fallback_templates, fallback_turn, opening};
-use super::remember::SessionMemory;
+use super::remember::{Difficulty, SessionMemory};
 use super::stream::{Kind, player_view};
 use super::turn::{Calibration, PERSONA, PlayerInput, SessionState, TurnError, TurnResult};
 use crate::campaign::{self, Campaign, system_rulesets};
@@ -261,6 +261,9 @@ pub struct Controller {
     current_scene: String,
     scene_index: i64,
     pub choices: Vec<String>,
+    /// Per choice, the seed 002 §4.2.1 difficulty mark when the persona is
+    /// unlikely to pull it off (display only: never stored or replayed).
+    pub choice_marks: Vec<Option<Difficulty>>,
     clarified: bool,
     last: Option<(String, Option<String>)>,
     failed: Option<PlayerInput>,
@@ -308,12 +311,13 @@ impl Controller {
             std::fs::read_to_string(crate::resource_dir("prompts").join("fallback_narration.txt"))
                 .map(|t| fallback_templates(&t))
                 .unwrap_or_default();
-        Ok(Self {
+        let mut ctl = Self {
             store,
             state,
             current_scene: info.current_scene_id,
             scene_index: info.scene_index,
-            choices,
+            choices: Vec::new(),
+            choice_marks: Vec::new(),
             clarified: false,
             last: None,
             failed: None,
@@ -321,7 +325,18 @@ impl Controller {
             play_session,
             recap: None,
             memory,
-        })
+        };
+        ctl.set_choices(choices);
+        Ok(ctl)
+    }
+
+    /// Offer these choices, each with its difficulty mark.
+    fn set_choices(&mut self, choices: Vec<String>) {
+        self.choice_marks = choices
+            .iter()
+            .map(|c| self.memory.difficulty(&self.state, c))
+            .collect();
+        self.choices = choices;
     }
 
     pub fn info(&self) -> Result<SessionInfo, String> {
@@ -427,7 +442,7 @@ impl Controller {
                 self.state.advance(&result);
                 self.current_scene = c.scene_id;
                 self.scene_index = c.scene_index;
-                self.choices.clone_from(&result.choices);
+                self.set_choices(result.choices.clone());
                 Report::Committed {
                     result: Box::new(result),
                     scene_index: c.scene_index,
@@ -453,7 +468,7 @@ impl Controller {
         let info = self.info()?;
         self.current_scene = info.current_scene_id;
         self.scene_index = info.scene_index;
-        self.choices.clear();
+        self.set_choices(Vec::new());
         self.memory.reload(&self.store)
     }
 

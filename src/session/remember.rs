@@ -31,6 +31,33 @@ pub const SESSION_THRESHOLD: f32 = 0.35;
 /// (`MiniLM` cosine; measured on the Drowned Reach beats in `tests/beats.rs`).
 pub const BEAT_THRESHOLD: f32 = 0.5;
 
+/// See [`RecallConfig::stat_match`]. Measured on the default ruleset's cues:
+/// moves that plainly lean on a stat score 0.35–0.6 with the right one, and
+/// at 0.3 none of a dozen labelled moves took a wrong stat.
+pub const STAT_MATCH: f32 = 0.3;
+
+/// A choice the persona is unlikely to pull off (seed 002 §4.2.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difficulty {
+    /// The stat the move leans on, and the persona's value in it.
+    pub stat: String,
+    pub value: i64,
+    /// The chance of a result better than failure, with no situational modifiers.
+    pub chance: f64,
+}
+
+impl std::fmt::Display for Difficulty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unlikely: {} {:+}, {:.0}%",
+            self.stat,
+            self.value,
+            self.chance * 100.0
+        )
+    }
+}
+
 /// How much a turn is shown (small models have small contexts).
 #[derive(Clone, Debug)]
 pub struct RecallConfig {
@@ -41,6 +68,11 @@ pub struct RecallConfig {
     pub threshold: f32,
     /// How well remembered events must match a plot beat's condition for it to hold ([`SessionMemory::support`]).
     pub beat_threshold: f32,
+    /// Seed 002 §4.2.1's `showDifficultyThreshold`: choices whose chance of
+    /// success is below this are marked ([`SessionMemory::difficulty`]).
+    pub show_difficulty_below: f64,
+    /// How close a choice must come to one of a stat's cues to lean on that stat (cosine).
+    pub stat_match: f32,
 }
 
 impl Default for RecallConfig {
@@ -51,6 +83,8 @@ impl Default for RecallConfig {
             memory_limit: 3,
             threshold: SESSION_THRESHOLD,
             beat_threshold: BEAT_THRESHOLD,
+            show_difficulty_below: 0.5,
+            stat_match: STAT_MATCH,
         }
     }
 }
@@ -62,6 +96,8 @@ pub struct SessionMemory {
     pub memories: MemoryIndex,
     branch: HashSet<String>,
     pub config: RecallConfig,
+    /// The ruleset's stat cues (`Ruleset::stat_cues`) with their vectors.
+    stat_cues: Vec<(String, Vec<f32>)>,
 }
 
 impl std::fmt::Debug for SessionMemory {
@@ -133,12 +169,56 @@ impl SessionMemory {
         let lore = store.lore_index().map_err(|e| e.to_string())?;
         let memories = store.memory_index().map_err(|e| e.to_string())?;
         let branch = store.branch_set().map_err(|e| e.to_string())?;
+        let mut stat_cues = Vec::new();
+        if let Some(e) = &embedder {
+            for (stat, cues) in campaign.ruleset.stat_cues() {
+                let refs: Vec<&str> = cues.iter().map(String::as_str).collect();
+                match e.embed(&refs) {
+                    Ok(vectors) => stat_cues.extend(vectors.into_iter().map(|v| (stat.clone(), v))),
+                    Err(err) => tracing::warn!("embedding the cues of stat `{stat}` failed: {err}"),
+                }
+            }
+        }
         Ok(Self {
             embedder,
             lore,
             memories,
             branch,
             config: RecallConfig::default(),
+            stat_cues,
+        })
+    }
+
+    /// Seed 002 §4.2.1's difficulty indicator for an offered choice: the stat
+    /// it leans on (the one with the cue closest to it, if close enough) and
+    /// the persona's chance on the ruleset's stat check, when that chance is
+    /// under `show_difficulty_below`. A move of one or two words ("Wait")
+    /// names no approach and is never marked. Needs the embedder.
+    pub fn difficulty(&self, state: &SessionState, choice: &str) -> Option<Difficulty> {
+        if choice.split_whitespace().count() < 3 {
+            return None;
+        }
+        let v = self.embed_one(choice)?;
+        let (stat, score) = self
+            .stat_cues
+            .iter()
+            .map(|(stat, cue)| (stat, cue.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>()))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        if score < self.config.stat_match {
+            return None;
+        }
+        let ruleset = &state.campaign.ruleset;
+        let check = ruleset
+            .mechanics_guidance
+            .checks
+            .iter()
+            .find(|c| c.bind.is_some())?;
+        let block = &state.world.characters.get(PERSONA)?.stats;
+        let chance = ruleset.success_chance(check, block, Some(stat)).ok()??;
+        (chance < self.config.show_difficulty_below).then(|| Difficulty {
+            stat: stat.clone(),
+            value: block.get(stat).and_then(Value::as_i64).unwrap_or(0),
+            chance,
         })
     }
 

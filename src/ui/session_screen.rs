@@ -469,9 +469,19 @@ fn session_screen(
         ui.add_enabled_ui(!view.busy, |ui| {
             for (i, choice) in view.choices.iter().enumerate() {
                 let label = egui::RichText::new(format!("{}. {choice}", i + 1)).size(18.0);
-                if ui.add(egui::Button::new(label).frame(false)).clicked() {
-                    send = Some((i + 1).to_string());
-                }
+                ui.horizontal(|ui| {
+                    if ui.add(egui::Button::new(label).frame(false)).clicked() {
+                        send = Some((i + 1).to_string());
+                    }
+                    if let Some(Some(mark)) = view.choice_marks.get(i) {
+                        ui.label(
+                            egui::RichText::new(mark)
+                                .size(14.0)
+                                .italics()
+                                .color(egui::Color32::from_rgb(214, 150, 120)),
+                        );
+                    }
+                });
             }
             if view.free_text {
                 ui.horizontal(|ui| {

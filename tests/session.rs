@@ -752,3 +752,43 @@ fn a_stored_turn_replays_identically_and_a_tampered_one_does_not() {
     assert!(!out.status.success(), "{text}");
     assert!(text.contains("Turn 2: you drop"), "{text}");
 }
+
+/// A memory keeps an NPC's intention (its first sentence) when it names
+/// someone or something of the campaign, and leaves a weak model's
+/// free-floating talk out, as it does for the narration.
+#[test]
+fn a_memory_keeps_npc_intentions_that_name_the_campaign_and_drops_the_rest() {
+    let data = tempfile::tempdir().unwrap();
+    let mut replies = turn_replies(1);
+    let intentions = [
+        "Keep Tamsin away from the ledger. Then go home and sleep.",
+        "This is all about yourself, you are the one that has to make sure.",
+    ];
+    for (n, r) in replies
+        .iter_mut()
+        .filter(|r| r.stage.as_deref() == Some("npc_intent"))
+        .enumerate()
+    {
+        r.text = json!({"thought": "t", "intention": intentions[n.min(1)]}).to_string();
+    }
+    let (gateway, _) = gateway(data.path(), replies);
+    let state = drowned_reach(99);
+    let move_ = input("I jump to the quay.", "m");
+    let r = run_turn(&gateway, state.clone(), move_.clone(), |_| {}).unwrap();
+    assert!(r.acted.len() >= 2, "{:?}", r.acted);
+    let first = &state.campaign.characters[&r.acted[0]].name;
+    let event = loreloom::session::remember::memory_event(&state, &r, &move_, 1, false).unwrap();
+    assert!(
+        event
+            .summary
+            .contains(&format!("{first}: Keep Tamsin away from the ledger.")),
+        "{}",
+        event.summary
+    );
+    assert!(!event.summary.contains("go home"), "{}", event.summary);
+    assert!(
+        !event.summary.contains("all about yourself"),
+        "{}",
+        event.summary
+    );
+}

@@ -644,18 +644,22 @@ pub fn memory_event(
     if grounded(told, &names) {
         let _ = write!(summary, " {told}");
     }
+    // What each NPC meant to do, by the same rule: its first sentence, when
+    // it names someone or something of the campaign.
     for npc in &result.acted {
-        if let Some(m) = result
+        if let Some(intention) = result
             .messages
             .iter()
             .find(|m| m.kind == Kind::Intention && &m.owner == npc)
+            .map(|m| first_sentence(m.content.trim()))
+            .filter(|told| grounded(told, &names))
         {
             let name = state
                 .campaign
                 .characters
                 .get(npc)
                 .map_or(npc.as_str(), |c| c.name.as_str());
-            let _ = write!(summary, " {name}: {}", m.content.trim());
+            let _ = write!(summary, " {name}: {intention}");
         }
     }
     let mut characters = vec![PERSONA.to_owned()];

@@ -756,6 +756,7 @@ fn a_stored_turn_replays_identically_and_a_tampered_one_does_not() {
 /// A memory keeps an NPC's intention (its first sentence) when it names
 /// someone or something of the campaign, and leaves a weak model's
 /// free-floating talk out, as it does for the narration.
+#[cfg(feature = "store")]
 #[test]
 fn a_memory_keeps_npc_intentions_that_name_the_campaign_and_drops_the_rest() {
     let data = tempfile::tempdir().unwrap();

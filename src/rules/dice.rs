@@ -378,21 +378,22 @@ impl DiceExpr {
         let Some(ways) = ways else {
             return Ok(None);
         };
-        let mut faces = vec![1_u32; sides.len()];
+        let mut roll = Roll {
+            expression: self.source.clone(),
+            total: 0,
+            dice_total: 0,
+            rolls: vec![1_u32; sides.len()],
+            modifier,
+            modifiers: named,
+            seed: None,
+        };
         let mut hits = 0_u64;
         for _ in 0..ways {
-            let roll = Roll {
-                expression: self.source.clone(),
-                total: self.total_of(&faces, modifier),
-                dice_total: self.dice_sum(&faces),
-                rolls: faces.clone(),
-                modifier,
-                modifiers: named.clone(),
-                seed: None,
-            };
+            roll.total = self.total_of(&roll.rolls, modifier);
+            roll.dice_total = self.dice_sum(&roll.rolls);
             hits += u64::from(pred(&roll));
             // The next combination, like an odometer.
-            for (face, &side) in faces.iter_mut().zip(&sides) {
+            for (face, &side) in roll.rolls.iter_mut().zip(&sides) {
                 if *face < side {
                     *face += 1;
                     break;

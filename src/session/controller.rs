@@ -332,10 +332,7 @@ impl Controller {
 
     /// Offer these choices, each with its difficulty mark.
     fn set_choices(&mut self, choices: Vec<String>) {
-        self.choice_marks = choices
-            .iter()
-            .map(|c| self.memory.difficulty(&self.state, c))
-            .collect();
+        self.choice_marks = self.memory.difficulties(&self.state, &choices);
         self.choices = choices;
     }
 

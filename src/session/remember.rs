@@ -17,7 +17,7 @@ use super::turn::{PERSONA, PlayerInput, SessionState, TRIED, TurnResult, verb_ph
 use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
 use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
-use crate::memory::{Embedder, MemoryEvent, Recalled, Significance, campaign_chunks};
+use crate::memory::{Embedder, MemoryEvent, Recalled, Significance, campaign_chunks, dot};
 use crate::store::Store;
 
 /// The similarity a memory needs to be shown in a session. Seed 002's
@@ -196,14 +196,44 @@ impl SessionMemory {
     /// under `show_difficulty_below`. A move of one or two words ("Wait")
     /// names no approach and is never marked. Needs the embedder.
     pub fn difficulty(&self, state: &SessionState, choice: &str) -> Option<Difficulty> {
-        if choice.split_whitespace().count() < 3 {
-            return None;
-        }
-        let v = self.embed_one(choice)?;
+        self.difficulties(state, &[choice.to_owned()])
+            .pop()
+            .flatten()
+    }
+
+    /// [`Self::difficulty`] of each choice, embedded in one batch.
+    pub fn difficulties(
+        &self,
+        state: &SessionState,
+        choices: &[String],
+    ) -> Vec<Option<Difficulty>> {
+        let moves: Vec<&str> = choices
+            .iter()
+            .map(String::as_str)
+            .filter(|c| c.split_whitespace().count() >= 3)
+            .collect();
+        let vectors = match (&self.embedder, moves.is_empty()) {
+            (Some(e), false) => e.embed(&moves).unwrap_or_else(|err| {
+                tracing::warn!("embedding the choices failed, none is marked: {err}");
+                Vec::new()
+            }),
+            _ => Vec::new(),
+        };
+        choices
+            .iter()
+            .map(|c| {
+                let v = vectors.get(moves.iter().position(|m| *m == c.as_str())?)?;
+                self.mark(state, v)
+            })
+            .collect()
+    }
+
+    /// The difficulty mark of a move embedded as `v`.
+    fn mark(&self, state: &SessionState, v: &[f32]) -> Option<Difficulty> {
         let (stat, score) = self
             .stat_cues
             .iter()
-            .map(|(stat, cue)| (stat, cue.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>()))
+            .map(|(stat, cue)| (stat, dot(cue, v)))
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
         if score < self.config.stat_match {
             return None;

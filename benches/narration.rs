@@ -1,17 +1,17 @@
-//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as committed, after the cut of recited prompt lines) come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory, and slip into chat-assistant talk. `cargo bench --bench narration` (`FORMS=compact` or `FORMS=full` plays one form).
+//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as committed, after the cut of recited prompt lines and the choice among drafts) come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory or to the lore shown, and slip into chat-assistant talk. `cargo bench --bench narration` (`FORMS=compact` or `FORMS=full` plays one form; `DRAFTS=n` overrides the model's drafts).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loreloom::llm::backend::Backend;
-use loreloom::llm::contract::looks_like_prose;
 use loreloom::llm::gateway::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
+use loreloom::session::drafts::{Cues, judge};
 use loreloom::session::play::run_turn;
 use loreloom::session::stream::Kind;
-use loreloom::session::turn::{Calibration, verb_phrase};
+use loreloom::session::turn::{Calibration, brief, verb_phrase};
 
 #[allow(dead_code)]
 #[path = "../tests/common/scripted.rs"]
@@ -40,34 +40,6 @@ const ACTIONS: [&str; 8] = [
     "I ask Ned why the lanterns burn green",
 ];
 
-const ASSISTANT: [&str; 12] = [
-    "absolutely right",
-    "i'm glad",
-    "here's",
-    "here is",
-    "let me know",
-    "i hope",
-    "feel free",
-    "as an ai",
-    "i'd love",
-    "this story",
-    "the story",
-    "a story",
-];
-
-const STOP: [&str; 24] = [
-    "about", "again", "after", "their", "there", "which", "where", "with", "from", "that", "this",
-    "what", "were", "your", "have", "into", "tried", "when", "them", "they", "then", "some",
-    "mixed", "fortune",
-];
-
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .filter(|w| w.len() >= 4 && !STOP.contains(&w.as_str()))
-        .collect()
-}
-
 #[derive(Default)]
 struct Tally {
     narrations: usize,
@@ -75,7 +47,10 @@ struct Tally {
     grounded: usize,
     with_memory: usize,
     callbacks: usize,
+    with_lore: usize,
+    lore_callbacks: usize,
     assistant: usize,
+    first_person: usize,
     time: Duration,
     prompt_chars: usize,
 }
@@ -107,9 +82,11 @@ fn play(compact: bool, turns: usize) -> Tally {
         .expect("models.ron has local-large")
         .clone();
     let mut models = ModelsConfig::default();
+    let drafts = std::env::var("DRAFTS").ok().and_then(|d| d.parse().ok());
     for (name, compact) in [("router-compact", true), ("router-full", false)] {
         let mut m = spec.clone();
         m.compact_prompts = compact;
+        m.drafts = drafts.unwrap_or(m.drafts);
         models.models.insert(name.into(), m);
     }
     let gateway = Gateway::new(
@@ -153,6 +130,7 @@ fn play(compact: bool, turns: usize) -> Tally {
             continue;
         };
         let recalled = ctl.state.recalled.memories.first().cloned();
+        let lore = ctl.state.recalled.lore.first().cloned();
         let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |_| {});
         if let Err(e) = &result {
             println!("{key} turn {n}: failed: {e}");
@@ -172,65 +150,51 @@ fn play(compact: bool, turns: usize) -> Tally {
             continue;
         };
         // What the player reads: the committed narration (after the cut of
-        // any recited prompt lines), not the raw output.
-        let raw = record
-            .output
-            .as_ref()
-            .and_then(|o| o.as_str())
-            .unwrap_or_default();
+        // any recited prompt lines and the choice among drafts), the turn's
+        // first, as the player's move is narrated before anyone else's.
         let text = result
             .messages
             .iter()
-            .find(|m| {
-                m.kind == Kind::Narration && !m.content.is_empty() && raw.contains(&m.content)
-            })
+            .find(|m| m.kind == Kind::Narration)
             .map_or_else(String::new, |m| m.content.clone());
         tally.narrations += 1;
         tally.time += record.total;
         tally.prompt_chars += record
             .first()
             .map_or(0, |a| a.messages.iter().map(|m| m.content.len()).sum());
-        let lower = text.to_lowercase();
-        let prose = looks_like_prose(&text);
-        tally.prose += usize::from(prose);
-        let names = [
-            "hesper", "tamsin", "aldous", "crane", "fallow", "reedmere", "quay",
-        ];
-        tally.grounded += usize::from(names.iter().any(|n| lower.contains(n)));
-        let assistant = ASSISTANT.iter().any(|a| lower.contains(a));
-        tally.assistant += usize::from(assistant);
-        let mut callback = String::new();
-        if let Some(m) = &recalled {
-            tally.with_memory += 1;
-            // What the remembered move was about, less the place and the
-            // people (the prompt names them anyway) and less what the player
-            // says now.
-            let mut now = words(line);
-            now.extend(words("Reedmere Quay"));
-            for c in ctl.state.campaign.characters.values() {
-                now.extend(words(&c.name));
-            }
-            let said = words(&text);
-            let moved = m
-                .summary
-                .split_once("you tried to ")
-                .map_or(m.summary.as_str(), |(_, rest)| rest);
-            let moved = moved.split_once(" (").map_or(moved, |(head, _)| head);
-            let shared: Vec<String> = words(moved)
-                .into_iter()
-                .filter(|w| !now.contains(w) && said.contains(w))
-                .collect();
-            if !shared.is_empty() {
-                tally.callbacks += 1;
-                callback = shared.join(",");
-            }
-        }
+        // Judged as the turn judges drafts: against the memory and lore the
+        // prompt was shown, less the words of the move and the campaign's
+        // names and everyday words.
+        let memory = recalled
+            .as_ref()
+            .map_or_else(String::new, |m| brief(&m.summary, 1, 240));
+        let lore_brief = lore
+            .as_ref()
+            .map_or_else(String::new, |h| brief(&h.text, 2, 240));
+        let said_anyway = format!("{line} {}", ctl.state.place().1);
+        let cues = Cues::new(&ctl.state.campaign, &memory, &lore_brief, &said_anyway);
+        let v = judge(&text, false, &cues);
+        tally.prose += usize::from(v.prose);
+        tally.grounded += usize::from(v.grounded);
+        tally.assistant += usize::from(v.assistant);
+        tally.first_person += usize::from(v.first_person);
+        tally.with_memory += usize::from(recalled.is_some());
+        tally.callbacks += usize::from(!v.recalls.is_empty());
+        tally.with_lore += usize::from(lore.is_some());
+        tally.lore_callbacks += usize::from(!v.lore.is_empty());
+        let kept = result
+            .drafts
+            .first()
+            .map_or_else(String::new, |d| format!(" {}", d.note));
         println!(
-            "{key} turn {n} [{}{}{}] memory {:?} → callback [{callback}]\n    {:?}",
-            if prose { "prose" } else { "garbled" },
-            if assistant { ", assistant" } else { "" },
+            "{key} turn {n} [{}{}{}{}] memory {:?} → callback [{}], lore [{}]{kept}\n    {:?}",
+            if v.prose { "prose" } else { "garbled" },
+            if v.assistant { ", assistant" } else { "" },
+            if v.first_person { ", first person" } else { "" },
             if recalled.is_some() { ", recalled" } else { "" },
             recalled.as_ref().map(|m| m.summary.as_str()),
+            v.recalls.join(","),
+            v.lore.join(","),
             text.chars().take(300).collect::<String>()
         );
         if !matches!(ctl.finish(&input, Ok(result)), Report::Committed { .. }) {
@@ -263,15 +227,19 @@ fn main() {
             t.prompt_chars / t.narrations.max(1),
         );
         println!(
-            "{} prompt: {} narrations; prose {:.0}%, names the scene's people or place {:.0}%, chat-assistant talk {:.0}%, calls back to the recalled memory {:.0}% ({} of {} with one); {secs:.1} s and {chars} prompt characters per narration",
+            "{} prompt: {} narrations; prose {:.0}%, names the campaign's people or places {:.0}%, chat-assistant or story-structure talk {:.0}%, a first-person narrator {:.0}%, calls back to the recalled memory {:.0}% ({} of {} with one), to the lore shown {:.0}% ({} of {}); {secs:.1} s and {chars} prompt characters per narration",
             if compact { "compact" } else { "full" },
             t.narrations,
             pct(t.prose, t.narrations),
             pct(t.grounded, t.narrations),
             pct(t.assistant, t.narrations),
+            pct(t.first_person, t.narrations),
             pct(t.callbacks, t.with_memory),
             t.callbacks,
             t.with_memory,
+            pct(t.lore_callbacks, t.with_lore),
+            t.lore_callbacks,
+            t.with_lore,
         );
     }
 }

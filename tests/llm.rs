@@ -256,6 +256,72 @@ fn free_text_stages_stream_tokens_that_a_poller_sees_before_the_end() {
     );
 }
 
+/// `models.ron` `drafts`: a call that asks for drafts gets that many samples
+/// (seeds `seed`, `seed + 1` …) as one array, none of them streamed; a call
+/// that does not ask, or a key registered with a script, gets one string.
+#[test]
+fn a_drafted_call_answers_with_every_draft_in_seed_order_and_streams_none() {
+    let data = tempfile::tempdir().unwrap();
+    let mut models = ModelsConfig::default();
+    models.models.insert(
+        "drafter".into(),
+        loreloom::llm::ModelConfig {
+            backend: loreloom::llm::BackendConfig::Scripted {
+                file: "drafts.json".into(),
+            },
+            sampling: loreloom::llm::backend::SamplingOverride::default(),
+            description: String::new(),
+            compact_prompts: false,
+            drafts: 3,
+        },
+    );
+    std::fs::write(
+        data.path().join("drafts.json"),
+        json!({"replies": [{"text": "One."}, {"text": "Two."}, {"text": "Three."}, {"text": "Alone."}]})
+            .to_string(),
+    )
+    .unwrap();
+    let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
+    let gw = Gateway::new(prompts, root().join("schemas"), models, data.path());
+    assert_eq!(gw.drafts_for("drafter"), 3);
+    let chat = || json!({"prompt": "Go on.", "system": ""});
+    let handle = gw.call(
+        CallRequest::new("chat", "drafter", chat())
+            .seed(40)
+            .drafted(),
+    );
+    let mut tokens = 0;
+    let outcome = handle.wait_streaming(|_| tokens += 1);
+    assert_eq!(tokens, 0, "drafts do not stream");
+    assert_eq!(outcome.result.unwrap(), json!(["One.", "Two.", "Three."]));
+    let record = &outcome.record;
+    assert_eq!(record.attempts.len(), 3);
+    assert!(record.attempts.iter().all(|a| a.kind == AttemptKind::Draft));
+    let seeds: Vec<u32> = record.attempts.iter().map(|a| a.sampling.seed).collect();
+    assert_eq!(seeds, [40, 41, 42]);
+
+    // Not asked for: one sample, streamed.
+    let mut streamed = String::new();
+    let plain = gw
+        .call(CallRequest::new("chat", "drafter", chat()))
+        .wait_streaming(|t| streamed.push_str(t));
+    assert_eq!(plain.result.unwrap(), json!("Alone."));
+    assert_eq!(streamed, "Alone.");
+
+    // A script answers one reply per call; replay sets the recorded count.
+    gw.register_script(
+        "drafter",
+        ScriptedBackend::new(Script::in_order(["Scripted."])),
+    );
+    assert_eq!(gw.drafts_for("drafter"), 1);
+    let scripted = gw
+        .call(CallRequest::new("chat", "drafter", chat()).drafted())
+        .wait();
+    assert_eq!(scripted.result.unwrap(), json!("Scripted."));
+    gw.set_drafts("drafter", 2);
+    assert_eq!(gw.drafts_for("drafter"), 2);
+}
+
 #[test]
 fn a_cancelled_call_stops_streaming_and_says_so() {
     let data = tempfile::tempdir().unwrap();
@@ -383,6 +449,7 @@ fn a_scripted_model_key_reads_its_script_file_from_the_data_dir() {
             sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),
             compact_prompts: false,
+            drafts: 1,
         },
     );
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();

@@ -124,6 +124,7 @@ fn gateway_for(url: &str, data: &std::path::Path) -> Gateway {
             sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),
             compact_prompts: false,
+            drafts: 1,
         },
     );
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();

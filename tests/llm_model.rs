@@ -208,6 +208,7 @@ fn the_gateway_runs_a_structured_stage_on_the_real_model() {
             sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),
             compact_prompts: false,
+            drafts: 1,
         },
     );
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();

@@ -793,3 +793,104 @@ fn a_memory_keeps_npc_intentions_that_name_the_campaign_and_drops_the_rest() {
         event.summary
     );
 }
+
+/// `models.ron` `drafts`: the player's narration is written in drafts and the
+/// turn keeps the one that reads best: prose, no assistant talk, calling back
+/// to the memory it was shown, naming the campaign's people. NPC narrations
+/// are single. The choice is stored with the turn and replays identically.
+#[cfg(feature = "store")]
+#[test]
+fn the_players_narration_in_drafts_keeps_the_one_that_calls_back_and_replays() {
+    use loreloom::memory::MemoryHit;
+    use loreloom::session::controller::{Controller, Report, Step};
+
+    let dir = tempfile::tempdir().unwrap();
+    let save = common::play::new_save(dir.path(), "drowned-reach", Some("green_night"), 11);
+    let gateway = common::play::gateway(dir.path());
+    let drafts = [
+        "I hope you enjoy this story! Let me know what you would like to do next.",
+        "Hesper Vane watches you from the rail, saying nothing.",
+        "Hesper Vane turns the crossing ledger toward you: the stub of the cut page is still there.",
+    ];
+    let mut replies = turn_replies(1);
+    let at = replies
+        .iter()
+        .position(|r| r.stage.as_deref() == Some("narrate"))
+        .unwrap();
+    replies.splice(at..=at, drafts.iter().map(|d| reply("narrate", *d)));
+    common::play::script(&gateway, replies);
+    gateway.set_drafts("large", 3);
+
+    let mut ctl = Controller::open(&save).unwrap();
+    let line = "I ask Hesper who else has seen it";
+    let Step::Run(input) = ctl.handle(line) else {
+        panic!("`{line}` did not run a turn")
+    };
+    // What the recall would bring back after an earlier turn about the ledger.
+    ctl.state.recalled.memories = vec![MemoryHit {
+        turn: 1,
+        summary: "At Reedmere Quay, you tried to ask Hesper about the page cut from the crossing ledger (Success). She kept her hand on it.".into(),
+        relevance: 0.8,
+        episodic: false,
+        location: "reedmere_quay".into(),
+        characters: vec!["hesper_vane".into()],
+    }];
+    let mut shown = String::new();
+    let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |p| {
+        if let Progress::Token(t) = p {
+            shown.push_str(t);
+        }
+    })
+    .unwrap();
+    let narrations: Vec<&str> = result
+        .messages
+        .iter()
+        .filter(|m| m.kind == Kind::Narration)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        narrations[0], drafts[2],
+        "the draft that calls back is kept"
+    );
+    assert!(
+        narrations[1..].iter().all(|n| n.contains("NPC")),
+        "NPC narrations are single and untouched: {narrations:?}"
+    );
+    assert!(
+        shown.starts_with(drafts[2]),
+        "the kept draft is shown whole: {shown}"
+    );
+    let [choice] = result.drafts.as_slice() else {
+        panic!("one drafted narration: {:?}", result.drafts)
+    };
+    assert_eq!(choice.kept, 2);
+    assert!(choice.verdicts[0].assistant);
+    assert!(choice.verdicts[1].grounded && choice.verdicts[1].recalls.is_empty());
+    assert_eq!(choice.verdicts[2].recalls, ["crossing", "ledger"]);
+    assert!(
+        choice.note.starts_with("narrate: kept draft 3 of 3"),
+        "{}",
+        choice.note
+    );
+    assert!(matches!(
+        ctl.finish(&input, Ok(result)),
+        Report::Committed { .. }
+    ));
+    drop(ctl);
+
+    let conn = rusqlite::Connection::open(&save).unwrap();
+    let stored: String = conn
+        .query_row(
+            "SELECT payload_json FROM turn_events WHERE event_type = 'tool_call' AND step_name = 'narrate_drafts'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(stored.contains("\"kept\":2"), "{stored}");
+    drop(conn);
+    let s = save.to_str().unwrap();
+    let out = common::loreloom(&["session", "replay", s, "--scene", "1"], None);
+    let text = common::stdout(&out);
+    assert!(out.status.success(), "{text}{}", common::stderr(&out));
+    assert!(text.contains("replayed identically"), "{text}");
+}

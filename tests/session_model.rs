@@ -94,6 +94,18 @@ fn three_turns_with_the_default_model_commit_whole_turns() {
                         narration.iter().any(|n| !n.trim().is_empty()),
                         "the narrator wrote something"
                     );
+                    // The built-in keys write the player's narration in
+                    // drafts (unless the data dir's models.ron says otherwise).
+                    let drafts = gateway.drafts_for("local-large");
+                    if drafts > 1 {
+                        let [choice] = result.drafts.as_slice() else {
+                            panic!("one drafted narration: {:?}", result.drafts)
+                        };
+                        eprintln!("  {}", choice.note);
+                        assert_eq!(choice.verdicts.len() as u32, drafts, "{}", choice.note);
+                    } else {
+                        assert!(result.drafts.is_empty(), "{:?}", result.drafts);
+                    }
                     break;
                 }
                 Report::Question(q) => {

@@ -190,7 +190,7 @@ pub fn models(init: bool) -> ExitCode {
     println!(
         "\nTo add a model: put any instruct GGUF (a 1.5B–4B model at Q4_K_M writes much better prose \
          than the default) in {}, run `loreloom models --init` once, and in {MODELS_FILE} point a key \
-         at it, e.g. local-large: (backend: Llama(file: \"your-model.gguf\"), compact_prompts: false) \
+         at it, e.g. local-large: (backend: Llama(file: \"your-model.gguf\"), compact_prompts: false, drafts: 1) \
          (compact prompts suit models under ~1B parameters, such as the default). For a server \
          (llama-server, Ollama, vLLM, a hosted API) use OpenAi(url: \"http://host:port/v1\", model: \"name\", \
          api_key_env: Some(\"VAR\")). Try it with `loreloom llm --model KEY \"Hello\"`.",

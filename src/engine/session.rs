@@ -111,6 +111,8 @@ struct RunningTurn {
     narrating: Option<u64>,
     /// Rolls already shown.
     rolls_shown: usize,
+    /// Narrations already shown.
+    narrations_shown: usize,
 }
 
 impl ActiveSession {
@@ -370,6 +372,7 @@ fn accept_input(
                     calls: BTreeMap::new(),
                     narrating: None,
                     rolls_shown: 0,
+                    narrations_shown: 0,
                 });
             }
             Step::Report(report) => {
@@ -480,14 +483,18 @@ fn collect_calls(
         ));
         if turn.narrating == Some(done.call) {
             turn.narrating = None;
-            if let Ok(v) = &done.outcome.result {
-                let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                view.entries.push(Entry::Narration(text.trim().to_owned()));
-            }
             view.streaming.clear();
             view.revision += 1;
         }
         turn.runner.deliver(id, (*done.outcome).clone());
+        // The narration as it will be committed (the echo cut, the kept
+        // draft), in place of what streamed.
+        let narrations = turn.runner.narrations();
+        for text in narrations.iter().skip(turn.narrations_shown) {
+            view.entries.push(Entry::Narration((*text).to_owned()));
+            view.revision += 1;
+        }
+        turn.narrations_shown = narrations.len();
         // Dice appear as soon as the engine rolls them, before the narration they decide.
         for roll in &turn.runner.rolls()[turn.rolls_shown..] {
             view.entries.push(Entry::Roll(roll.clone()));
@@ -534,6 +541,9 @@ fn commit_turn(
         }
         for refusal in &r.refused {
             view.log(format!("refused: {refusal}"));
+        }
+        for choice in &r.drafts {
+            view.log(choice.note.clone());
         }
         for roll in &r.rolls {
             view.log(format!(

@@ -16,6 +16,9 @@ pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 /// Its sha256, as the README's commands check it.
 pub const DEFAULT_MODEL_SHA256: &str =
     "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+/// Drafts of the player's narration the default local model writes (see
+/// [`ModelConfig::drafts`]; measured in `benches/narration.rs`).
+pub const LOCAL_DRAFTS: u32 = 3;
 /// The file (in the data dir) that maps model keys to backends.
 pub const MODELS_FILE: &str = "models.ron";
 
@@ -93,6 +96,19 @@ pub struct ModelConfig {
     /// better with the full one.
     #[serde(default)]
     pub compact_prompts: bool,
+    /// How many drafts a call that asks for them (the player's narration) is
+    /// sampled in, with seeds `seed`, `seed + 1` …; the caller keeps the one
+    /// that reads best (`session::drafts`). A tiny model's samples vary widely,
+    /// so a few drafts buy some of what a bigger model would; each costs one
+    /// generation (the prompt is evaluated once, through the prefix cache), and
+    /// a drafted narration appears whole instead of streaming. 1 streams the one
+    /// sample.
+    #[serde(default = "one_draft")]
+    pub drafts: u32,
+}
+
+fn one_draft() -> u32 {
+    1
 }
 
 /// The whole `models.ron`.
@@ -118,6 +134,7 @@ impl Default for ModelsConfig {
             sampling: SamplingOverride::default(),
             description: description.to_owned(),
             compact_prompts: true,
+            drafts: LOCAL_DRAFTS,
         };
         let mut models = IndexMap::new();
         models.insert(
@@ -143,6 +160,7 @@ impl Default for ModelsConfig {
                     "an OpenAI-compatible server on this machine (llama-server, Ollama, vLLM)"
                         .to_owned(),
                 compact_prompts: false,
+                drafts: 1,
             },
         );
         Self {

@@ -50,6 +50,10 @@ pub struct CallRequest {
     /// call (`/check` → the ruleset's check ids): constrained decoding can then only
     /// produce them. Keys are JSON pointers into the instance (`/check`, `/items/stat`).
     pub allowed: Vec<(String, Vec<Value>)>,
+    /// Sample a prose stage in as many drafts as the model's `drafts` says and
+    /// answer with all of them (a JSON array of strings, in seed order) when
+    /// that is more than one; the caller keeps the best. Drafts never stream.
+    pub drafts: bool,
 }
 
 impl std::fmt::Debug for CallRequest {
@@ -74,7 +78,14 @@ impl CallRequest {
             contract: None,
             check: None,
             allowed: Vec::new(),
+            drafts: false,
         }
+    }
+
+    /// Ask for the model's drafts (see [`CallRequest::drafts`]).
+    pub fn drafted(mut self) -> Self {
+        self.drafts = true;
+        self
     }
 
     /// Allow only `values` at `pointer` (see [`CallRequest::allowed`]).
@@ -225,6 +236,8 @@ struct Job {
     cache_slot: String,
     contract: Option<Contract>,
     check: Option<Check>,
+    /// Samples to answer with (more than one only for prose stages that asked).
+    drafts: u32,
     prompts: Arc<PromptRegistry>,
     events: Sender<LlmEvent>,
     cancel: Arc<AtomicBool>,
@@ -245,6 +258,8 @@ pub struct Gateway {
     workers: Mutex<HashMap<String, Sender<Work>>>,
     registered: Mutex<HashMap<String, BackendFactory>>,
     contracts: Mutex<HashMap<String, Contract>>,
+    /// Draft counts set per key over `models.ron`'s (scripts, replay).
+    drafts: Mutex<HashMap<String, u32>>,
     next_id: AtomicU64,
 }
 
@@ -272,6 +287,7 @@ impl Gateway {
             workers: Mutex::new(HashMap::new()),
             registered: Mutex::new(HashMap::new()),
             contracts: Mutex::new(HashMap::new()),
+            drafts: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
         }
     }
@@ -319,9 +335,32 @@ impl Gateway {
         }
     }
 
-    /// Serves `model_key` from a reply script.
+    /// Serves `model_key` from a reply script, one reply per call: a script
+    /// writes one draft (see [`Gateway::set_drafts`]).
     pub fn register_script(&self, model_key: impl Into<String>, backend: ScriptedBackend) {
-        self.register_backend(model_key, move || Ok(Box::new(backend) as Box<dyn Backend>));
+        let key = model_key.into();
+        self.set_drafts(&key, 1);
+        self.register_backend(key, move || Ok(Box::new(backend) as Box<dyn Backend>));
+    }
+
+    /// Calls to `model_key` that ask for drafts get `drafts` of them, whatever
+    /// `models.ron` says (replay sets what the turn recorded).
+    pub fn set_drafts(&self, model_key: &str, drafts: u32) {
+        if let Ok(mut map) = self.drafts.lock() {
+            map.insert(model_key.to_owned(), drafts.max(1));
+        }
+    }
+
+    /// How many drafts a call to `model_key` that asks for them gets.
+    pub fn drafts_for(&self, model_key: &str) -> u32 {
+        let set = self
+            .drafts
+            .lock()
+            .ok()
+            .and_then(|map| map.get(model_key).copied());
+        set.or_else(|| self.models.models.get(model_key).map(|m| m.drafts))
+            .unwrap_or(1)
+            .max(1)
     }
 
     /// Loads `model_key`'s model in the background.
@@ -387,11 +426,13 @@ impl Gateway {
         // A model that asks for compact prompts gets `compact: true` in every
         // stage's variables (unless the caller set it); templates without a
         // compact form ignore it.
-        let compact = self
-            .models
-            .models
-            .get(&request.model_key)
-            .is_some_and(|m| m.compact_prompts);
+        let model = self.models.models.get(&request.model_key);
+        let compact = model.is_some_and(|m| m.compact_prompts);
+        let drafts = if request.drafts {
+            self.drafts_for(&request.model_key)
+        } else {
+            1
+        };
         let mut vars = request.vars.clone();
         if let Some(map) = vars.as_object_mut() {
             map.entry("compact").or_insert(compact.into());
@@ -435,6 +476,7 @@ impl Gateway {
                 .unwrap_or_else(|| request.stage.clone()),
             contract,
             check: request.check.clone(),
+            drafts,
             prompts: self.prompts.clone(),
             events,
             cancel,
@@ -623,6 +665,24 @@ fn policy(
     job: &Job,
     record: &mut CallRecord,
 ) -> Result<Value, LlmError> {
+    if job.drafts > 1 && job.contract.is_none() {
+        let mut drafts = Vec::new();
+        for k in 0..job.drafts {
+            let mut sampling = job.sampling.clone();
+            sampling.seed = sampling.seed.wrapping_add(k);
+            let text = attempt(
+                backend,
+                job,
+                record,
+                AttemptKind::Draft,
+                job.messages.clone(),
+                &sampling,
+                &job.cache_slot,
+            )?;
+            drafts.push(Value::String(text));
+        }
+        return Ok(Value::Array(drafts));
+    }
     let first = attempt(
         backend,
         job,
@@ -732,7 +792,9 @@ fn attempt(
     let events = job.events.clone();
     let cancel = job.cancel.clone();
     let mut on_token = |t: &str| {
-        let _ = events.send(LlmEvent::Token(t.to_owned()));
+        if kind != AttemptKind::Draft {
+            let _ = events.send(LlmEvent::Token(t.to_owned()));
+        }
         !cancel.load(Ordering::Relaxed)
     };
     let outcome = backend.generate(&request, &mut on_token);

@@ -17,6 +17,10 @@ pub enum AttemptKind {
     Repair,
     /// The stage's prompt again, with the next seed.
     Retry,
+    /// One of several samples of the same prompt (seeds `seed`, `seed + 1` …)
+    /// the caller chooses among ([`super::config::ModelConfig::drafts`]); not
+    /// streamed.
+    Draft,
 }
 
 /// One generation within a call.

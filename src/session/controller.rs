@@ -18,6 +18,7 @@ use super::stream::{Kind, player_view};
 use super::turn::{Calibration, PERSONA, PlayerInput, SessionState, TurnError, TurnResult};
 use crate::campaign::{self, Campaign, system_rulesets};
 use crate::llm::CallRequest;
+use crate::llm::record::AttemptKind;
 use crate::memory::Embedder;
 use crate::store::{NewSession, PlaySession, SceneKind, SessionInfo, Store, Summary, TurnCommit};
 
@@ -789,6 +790,14 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
         crate::llm::ScriptedBackend::new(crate::llm::Script::from_records(records.iter()));
     gateway.register_script(&state.small_model, backend.clone());
     gateway.register_script(&state.large_model, backend);
+    // The player's narration is asked for in as many drafts as were recorded.
+    let drafts = records
+        .iter()
+        .filter(|r| r.attempts.iter().any(|a| a.kind == AttemptKind::Draft))
+        .map(|r| r.attempts.len())
+        .max()
+        .unwrap_or(1);
+    gateway.set_drafts(&state.large_model, u32::try_from(drafts).unwrap_or(1));
     let input = PlayerInput {
         text: turn.action_text.clone(),
         whisper_to: action["whisper_to"].as_str().map(str::to_owned),

@@ -7,6 +7,7 @@
 pub mod beats;
 #[cfg(feature = "store")]
 pub mod controller;
+pub mod drafts;
 pub mod observation;
 pub mod people;
 pub mod play;

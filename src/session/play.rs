@@ -124,12 +124,24 @@ pub fn run_turn(
             })
             .collect();
         for (id, stage, handle) in handles {
+            let mut streamed = false;
             let outcome = if stage == "narrate" {
-                handle.wait_streaming(|t| progress(Progress::Token(t)))
+                handle.wait_streaming(|t| {
+                    streamed = true;
+                    progress(Progress::Token(t));
+                })
             } else {
                 handle.wait()
             };
+            let before = runner.narrations().len();
             runner.deliver(id, outcome);
+            // Drafts do not stream: the kept one is shown whole.
+            if stage == "narrate"
+                && !streamed
+                && let Some(text) = runner.narrations().get(before)
+            {
+                progress(Progress::Token(text));
+            }
         }
     }
     runner.finish()
@@ -186,6 +198,7 @@ pub fn fallback_turn(
         skipped: Vec::new(),
         records: Vec::new(),
         refused: Vec::new(),
+        drafts: Vec::new(),
         play_minutes: state.play_minutes + 1.0,
         clarification: None,
         recalled: crate::memory::Recalled::default(),
@@ -216,6 +229,7 @@ pub fn end_scene_turn(state: &SessionState) -> TurnResult {
         skipped: Vec::new(),
         records: Vec::new(),
         refused: Vec::new(),
+        drafts: Vec::new(),
         play_minutes: state.play_minutes,
         clarification: None,
         recalled: crate::memory::Recalled::default(),

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::drafts::{campaign_names, grounded};
 use super::stream::Kind;
 use super::turn::{PERSONA, PlayerInput, SessionState, TRIED, TurnResult, verb_phrase};
 use crate::campaign::Campaign;
@@ -607,43 +608,6 @@ fn first_sentence(text: &str) -> &str {
         .unwrap_or("")
 }
 
-/// Whether a narration sentence may go into a memory: it reads as prose and
-/// names something of this campaign by its proper name (a person, place,
-/// item or faction). A
-/// weak model's inventions (names and places the campaign never had) stay
-/// out, so they are not fed back to it as "what happened".
-fn grounded(sentence: &str, names: &[String]) -> bool {
-    let key = |w: &str| {
-        w.trim_matches(|c: char| !c.is_alphanumeric())
-            .trim_end_matches("'s")
-            .to_lowercase()
-    };
-    let said: HashSet<String> = sentence.split_whitespace().map(key).collect();
-    crate::llm::contract::looks_like_prose(sentence)
-        && names.iter().any(|n| {
-            // The proper nouns of a name ("Hesper", "Patience"), not its
-            // common words ("ledger", "page"), which any story may use.
-            n.split_whitespace()
-                .filter(|w| w.starts_with(char::is_uppercase))
-                .map(key)
-                .any(|w| w.chars().count() >= 4 && said.contains(&w))
-        })
-}
-
-/// The names a grounded sentence may use: the campaign's people, places, items and factions.
-fn campaign_names(campaign: &Campaign) -> Vec<String> {
-    campaign
-        .characters
-        .values()
-        .map(|c| c.name.clone())
-        .chain(
-            [&campaign.locations, &campaign.items, &campaign.factions]
-                .into_iter()
-                .flat_map(|m| m.values().map(|e| e.name.clone())),
-        )
-        .collect()
-}
-
 /// The memory event of a turn, in plain words: where, what the player tried
 /// and how the dice went (in the second person, as the narrator addresses
 /// them), then the narration's first sentence when it is grounded in the
@@ -727,7 +691,7 @@ pub fn memory_event(
 
 #[cfg(test)]
 mod tests {
-    use super::grounded;
+    use crate::session::drafts::grounded;
     use crate::session::turn::verb_phrase;
 
     #[test]

@@ -21,10 +21,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::observation::{DEFAULT_LAMBDA, Observation, recall};
-use super::people;
 use super::stream::{
     Kind, Message, MessageId, NARRATOR, SYSTEM, Stage, StateEntry, Stream, states_for, view,
 };
+use super::{drafts, people};
 use crate::campaign::{Campaign, slug};
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError};
 use crate::memory::Recalled;
@@ -195,11 +195,24 @@ pub struct TurnResult {
     pub records: Vec<CallRecord>,
     /// Model proposals the rules refused (kept for the log, not applied).
     pub refused: Vec<String>,
+    /// Narrations written in drafts: which one was kept and how each read.
+    pub drafts: Vec<DraftChoice>,
     pub play_minutes: f64,
     /// A question instead of a turn: nothing is committed; the player answers.
     pub clarification: Option<String>,
     /// What the narrator and choices were shown from memory and lore.
     pub recalled: Recalled,
+}
+
+/// Which draft of a narration a turn kept, and how each read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DraftChoice {
+    pub actor: String,
+    /// Index of the kept draft (0: the first seed).
+    pub kept: usize,
+    pub verdicts: Vec<drafts::Verdict>,
+    /// One line for the log and the debug overlay.
+    pub note: String,
 }
 
 #[derive(Clone, Debug)]
@@ -259,6 +272,7 @@ pub struct TurnRunner {
     observations: Vec<Observation>,
     records: Vec<CallRecord>,
     refused: Vec<String>,
+    drafts: Vec<DraftChoice>,
     choices: Vec<String>,
     generic_choices: bool,
     persona_intention: MessageId,
@@ -288,6 +302,7 @@ impl TurnRunner {
             observations: Vec::new(),
             records: Vec::new(),
             refused: Vec::new(),
+            drafts: Vec::new(),
             choices: Vec::new(),
             generic_choices: false,
             persona_intention: MessageId { turn_id, seq: 0 },
@@ -340,6 +355,16 @@ impl TurnRunner {
         &self.rolls
     }
 
+    /// The narrations written so far this turn, in order: after the echo cut
+    /// and the choice among drafts, as they will be committed.
+    pub fn narrations(&self) -> Vec<&str> {
+        self.state.stream.messages[self.first_new..]
+            .iter()
+            .filter(|m| m.kind == Kind::Narration)
+            .map(|m| m.content.as_str())
+            .collect()
+    }
+
     /// The stage names of calls still out.
     pub fn waiting_for(&self) -> Vec<&'static str> {
         self.in_flight.values().map(Purpose::stage).collect()
@@ -384,9 +409,12 @@ impl TurnRunner {
                     })
                 };
                 let (system, user) = (part(crate::llm::Role::System), part(crate::llm::Role::User));
-                let text = value
-                    .as_str()
-                    .map_or_else(|| value.to_string(), str::to_owned);
+                let text = match &value {
+                    Value::Array(drafts) => self.keep_draft(&actor, drafts, &system, &user),
+                    other => other
+                        .as_str()
+                        .map_or_else(|| other.to_string(), str::to_owned),
+                };
                 let kept = cut_echo(&text, &system, &user);
                 if kept.len() < text.trim().len() {
                     self.refused.push(format!(
@@ -395,6 +423,7 @@ impl TurnRunner {
                         text.trim().len()
                     ));
                 }
+                let kept = drafts::whole_sentences(kept);
                 if kept.is_empty() {
                     self.error = Some(TurnError {
                         stage: "narrate".into(),
@@ -440,10 +469,52 @@ impl TurnRunner {
             skipped: self.skipped,
             records: self.records,
             refused: self.refused,
+            drafts: self.drafts,
             play_minutes: now,
             clarification: self.clarification,
             recalled: self.state.recalled,
         })
+    }
+
+    /// The draft of `actor`'s narration that reads best (`session::drafts`),
+    /// judged after the echo cut against the memory and lore its prompt was
+    /// shown; the choice goes to the log and the debug overlay.
+    fn keep_draft(&mut self, actor: &str, drafts: &[Value], system: &str, user: &str) -> String {
+        let texts: Vec<&str> = drafts.iter().map(|d| d.as_str().unwrap_or("")).collect();
+        let recalled = &self.state.recalled;
+        let memory = recalled
+            .memories
+            .first()
+            .map_or_else(String::new, |m| brief(&m.summary, 1, 240));
+        let lore = recalled
+            .lore
+            .first()
+            .map_or_else(String::new, |h| brief(&h.text, 2, 240));
+        let action = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .find(|m| m.id == self.persona_intention)
+            .map_or("", |m| m.content.as_str());
+        let said_anyway = format!("{action} {}", self.state.place().1);
+        let cues = drafts::Cues::new(&self.state.campaign, &memory, &lore, &said_anyway);
+        let verdicts: Vec<drafts::Verdict> = texts
+            .iter()
+            .map(|t| {
+                let kept = cut_echo(t, system, user);
+                let cut = kept.len() < t.trim().len();
+                drafts::judge(drafts::whole_sentences(kept), cut, &cues)
+            })
+            .collect();
+        let kept = drafts::pick(&verdicts);
+        self.drafts.push(DraftChoice {
+            actor: actor.to_owned(),
+            kept,
+            note: drafts::explain(kept, &verdicts),
+            verdicts,
+        });
+        texts.get(kept).copied().unwrap_or_default().to_owned()
     }
 
     fn queue(&mut self, purpose: Purpose, request: CallRequest) {
@@ -770,6 +841,11 @@ impl TurnRunner {
         let mut request =
             CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());
         request.cache_slot = Some("narrate".into());
+        // The player's own narration is the one that must land: a model that
+        // writes drafts writes it in drafts (`session::drafts` keeps the best).
+        if actor == PERSONA {
+            request = request.drafted();
+        }
         request
     }
 

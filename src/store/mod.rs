@@ -1233,6 +1233,13 @@ impl TurnCommit {
                 serde_json::to_value(&result.changes).unwrap_or(Value::Null),
             ));
         }
+        for choice in &result.drafts {
+            events.push(TurnEvent::engine(
+                "tool_call",
+                "narrate_drafts",
+                serde_json::to_value(choice).unwrap_or(Value::Null),
+            ));
+        }
         for refusal in &result.refused {
             events.push(TurnEvent::engine(
                 "error",

@@ -33,6 +33,17 @@ fn scripted(gateway: &Gateway, replies: &[&str]) -> ScriptedBackend {
     backend
 }
 
+/// A model key that reads its replies from `file` in the data dir.
+fn scripted_key(file: &str, drafts: u32) -> loreloom::llm::ModelConfig {
+    loreloom::llm::ModelConfig {
+        backend: loreloom::llm::BackendConfig::Scripted { file: file.into() },
+        sampling: loreloom::llm::backend::SamplingOverride::default(),
+        description: String::new(),
+        compact_prompts: false,
+        drafts,
+    }
+}
+
 fn reflection_vars() -> Value {
     json!({
         "character_profile": {"id": "mara", "name": "Mara", "traits": ["wary"]},
@@ -263,18 +274,9 @@ fn free_text_stages_stream_tokens_that_a_poller_sees_before_the_end() {
 fn a_drafted_call_answers_with_every_draft_in_seed_order_and_streams_none() {
     let data = tempfile::tempdir().unwrap();
     let mut models = ModelsConfig::default();
-    models.models.insert(
-        "drafter".into(),
-        loreloom::llm::ModelConfig {
-            backend: loreloom::llm::BackendConfig::Scripted {
-                file: "drafts.json".into(),
-            },
-            sampling: loreloom::llm::backend::SamplingOverride::default(),
-            description: String::new(),
-            compact_prompts: false,
-            drafts: 3,
-        },
-    );
+    models
+        .models
+        .insert("drafter".into(), scripted_key("drafts.json", 3));
     std::fs::write(
         data.path().join("drafts.json"),
         json!({"replies": [{"text": "One."}, {"text": "Two."}, {"text": "Three."}, {"text": "Alone."}]})
@@ -440,18 +442,9 @@ fn a_scripted_model_key_reads_its_script_file_from_the_data_dir() {
     )
     .unwrap();
     let mut models = ModelsConfig::default();
-    models.models.insert(
-        "demo".into(),
-        loreloom::llm::ModelConfig {
-            backend: loreloom::llm::BackendConfig::Scripted {
-                file: "demo.json".into(),
-            },
-            sampling: loreloom::llm::backend::SamplingOverride::default(),
-            description: String::new(),
-            compact_prompts: false,
-            drafts: 1,
-        },
-    );
+    models
+        .models
+        .insert("demo".into(), scripted_key("demo.json", 1));
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
     let gw = Gateway::new(prompts, root().join("schemas"), models, data.path());
     let outcome = gw

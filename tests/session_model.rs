@@ -102,7 +102,7 @@ fn three_turns_with_the_default_model_commit_whole_turns() {
                             panic!("one drafted narration: {:?}", result.drafts)
                         };
                         eprintln!("  {}", choice.note);
-                        assert_eq!(choice.verdicts.len() as u32, drafts, "{}", choice.note);
+                        assert_eq!(choice.verdicts.len(), drafts as usize, "{}", choice.note);
                     } else {
                         assert!(result.drafts.is_empty(), "{:?}", result.drafts);
                     }

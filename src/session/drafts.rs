@@ -126,6 +126,10 @@ impl Cues {
 
 /// How one draft reads.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent findings about one draft, logged and stored as they are"
+)]
 pub struct Verdict {
     pub prose: bool,
     /// It talks like a chat assistant, about the story, or in labelled

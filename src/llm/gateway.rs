@@ -426,8 +426,11 @@ impl Gateway {
         // A model that asks for compact prompts gets `compact: true` in every
         // stage's variables (unless the caller set it); templates without a
         // compact form ignore it.
-        let model = self.models.models.get(&request.model_key);
-        let compact = model.is_some_and(|m| m.compact_prompts);
+        let compact = self
+            .models
+            .models
+            .get(&request.model_key)
+            .is_some_and(|m| m.compact_prompts);
         let drafts = if request.drafts {
             self.drafts_for(&request.model_key)
         } else {

@@ -491,11 +491,7 @@ impl TurnRunner {
             .first()
             .map_or_else(String::new, |h| brief(&h.text, 2, 240));
         let action = self
-            .state
-            .stream
-            .messages
-            .iter()
-            .find(|m| m.id == self.persona_intention)
+            .message(self.persona_intention)
             .map_or("", |m| m.content.as_str());
         let said_anyway = format!("{action} {}", self.state.place().1);
         let cues = drafts::Cues::new(&self.state.campaign, &memory, &lore, &said_anyway);
@@ -527,6 +523,11 @@ impl TurnRunner {
     fn call_seed(&self) -> u32 {
         let mixed = self.state.seed ^ (self.turn_id << 16) ^ u64::from(self.next_id);
         u32::try_from(mixed & 0xFFFF_FFFF).unwrap_or(0)
+    }
+
+    /// A message of the stream, by id.
+    fn message(&self, id: MessageId) -> Option<&Message> {
+        self.state.stream.messages.iter().find(|m| m.id == id)
     }
 
     fn name_of(&self, id: &str) -> String {
@@ -783,12 +784,7 @@ impl TurnRunner {
             .into_iter()
             .filter(|m| m["kind"] != "intention")
             .collect();
-        let message = self
-            .state
-            .stream
-            .messages
-            .iter()
-            .find(|m| m.id == intention);
+        let message = self.message(intention);
         let whisper_to = message
             .and_then(|m| m.target.as_deref())
             .map(|t| self.name_of(t))

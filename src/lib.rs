@@ -5,6 +5,7 @@
 
 pub mod campaign;
 pub mod cli;
+pub mod corpus;
 pub mod engine;
 pub mod llm;
 pub mod memory;

@@ -204,6 +204,7 @@ fn the_gateway_runs_a_structured_stage_on_the_real_model() {
                 context: 2048,
                 threads: Some(1),
                 slots: 2,
+                lora: None,
             },
             sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),

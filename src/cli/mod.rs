@@ -6,6 +6,7 @@ mod model;
 #[cfg(feature = "store")]
 mod session;
 mod terminal;
+mod tune;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -91,6 +92,9 @@ enum Command {
     #[cfg(feature = "store")]
     #[command(subcommand)]
     Session(SessionCommand),
+    /// The fine-tuning corpus: render `training/settings` into the chats the model is tuned on
+    #[command(subcommand)]
+    Tune(TuneCommand),
     /// Roll dice: `2d6+3`, `1d20+wits --mod wits=2`; prints each roll as JSON
     Dice {
         /// `NdM` terms, constants and named modifiers joined by + and -
@@ -123,6 +127,13 @@ enum SessionCommand {
         #[arg(long)]
         scene: i64,
     },
+}
+
+/// `loreloom tune …`
+#[derive(clap::Subcommand, Debug)]
+enum TuneCommand {
+    /// Render every setting's situations into chats (system, user, the answer) with the newest prompts: `train.jsonl` and `heldout.jsonl`
+    Render(tune::RenderArgs),
 }
 
 /// `loreloom campaign …`
@@ -308,6 +319,7 @@ pub fn run() -> ExitCode {
         Command::Llm(args) => model::llm(args),
         Command::Models { init } => model::models(init),
         Command::Prompts => model::prompts(),
+        Command::Tune(TuneCommand::Render(args)) => tune::render(&args),
         Command::Campaign(CampaignCommand::Validate { dir }) => campaign::validate(&dir),
         Command::Campaign(CampaignCommand::Show { dir }) => campaign::show(&dir),
         Command::Campaign(CampaignCommand::Enrich(args)) => campaign::enrich(&args),

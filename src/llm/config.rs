@@ -19,6 +19,10 @@ pub const DEFAULT_MODEL_SHA256: &str =
 /// Drafts of the player's narration the default local model writes (see
 /// [`ModelConfig::drafts`]; measured in `benches/narration.rs`).
 pub const LOCAL_DRAFTS: u32 = 3;
+/// The narrator adapter the built-in local keys load over the default model: a
+/// LoRA fine-tuned on Loreloom's own corpus (`training/`, `tools/tune/`),
+/// shipped in `assets/models/` and installed beside the model by `run.sh`.
+pub const DEFAULT_ADAPTER_FILE: &str = "loreloom-narrator-lora.gguf";
 /// The file (in the data dir) that maps model keys to backends.
 pub const MODELS_FILE: &str = "models.ron";
 
@@ -40,6 +44,12 @@ pub enum BackendConfig {
         /// Prompt-prefix caches kept (one per stage or character).
         #[serde(default = "default_slots")]
         slots: u32,
+        /// A LoRA adapter (GGUF, from llama.cpp's `convert_lora_to_gguf.py`)
+        /// applied over the model; a relative path is looked up in
+        /// `<data dir>/models/`. One that is missing or does not fit the model
+        /// is reported, naming the file, and the base model answers alone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lora: Option<PathBuf>,
     },
     /// An OpenAI-compatible server (`/v1/chat/completions`): llama.cpp's
     /// llama-server, Ollama, vLLM or a hosted endpoint.
@@ -130,6 +140,7 @@ impl Default for ModelsConfig {
                 context: default_context(),
                 threads: None,
                 slots: default_slots(),
+                lora: Some(PathBuf::from(DEFAULT_ADAPTER_FILE)),
             },
             sampling: SamplingOverride::default(),
             description: description.to_owned(),
@@ -241,6 +252,19 @@ impl BackendConfig {
         }
     }
 
+    /// The LoRA adapter path a llama model key names, if any.
+    pub fn adapter_path(&self, data_dir: &Path) -> Option<PathBuf> {
+        match self {
+            BackendConfig::Llama {
+                lora: Some(file), ..
+            } if file.is_absolute() => Some(file.clone()),
+            BackendConfig::Llama {
+                lora: Some(file), ..
+            } => Some(data_dir.join("models").join(file)),
+            _ => None,
+        }
+    }
+
     /// A short description: backend and model.
     pub fn describe(&self, data_dir: &Path) -> String {
         match self {
@@ -251,7 +275,14 @@ impl BackendConfig {
                 } else {
                     "MISSING"
                 };
-                format!("llama.cpp in-process · {} ({state})", path.display())
+                let adapter = self.adapter_path(data_dir).map_or_else(String::new, |a| {
+                    let state = if a.is_file() { "installed" } else { "MISSING" };
+                    format!(" + LoRA {} ({state})", a.display())
+                });
+                format!(
+                    "llama.cpp in-process · {} ({state}){adapter}",
+                    path.display()
+                )
             }
             BackendConfig::OpenAi { url, model, .. } => {
                 format!("OpenAI-compatible · {url} · model {model}")

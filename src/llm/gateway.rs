@@ -548,9 +548,14 @@ pub fn open_backend(
             ..
         } => {
             let path = config.model_path(data_dir).unwrap_or_default();
+            let adapter = config.adapter_path(data_dir);
             let threads = threads.unwrap_or_else(super::config::default_threads);
-            Ok(Box::new(super::llama::LlamaCppBackend::open(
-                &path, *context, threads, *slots,
+            Ok(Box::new(super::llama::LlamaCppBackend::open_with(
+                &path,
+                adapter.as_deref(),
+                *context,
+                threads,
+                *slots,
             )?))
         }
         #[cfg(not(feature = "llama"))]

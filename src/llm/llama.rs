@@ -18,7 +18,7 @@ use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaLoraAdapter, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
@@ -42,16 +42,28 @@ fn llama_backend() -> Result<&'static LlamaBackend, BackendError> {
         .map_err(|e| BackendError::Fatal(format!("llama.cpp could not start: {e}")))
 }
 
-/// Loaded models, one per file for the life of the process (contexts borrow them).
-fn load_model(path: &Path) -> Result<&'static LlamaModel, BackendError> {
-    static MODELS: OnceLock<Mutex<HashMap<PathBuf, &'static LlamaModel>>> = OnceLock::new();
+/// A model as loaded: the weights and, when its key names one, the LoRA
+/// adapter over them (or why the adapter could not be used).
+#[derive(Clone, Copy)]
+struct Loaded {
+    model: &'static LlamaModel,
+    adapter: Option<&'static Mutex<LlamaLoraAdapter>>,
+    adapter_error: Option<&'static str>,
+}
+
+/// Loaded models, one per file and adapter for the life of the process
+/// (contexts borrow them; an adapter is initialised on its own copy of the
+/// model, which llama.cpp needs mutably for that).
+fn load_model(path: &Path, adapter: Option<&Path>) -> Result<Loaded, BackendError> {
+    static MODELS: OnceLock<Mutex<HashMap<(PathBuf, Option<PathBuf>), Loaded>>> = OnceLock::new();
     let backend = llama_backend()?;
     let mut models = MODELS
         .get_or_init(Mutex::default)
         .lock()
         .map_err(|_| BackendError::Fatal("the model cache is poisoned".into()))?;
-    if let Some(model) = models.get(path) {
-        return Ok(model);
+    let key = (path.to_path_buf(), adapter.map(Path::to_path_buf));
+    if let Some(loaded) = models.get(&key) {
+        return Ok(*loaded);
     }
     if !path.is_file() {
         return Err(BackendError::Fatal(format!(
@@ -59,16 +71,45 @@ fn load_model(path: &Path) -> Result<&'static LlamaModel, BackendError> {
             path.display()
         )));
     }
-    let model =
-        LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| {
+    let mut model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+        .map_err(|e| {
             BackendError::Fatal(format!(
                 "{} is not a loadable GGUF model: {e}",
                 path.display()
             ))
         })?;
-    let model: &'static LlamaModel = Box::leak(Box::new(model));
-    models.insert(path.to_path_buf(), model);
-    Ok(model)
+    let (lora, adapter_error) = match adapter {
+        None => (None, None),
+        Some(file) if !file.is_file() => (
+            None,
+            Some(format!(
+                "the LoRA adapter {} is missing (`./run.sh play` installs the default one); {} answers without it",
+                file.display(),
+                path.display()
+            )),
+        ),
+        Some(file) => match model.lora_adapter_init(file) {
+            Ok(lora) => (Some(lora), None),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "{} is not a LoRA adapter for {} ({e}); reinstall it with `./run.sh play` or remove `lora` from the key in models.ron; the model answers without it",
+                    file.display(),
+                    path.display()
+                )),
+            ),
+        },
+    };
+    if let Some(message) = &adapter_error {
+        tracing::warn!("{message}");
+    }
+    let loaded = Loaded {
+        model: Box::leak(Box::new(model)),
+        adapter: lora.map(|l| &*Box::leak(Box::new(Mutex::new(l)))),
+        adapter_error: adapter_error.map(|m| &*m.leak()),
+    };
+    models.insert(key, loaded);
+    Ok(loaded)
 }
 
 /// One cache slot: a context and the tokens its KV cache holds.
@@ -82,6 +123,8 @@ struct Slot {
 /// The llama.cpp backend.
 pub struct LlamaCppBackend {
     model: &'static LlamaModel,
+    adapter: Option<&'static Mutex<LlamaLoraAdapter>>,
+    adapter_error: Option<&'static str>,
     template: LlamaChatTemplate,
     path: PathBuf,
     n_ctx: u32,
@@ -105,7 +148,24 @@ impl std::fmt::Debug for LlamaCppBackend {
 impl LlamaCppBackend {
     /// Loads `path` (once per process) for use with `threads` inference threads.
     pub fn open(path: &Path, context: u32, threads: u32, slots: u32) -> Result<Self, BackendError> {
-        let model = load_model(path)?;
+        Self::open_with(path, None, context, threads, slots)
+    }
+
+    /// Loads `path` with the LoRA `adapter` over it (once per process for the
+    /// pair). An adapter that is missing or does not fit is no error: the base
+    /// model answers, and [`Self::adapter_error`] says why.
+    pub fn open_with(
+        path: &Path,
+        adapter: Option<&Path>,
+        context: u32,
+        threads: u32,
+        slots: u32,
+    ) -> Result<Self, BackendError> {
+        let Loaded {
+            model,
+            adapter,
+            adapter_error,
+        } = load_model(path, adapter)?;
         let template = model
             .chat_template(None)
             .or_else(|_| LlamaChatTemplate::new("chatml"))
@@ -113,6 +173,8 @@ impl LlamaCppBackend {
         let n_ctx = context.clamp(256, model.n_ctx_train().max(256));
         Ok(Self {
             model,
+            adapter,
+            adapter_error,
             template,
             path: path.to_path_buf(),
             n_ctx,
@@ -122,6 +184,17 @@ impl LlamaCppBackend {
             grammars: HashMap::new(),
             clock: 0,
         })
+    }
+
+    /// Whether a LoRA adapter is applied to every context.
+    pub fn has_adapter(&self) -> bool {
+        self.adapter.is_some()
+    }
+
+    /// Why the adapter the key names is not applied (missing, or not a LoRA
+    /// for this model), naming the file.
+    pub fn adapter_error(&self) -> Option<&str> {
+        self.adapter_error
     }
 
     /// The prompt text after the model's chat template.
@@ -180,10 +253,18 @@ impl LlamaCppBackend {
             .with_n_batch(u32::try_from(BATCH).unwrap_or(512))
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
-        let ctx = self
+        let mut ctx = self
             .model
             .new_context(llama_backend()?, params)
             .map_err(|e| BackendError::Fatal(format!("cannot create a llama.cpp context: {e}")))?;
+        if let Some(adapter) = self.adapter {
+            let mut adapter = adapter
+                .lock()
+                .map_err(|_| BackendError::Fatal("the LoRA adapter lock is poisoned".into()))?;
+            ctx.lora_adapter_set(&mut adapter, 1.0).map_err(|e| {
+                BackendError::Fatal(format!("llama.cpp refused the LoRA adapter: {e}"))
+            })?;
+        }
         self.slots.push(Slot {
             name: name.to_owned(),
             ctx,

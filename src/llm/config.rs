@@ -20,7 +20,7 @@ pub const DEFAULT_MODEL_SHA256: &str =
 /// [`ModelConfig::drafts`]; measured in `benches/narration.rs`).
 pub const LOCAL_DRAFTS: u32 = 3;
 /// The narrator adapter the built-in local keys load over the default model: a
-/// LoRA fine-tuned on Loreloom's own corpus (`training/`, `tools/tune/`),
+/// `LoRA` fine-tuned on Loreloom's own corpus (`training/`, `tools/tune/`),
 /// shipped in `assets/models/` and installed beside the model by `run.sh`.
 pub const DEFAULT_ADAPTER_FILE: &str = "loreloom-narrator-lora.gguf";
 /// The file (in the data dir) that maps model keys to backends.
@@ -44,7 +44,7 @@ pub enum BackendConfig {
         /// Prompt-prefix caches kept (one per stage or character).
         #[serde(default = "default_slots")]
         slots: u32,
-        /// A LoRA adapter (GGUF, from llama.cpp's `convert_lora_to_gguf.py`)
+        /// A `LoRA` adapter (GGUF, from llama.cpp's `convert_lora_to_gguf.py`)
         /// applied over the model; a relative path is looked up in
         /// `<data dir>/models/`. One that is missing or does not fit the model
         /// is reported, naming the file, and the base model answers alone.
@@ -252,7 +252,7 @@ impl BackendConfig {
         }
     }
 
-    /// The LoRA adapter path a llama model key names, if any.
+    /// The `LoRA` adapter path a llama model key names, if any.
     pub fn adapter_path(&self, data_dir: &Path) -> Option<PathBuf> {
         match self {
             BackendConfig::Llama {

@@ -42,7 +42,7 @@ fn llama_backend() -> Result<&'static LlamaBackend, BackendError> {
         .map_err(|e| BackendError::Fatal(format!("llama.cpp could not start: {e}")))
 }
 
-/// A model as loaded: the weights and, when its key names one, the LoRA
+/// A model as loaded: the weights and, when its key names one, the `LoRA`
 /// adapter over them (or why the adapter could not be used).
 #[derive(Clone, Copy)]
 struct Loaded {
@@ -151,7 +151,7 @@ impl LlamaCppBackend {
         Self::open_with(path, None, context, threads, slots)
     }
 
-    /// Loads `path` with the LoRA `adapter` over it (once per process for the
+    /// Loads `path` with the `LoRA` `adapter` over it (once per process for the
     /// pair). An adapter that is missing or does not fit is no error: the base
     /// model answers, and [`Self::adapter_error`] says why.
     pub fn open_with(
@@ -186,12 +186,12 @@ impl LlamaCppBackend {
         })
     }
 
-    /// Whether a LoRA adapter is applied to every context.
+    /// Whether a `LoRA` adapter is applied to every context.
     pub fn has_adapter(&self) -> bool {
         self.adapter.is_some()
     }
 
-    /// Why the adapter the key names is not applied (missing, or not a LoRA
+    /// Why the adapter the key names is not applied (missing, or not a `LoRA`
     /// for this model), naming the file.
     pub fn adapter_error(&self) -> Option<&str> {
         self.adapter_error

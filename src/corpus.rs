@@ -789,7 +789,7 @@ mod tests {
         let s = Shingles::of(&[e]);
         assert_eq!(
             s.copied("You see the rungs are slick with ash-water, friend."),
-            (2, 5)
+            (1, 4)
         );
         assert_eq!(
             s.copied("Nothing here matches at all, not one run."),

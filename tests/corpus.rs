@@ -1,0 +1,71 @@
+//! The narrator corpus: every setting renders with today's prompts, the rendered files in `training/data/` are exactly what the settings and prompts make now, and the held-out settings never appear in training.
+
+use std::path::PathBuf;
+
+use loreloom::corpus::{Example, load_settings, read_jsonl, render};
+use loreloom::llm::PromptRegistry;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_rendered_corpus_is_current_and_the_split_is_by_setting() {
+    let settings = load_settings(&root().join("training/settings")).unwrap();
+    let registry = PromptRegistry::load(root().join("prompts")).unwrap();
+    let examples = render(&settings, &registry, &[root().join("campaigns/rulesets")]).unwrap();
+    let split: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("training/split.json")).unwrap())
+            .unwrap();
+    let heldout: Vec<&str> = split["heldout"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    let train = read_jsonl(&root().join("training/data/train.jsonl")).unwrap();
+    let held = read_jsonl(&root().join("training/data/heldout.jsonl")).unwrap();
+    let key = |e: &Example| serde_json::to_string(e).unwrap();
+    let fresh: Vec<String> = examples.iter().map(key).collect();
+    let stored: Vec<String> = train.iter().chain(&held).map(key).collect();
+    let mut a = fresh.clone();
+    let mut b = stored.clone();
+    a.sort();
+    b.sort();
+    assert!(
+        a == b,
+        "training/data is stale: run `loreloom tune render` after changing settings or prompts ({} rendered now, {} stored)",
+        a.len(),
+        b.len()
+    );
+    assert!(train.iter().all(|e| !heldout.contains(&e.setting.as_str())));
+    assert!(held.iter().all(|e| heldout.contains(&e.setting.as_str())));
+    // The issue's floor: at least 12 training settings, 600 narrations, 200 each of choices and intents.
+    let count = |stage: &str| train.iter().filter(|e| e.stage == stage).count();
+    let settings_trained = settings.len() - heldout.len();
+    assert!(
+        settings_trained >= 12,
+        "{settings_trained} training settings"
+    );
+    assert!(count("narrate") >= 600 && count("choices") >= 200 && count("npc_intent") >= 200);
+    // Every example ends in our answer, after the stage's system and user messages.
+    for e in &train {
+        let roles: Vec<&str> = e.messages.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(
+            roles,
+            ["system", "user", "assistant"],
+            "{} {}[{}]",
+            e.setting,
+            e.stage,
+            e.index
+        );
+    }
+}
+
+#[test]
+fn a_broken_setting_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.json"), r#"{"id": "bad", "title": 3}"#).unwrap();
+    let err = load_settings(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("bad.json") && err.contains("title"), "{err}");
+}

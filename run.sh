@@ -112,7 +112,7 @@ need_model() {
 # corpus (training/, tools/tune/), shipped in the repository and installed beside
 # the model after checking the sha256 its manifest (assets/models/*.json) names.
 ADAPTER_FILE=assets/models/loreloom-narrator-lora.gguf
-ADAPTER_SHA256=ffc6e14d2fbac8424e77916187ad5a384c9f7bffbcb0e4541bea20d72318eee1
+ADAPTER_SHA256=62b72a67d9c35be72dd4034232c3ac249f97c07719ce34a4c8212038882ee452
 
 need_adapter() {
     local dest="$DATA_DIR/models/${ADAPTER_FILE##*/}"

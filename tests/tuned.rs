@@ -2,6 +2,7 @@
 
 #![cfg(feature = "llama")]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -107,10 +108,11 @@ fn the_tuned_narrator_stays_in_voice_and_in_the_scene_on_an_unseen_campaign() {
             n += 1;
             in_voice += usize::from(c.in_voice);
             grounded += usize::from(c.grounded);
-            report.push_str(&format!("[{}] {c:?}\n  {}\n", e.index, text.trim()));
+            let _ = writeln!(report, "[{}] {c:?}\n  {}", e.index, text.trim());
         }
     }
     assert_eq!(n, 12);
+    eprintln!("{report}");
     // The targets are 95% and 85% over the bench's held-out set; a handful of
     // prompts allows one miss each.
     assert!(in_voice >= n - 1, "in voice {in_voice}/{n}:\n{report}");

@@ -264,14 +264,19 @@ fn main() {
         );
         return;
     }
+    // `cargo test --benches` runs this once in test mode: one prompt per
+    // stage and one sample, to show it works; the figures need `cargo bench`.
+    let measuring = std::env::args().any(|a| a == "--bench");
     let per_stage: usize = std::env::var("PER_STAGE")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+        .filter(|_| measuring)
+        .unwrap_or(if measuring { 40 } else { 1 });
     let seeds: u32 = std::env::var("SEEDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+        .filter(|_| measuring)
+        .unwrap_or(if measuring { 3 } else { 1 });
     let threads = std::env::var("THREADS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -293,7 +298,7 @@ fn main() {
         picked.extend(all.iter().step_by(step).take(per_stage));
     }
     // Labelled prompts are always measured.
-    for l in &labels {
+    for l in labels.iter().filter(|_| measuring) {
         if let Some(e) = heldout
             .iter()
             .find(|e| e.stage == "narrate" && e.setting == l.setting && e.index == l.index)

@@ -28,13 +28,6 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn data_dir() -> PathBuf {
-    std::env::var_os("LORELOOM_DATA_DIR").map_or_else(
-        || dirs::data_dir().unwrap_or_default().join("loreloom"),
-        PathBuf::from,
-    )
-}
-
 /// Hand-labelled outcome cues: for a held-out prompt (setting, index), words
 /// that would mean a failed or blocked move succeeded.
 #[derive(serde::Deserialize)]
@@ -251,7 +244,9 @@ fn print(label: &str, r: &Report) {
 }
 
 fn main() {
-    let model = data_dir().join("models").join(DEFAULT_MODEL_FILE);
+    let model = loreloom::saves::data_dir()
+        .join("models")
+        .join(DEFAULT_MODEL_FILE);
     let adapter = std::env::var_os("ADAPTER").map_or_else(
         || root().join("assets/models").join(DEFAULT_ADAPTER_FILE),
         PathBuf::from,

@@ -568,7 +568,7 @@ pub struct Split {
 }
 
 /// Counts per stage and split, for the command's summary.
-pub fn summary(train: &[Example], heldout: &[Example]) -> String {
+pub fn summary(train: &[&Example], heldout: &[&Example]) -> String {
     let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for (split, set) in [("train", train), ("heldout", heldout)] {
         for e in set {

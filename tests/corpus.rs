@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use loreloom::corpus::{Example, load_settings, read_jsonl, render};
+use loreloom::corpus::{Example, Split, load_settings, read_jsonl, render};
 use loreloom::llm::PromptRegistry;
 
 fn root() -> PathBuf {
@@ -14,15 +14,10 @@ fn the_rendered_corpus_is_current_and_the_split_is_by_setting() {
     let settings = load_settings(&root().join("training/settings")).unwrap();
     let registry = PromptRegistry::load(root().join("prompts")).unwrap();
     let examples = render(&settings, &registry, &[root().join("campaigns/rulesets")]).unwrap();
-    let split: serde_json::Value =
+    let split: Split =
         serde_json::from_str(&std::fs::read_to_string(root().join("training/split.json")).unwrap())
             .unwrap();
-    let heldout: Vec<&str> = split["heldout"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|v| v.as_str())
-        .collect();
+    let heldout: Vec<&str> = split.heldout.iter().map(String::as_str).collect();
     let train = read_jsonl(&root().join("training/data/train.jsonl")).unwrap();
     let held = read_jsonl(&root().join("training/data/heldout.jsonl")).unwrap();
     let key = |e: &Example| serde_json::to_string(e).unwrap();

@@ -17,9 +17,9 @@ fn root() -> PathBuf {
 }
 
 fn model() -> PathBuf {
-    let data = std::env::var_os("LORELOOM_DATA_DIR")
-        .map_or_else(|| dirs::data_dir().unwrap().join("loreloom"), PathBuf::from);
-    let path = data.join("models").join(DEFAULT_MODEL_FILE);
+    let path = loreloom::saves::data_dir()
+        .join("models")
+        .join(DEFAULT_MODEL_FILE);
     assert!(
         path.is_file(),
         "{} is missing: ./run.sh test installs it",

@@ -67,8 +67,6 @@ fn try_render(args: &RenderArgs) -> Result<String, String> {
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
     write_jsonl(&args.out.join("train.jsonl"), &train)?;
     write_jsonl(&args.out.join("heldout.jsonl"), &heldout)?;
-    let train: Vec<Example> = train.into_iter().cloned().collect();
-    let heldout: Vec<Example> = heldout.into_iter().cloned().collect();
     Ok(format!(
         "{} settings ({} held out) -> {}\n{}",
         settings.len(),

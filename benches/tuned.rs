@@ -1,8 +1,8 @@
-//! The narrator adapter, measured: held-out prompts (whole settings the corpus's training never saw, `training/split.json`) played through the base default model and the tuned one (the shipped `LoRA`), in one run, with the corpus's checks per stage. `cargo bench --bench tuned` (`PER_STAGE=n` prompts per stage, default 40; `ADAPTER=file.gguf` measures another adapter; `SEEDS=n` samples per narration prompt, default 3: one draft against the best of three).
+//! The narrator adapter, measured: held-out prompts (whole settings the corpus's training never saw, `training/split.json`) played through the base default model and the tuned one (the shipped `LoRA`), in one run, with the corpus's checks per stage. `cargo bench --bench tuned` (`PER_STAGE=n` prompts per stage, default 40; `ADAPTER=file.gguf` measures another adapter; `SEEDS=n` samples per narration prompt, default 3: one draft against the best of three; `ONLY=tuned` skips the base model; `MISSES=n` lists the tuned misses and why).
 //!
 //! Narrate: in voice (prose, no assistant/meta/script talk, no first-person
 //! narrator outside quotes, the player's in the second person), grounded
-//! (names a person, place or thing of the prompt), length within 12–90 words,
+//! (names a person or place of the prompt, or a thing it names: `corpus::prompt_names`), length within 12–90 words,
 //! no repeated sentence, outcome honoured (failures and blocked moves never
 //! narrated as success, judged with the hand-labelled cues of
 //! `benches/data/outcomes.json`), and copying: the share of generated six-word
@@ -72,6 +72,8 @@ struct Report {
     choices: Structured,
     intent: Structured,
     samples: Vec<String>,
+    /// Narrations out of voice or naming nothing of the prompt, and why.
+    misses: Vec<String>,
 }
 
 fn pct(a: usize, b: usize) -> String {
@@ -118,6 +120,7 @@ fn run(
         choices: Structured::default(),
         intent: Structured::default(),
         samples: Vec::new(),
+        misses: Vec::new(),
     };
     for example in examples {
         // Several samples per narration prompt show what drafts would buy;
@@ -147,6 +150,26 @@ fn run(
                         n.any_in_voice += 1;
                     }
                     n.grounded += usize::from(c.grounded);
+                    if !(c.in_voice && c.grounded) {
+                        let why = [
+                            (!c.prose, "not prose"),
+                            (c.assistant, "assistant talk"),
+                            (c.first_person, "first person"),
+                            (player && !c.second_person, "no second person"),
+                            (!c.grounded, "names nothing of the prompt"),
+                        ]
+                        .iter()
+                        .filter(|(f, _)| *f)
+                        .map(|(_, w)| *w)
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                        report.misses.push(format!(
+                            "[{} #{} seed {seed}] {why}: {}\n    -> {text}",
+                            example.setting,
+                            example.index,
+                            user.lines().rev().nth(2).unwrap_or_default()
+                        ));
+                    }
                     n.length_ok += usize::from(c.length_ok);
                     n.repeats += usize::from(c.repeats);
                     let (found, all) = shingles.copied(&text);
@@ -307,18 +330,41 @@ fn main() {
         picked.len(),
         adapter.display()
     );
-    let mut base = LlamaCppBackend::open(&model, 2048, threads, 4).expect("the base model");
-    let r = run(&mut base, &registry, &picked, &labels, &shingles, seeds);
-    print("base", &r);
+    // `ONLY=tuned` skips the base model (quicker while tuning; the figures
+    // compare both).
+    let r = if std::env::var("ONLY").is_ok_and(|v| v == "tuned") {
+        None
+    } else {
+        let mut base = LlamaCppBackend::open(&model, 2048, threads, 4).expect("the base model");
+        let r = run(&mut base, &registry, &picked, &labels, &shingles, seeds);
+        print("base", &r);
+        Some(r)
+    };
     let mut tuned = LlamaCppBackend::open_with(&model, Some(&adapter), 2048, threads, 4)
         .expect("the tuned model");
     assert!(tuned.has_adapter(), "{:?}", tuned.adapter_error());
     let t = run(&mut tuned, &registry, &picked, &labels, &shingles, seeds);
     print("tuned", &t);
-    for (label, rep) in [("base", &r), ("tuned", &t)] {
+    for (label, rep) in [("base", r.as_ref()), ("tuned", Some(&t))] {
+        let Some(rep) = rep else { continue };
         println!("\n{label} samples:");
         for s in &rep.samples {
             println!("  {s}");
+        }
+    }
+    // `MISSES=N` lists the tuned model's first N misses, with the reason.
+    let misses: usize = std::env::var("MISSES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if misses > 0 {
+        println!(
+            "\ntuned misses ({} of {} narrations):",
+            t.misses.len(),
+            t.narrate.n
+        );
+        for m in t.misses.iter().take(misses) {
+            println!("  {m}");
         }
     }
 }

@@ -614,7 +614,7 @@ pub struct NarrationCheck {
 
 /// Judges a narration written for a prompt that named `names`.
 pub fn check_narration(text: &str, player: bool, names: &[String]) -> NarrationCheck {
-    use crate::session::drafts::{first_person, names_any, off_voice, reads_as_prose};
+    use crate::session::drafts::{first_person, off_voice, reads_as_prose};
     let words = text.split_whitespace().count();
     let second_person = text
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
@@ -638,29 +638,32 @@ pub fn check_narration(text: &str, player: bool, names: &[String]) -> NarrationC
         assistant,
         first_person: first,
         second_person,
-        grounded: names_any(text, names),
+        grounded: mentions(text, names),
         length_ok: (12..=90).contains(&words),
         repeats,
         words,
     }
 }
 
-/// The proper names a narrate prompt shows: the place, the people present,
-/// and the capitalised words inside its other lines (not a sentence's first
-/// word, which any sentence capitalises).
+/// The proper names a narrate prompt shows: the place, the people present, the
+/// acting character, those whose regard it states, and the capitalised words
+/// inside its other lines (not a sentence's first word, which any sentence
+/// capitalises). Names of three letters count (`Pim`, `Fen`).
 pub fn prompt_names(user_prompt: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for line in user_prompt.lines() {
-        let mut first = true;
+        // `Vera Lisle is warm toward you.`: the line opens with a name.
+        let mut first = !line.trim_end_matches('.').ends_with(" toward you");
         for raw in line.split_whitespace() {
             let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
             let w = w.trim_end_matches("'s");
             if raw.ends_with(':') {
-                // `Place:` and `Also here:` are followed by names; other labels by sentences.
-                first = !(w == "Place" || w == "here");
+                // `Place:`, `Also here:`, `Now:` and `… tries:` are followed by
+                // names; other labels by sentences.
+                first = !matches!(w, "Place" | "here" | "Now" | "tries");
                 continue;
             }
-            if !first && w.chars().next().is_some_and(char::is_uppercase) && w.chars().count() >= 4
+            if !first && w.chars().next().is_some_and(char::is_uppercase) && w.chars().count() >= 3
             {
                 names.push(w.to_owned());
             }
@@ -670,6 +673,16 @@ pub fn prompt_names(user_prompt: &str) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// Whether `text` says one of `names` (a whole word, as capitalised, or its
+/// possessive).
+pub fn mentions(text: &str, names: &[String]) -> bool {
+    let said: std::collections::HashSet<&str> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+        .map(|w| w.trim_matches('\'').trim_end_matches("'s"))
+        .collect();
+    names.iter().any(|n| said.contains(n.as_str()))
 }
 
 /// Six-word runs of the corpus's answers, to measure copying: the share of a
@@ -773,6 +786,24 @@ mod tests {
             assert!(names.contains(&n.to_owned()), "{n} in {names:?}");
         }
         assert!(!names.contains(&"Also".to_owned()) && !names.contains(&"Place".to_owned()));
+        let npc = prompt_names(
+            "Vera Lisle is warm toward you.\nNow: Tommy Baird tries: Pim tries to cut the rag.\nThe rain falls.",
+        );
+        for n in ["Vera", "Lisle", "Tommy", "Baird", "Pim"] {
+            assert!(npc.contains(&n.to_owned()), "{n} in {npc:?}");
+        }
+        assert!(!npc.contains(&"The".to_owned()), "{npc:?}");
+    }
+
+    #[test]
+    fn mentions_match_whole_names_and_possessives() {
+        let names = vec!["Pim".to_owned(), "Hesper".to_owned()];
+        assert!(mentions("You hand Pim's knife back.", &names));
+        assert!(mentions("'Hesper,' you say.", &names));
+        assert!(!mentions(
+            "A pimple of rust; hesper is not said as a name.",
+            &names
+        ));
     }
 
     #[test]

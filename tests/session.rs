@@ -52,6 +52,7 @@ fn drowned_reach(seed: u64) -> SessionState {
             difficulty: "normal".into(),
             lines: vec!["harm to children shown".into()],
             veils: vec!["drowning".into()],
+            npcs_per_turn: None,
         },
     )
     .unwrap()
@@ -167,6 +168,56 @@ fn the_same_seed_and_replies_replay_the_same_turn() {
         transcript(&r)
     };
     assert_eq!(run(), run());
+}
+
+#[test]
+fn at_most_npcs_per_turn_act_the_addressed_one_first_and_the_narration_goes_out_before_its_extractor()
+ {
+    let data = tempfile::tempdir().unwrap();
+    // Unlimited (a save from before the setting): every NPC the dice activate acts.
+    let (g, _) = gateway(data.path(), turn_replies(1));
+    let all = run_turn(&g, drowned_reach(7), input("I wait.", "a"), |_| {}).unwrap();
+    assert!(
+        all.acted.len() >= 2,
+        "the seed activates several: {:?}",
+        all.acted
+    );
+
+    for cap in [1_u32, 0] {
+        let mut state = drowned_reach(7);
+        state.calibration.npcs_per_turn = Some(cap);
+        let (g, _) = gateway(data.path(), turn_replies(1));
+        let mut order = Vec::new();
+        let r = run_turn(
+            &g,
+            state,
+            input("I ask Ned Fallow who paid for the oil.", "b"),
+            |p| {
+                if let Progress::Stage(s) = p {
+                    order.push(s.to_owned());
+                }
+            },
+        )
+        .unwrap();
+        let cap = usize::try_from(cap).unwrap();
+        assert_eq!(r.acted.len(), cap, "{:?}", r.acted);
+        if cap == 1 {
+            // Spoken to, Ned Fallow answers before the baked NPCs, whatever his chattiness rolled.
+            assert_eq!(r.acted, ["ned_fallow"]);
+        }
+        assert!(r.skipped.len() >= all.acted.len() - cap, "{:?}", r.skipped);
+        let npc_narrations = r
+            .messages
+            .iter()
+            .filter(|m| m.kind == Kind::Intention && m.owner != "player")
+            .count();
+        assert_eq!(npc_narrations, cap);
+        // The player's narration is sent before the persona's extractor.
+        let narrate = order.iter().position(|s| s == "narrate").unwrap();
+        let extract = order.iter().position(|s| s == "extract").unwrap();
+        assert_eq!(order[0], "resolve", "{order:?}");
+        assert!(narrate < extract, "{order:?}");
+    }
 }
 
 #[test]

@@ -39,6 +39,7 @@ fn three_turns_with_the_default_model_commit_whole_turns() {
             difficulty: "standard".into(),
             lines: vec!["harm to children shown".into()],
             veils: Vec::new(),
+            npcs_per_turn: None,
         },
     })
     .unwrap();

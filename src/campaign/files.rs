@@ -61,7 +61,17 @@ pub struct Manifest {
     /// (Loreloom) Cover image, relative to the campaign.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cover: Option<String>,
+    /// (Loreloom) At most this many NPCs act in one turn (the one the player
+    /// addressed first, then baked ones, then by chattiness); the others stay
+    /// quiet that turn. Default: `DEFAULT_NPCS_PER_TURN` (2). A session may
+    /// set its own at session zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 16))]
+    pub npcs_per_turn: Option<u32>,
 }
+
+/// How many NPCs act in one turn when neither the campaign nor the session says.
+pub const DEFAULT_NPCS_PER_TURN: u32 = 2;
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ContentRating {

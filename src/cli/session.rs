@@ -38,6 +38,9 @@ pub(super) struct NewArgs {
     /// Session zero: gentle, standard or hard
     #[arg(long, default_value = "standard", value_parser = ["gentle", "standard", "hard"])]
     difficulty: String,
+    /// At most this many NPCs act in one turn (default: the campaign's, else 2); fewer is faster
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=16))]
+    npcs_per_turn: Option<u32>,
     /// Session zero: content that must never appear (repeatable)
     #[arg(long = "line")]
     lines: Vec<String>,
@@ -83,6 +86,7 @@ pub(super) fn new(args: NewArgs) -> ExitCode {
         difficulty: args.difficulty,
         lines: args.lines,
         veils: args.veils,
+        npcs_per_turn: args.npcs_per_turn,
     };
     let asked =
         calibration.tone.is_empty() && calibration.lines.is_empty() && calibration.veils.is_empty();

@@ -151,13 +151,22 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), String> {
         .file_name()
         .map_or_else(|| "campaign".into(), |n| n.to_string_lossy().into_owned());
     let seed = new.seed.unwrap_or_else(rand::random);
+    // A new session always says how many NPCs act a turn: its own choice,
+    // else the campaign's, else the default.
+    let mut calibration = new.calibration.clone();
+    calibration.npcs_per_turn = Some(
+        calibration
+            .npcs_per_turn
+            .or(campaign.manifest.npcs_per_turn)
+            .unwrap_or(crate::campaign::files::DEFAULT_NPCS_PER_TURN),
+    );
     let state = opening(
         campaign.clone(),
         new.scenario.as_deref(),
         &new.small_model,
         &new.large_model,
         seed,
-        new.calibration.clone(),
+        calibration.clone(),
     )
     .map_err(|e| format!("{}: {e}", new.campaign.display()))?;
     let path = new.save.clone().unwrap_or_else(|| free_save_path(&id));
@@ -192,7 +201,7 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), String> {
         characters,
         small_model_key: new.small_model.clone(),
         large_model_key: new.large_model.clone(),
-        calibration: serde_json::to_value(&new.calibration).unwrap_or_default(),
+        calibration: serde_json::to_value(&calibration).unwrap_or_default(),
         prompt_versions: json!({}),
         seed,
         scene,

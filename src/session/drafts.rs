@@ -247,7 +247,7 @@ pub fn whole_sentences(text: &str) -> &str {
 /// (`Nemesis:`, `The following passage:`) outside its dialogue.
 pub fn off_voice(text: &str) -> bool {
     let lower = text.to_lowercase();
-    ASSISTANT.iter().any(|a| lower.contains(a))
+    ASSISTANT.iter().any(|a| says_phrase(&lower, a))
         || text.lines().any(|line| {
             let line = line.trim();
             !line.starts_with(['"', '\u{201c}'])
@@ -256,6 +256,17 @@ pub fn off_voice(text: &str) -> bool {
                     (1..=4).contains(&words) && label.starts_with(char::is_uppercase)
                 })
         })
+}
+
+/// Whether `lower` says `phrase` from the start of a word ("there's" does not
+/// say "here's"; "passages" says "passage").
+fn says_phrase(lower: &str, phrase: &str) -> bool {
+    lower.match_indices(phrase).any(|(at, _)| {
+        !lower[..at]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+    })
 }
 
 /// Whether the narrator says "I", "me" or "my" outside quoted dialogue.
@@ -436,6 +447,15 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("recalls crossing/ledger"), "{line}");
+    }
+
+    #[test]
+    fn assistant_phrases_count_from_the_start_of_a_word() {
+        assert!(!off_voice(
+            "There's nothing behind her, and where is the key? You look again."
+        ));
+        assert!(off_voice("Here's what happens next: you open the door."));
+        assert!(off_voice("The passages below are yours to explore."));
     }
 
     #[test]

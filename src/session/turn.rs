@@ -6,9 +6,11 @@
 //! any order. The terminal drives it by waiting on each call; the ECS adapter
 //! by polling call handles each frame; tests with the scripted backend.
 //!
-//! Order: persona intention → resolve (engine rolls the ruleset check) ∥
-//! persona extractor → narrator → lore extractor; NPC activation (baked first,
-//! then by chattiness, each non-baked NPC rolling against it); per NPC:
+//! Order: persona intention → resolve (engine rolls the ruleset check) →
+//! narrator ∥ persona extractor (sent after the narrator, so the player reads
+//! first) → lore extractor; NPC activation (the addressed NPC first, baked
+//! ones, then by chattiness, each non-baked NPC rolling against it; at most
+//! `npcs_per_turn` act); per NPC:
 //! intent → narrator ∥ character extractor → lore extractor; then the next
 //! choices. State ops from band effects, extractors and lore are applied
 //! through [`WorldState::apply`]; a model-proposed batch the rules refuse is
@@ -46,6 +48,11 @@ pub struct Calibration {
     pub lines: Vec<String>,
     /// Kept off-screen.
     pub veils: Vec<String>,
+    /// At most this many NPCs act in one turn (#21): set when the session is
+    /// created, from session zero or the campaign. `None` (saves made before
+    /// the setting existed) lets every activated NPC act, as those turns did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npcs_per_turn: Option<u32>,
 }
 
 /// Everything a turn reads: the session as it stands.
@@ -263,6 +270,8 @@ pub struct TurnRunner {
     phase: Phase,
     next_id: u32,
     queued: Vec<PendingCall>,
+    /// A call made but held back until the persona's narration is sent.
+    deferred: Option<PendingCall>,
     in_flight: BTreeMap<u32, Purpose>,
     dice: Dice,
     order: Vec<String>,
@@ -293,6 +302,7 @@ impl TurnRunner {
             phase: Phase::Persona,
             next_id: 0,
             queued: Vec::new(),
+            deferred: None,
             in_flight: BTreeMap::new(),
             dice: Dice::seeded(seed),
             order: Vec::new(),
@@ -330,6 +340,9 @@ impl TurnRunner {
         runner.persona_intention = id;
         let resolve = runner.resolve_request();
         runner.queue(Purpose::Resolve, resolve);
+        // The persona's extractor reads the move as the resolver does, but is
+        // sent after the narration is (#21: the player reads first; seed 004
+        // runs it beside the narrator).
         let extract = runner.extract_request(PERSONA, id);
         runner.queue(
             Purpose::Extract {
@@ -337,6 +350,7 @@ impl TurnRunner {
             },
             extract,
         );
+        runner.deferred = runner.queued.pop();
         runner
     }
 
@@ -856,6 +870,10 @@ impl TurnRunner {
             // Seed 001: at most one question, and only when it changes the outcome.
             self.clarification = Some(question.to_owned());
             self.phase = Phase::Done;
+            // Nothing of this turn is kept: its held-back extractor never runs.
+            if let Some(held) = self.deferred.take() {
+                self.in_flight.remove(&held.id);
+            }
             return;
         }
         if v["possible"] == json!(false) {
@@ -1167,9 +1185,39 @@ impl TurnRunner {
                 skipped.push(id.clone());
             }
         }
+        // #21: at most `npcs_per_turn` act; the NPC the player addressed goes
+        // first, then the order above. Saves from before the setting keep
+        // every activated NPC, in the old order.
+        if let Some(cap) = self.state.calibration.npcs_per_turn {
+            if let Some(addressed) = self.addressed_npc() {
+                if let Some(at) = order.iter().position(|id| *id == addressed) {
+                    let id = order.remove(at);
+                    order.insert(0, id);
+                } else if let Some(at) = skipped.iter().position(|id| *id == addressed) {
+                    // Spoken to, an NPC answers whatever its chattiness rolled.
+                    order.insert(0, skipped.remove(at));
+                }
+            }
+            let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+            if order.len() > cap {
+                skipped.splice(0..0, order.drain(cap..));
+            }
+        }
         self.order = order;
         self.skipped = skipped;
         self.next_npc(0);
+    }
+
+    /// The NPC present whom the player's move is aimed at: whispered to, else
+    /// the first one it names.
+    fn addressed_npc(&self) -> Option<String> {
+        let npc = if let Some(t) = &self.input.whisper_to {
+            t.clone()
+        } else {
+            let names = people::names(&self.state.campaign);
+            standing::addressed(&self.input.text.to_lowercase(), &names)?.to_owned()
+        };
+        self.present().contains(&npc).then_some(npc)
     }
 
     fn next_npc(&mut self, index: usize) {
@@ -1288,6 +1336,7 @@ impl TurnRunner {
                     },
                     narrate,
                 );
+                self.queued.extend(self.deferred.take());
                 self.phase = Phase::PersonaNarration;
             }
             Phase::Npc {

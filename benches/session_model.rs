@@ -1,4 +1,4 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process), release build: wall time per turn and time from submitting an action to the first narration token. `cargo bench --bench session_model`.
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, every NPC acting (as before #21) against the default `npcs_per_turn`, in one run. `cargo bench --bench session_model` (`TURNS=n`, default 5).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -8,42 +8,78 @@ use loreloom::session::controller::{Controller, NewSave, Report, Step, create_sa
 use loreloom::session::play::{Progress, run_turn};
 use loreloom::session::turn::Calibration;
 
-fn main() {
-    // `cargo test --benches` runs this once in test mode; the figures need `cargo bench`.
-    if !std::env::args().any(|a| a == "--bench") {
-        return;
+/// The player's lines: free text and picked choices, mixed.
+const LINES: [&str; 5] = [
+    "I ask Hesper Vane why the lanterns burn green.",
+    "1",
+    "I follow Tamsin to the lantern store.",
+    "2",
+    "I read the ferry's ledger by lantern light.",
+];
+
+#[derive(Default)]
+struct Figures {
+    first: Vec<f64>,
+    choices: Vec<f64>,
+    commit: Vec<f64>,
+    tokens_in: Vec<f64>,
+    tokens_out: Vec<f64>,
+    cached: Vec<f64>,
+    calls: Vec<f64>,
+    acted: Vec<f64>,
+    failed: usize,
+}
+
+fn pct(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
     }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "an index into a handful of turns"
+    )]
+    let at = ((s.len() - 1) as f64 * p).round() as usize;
+    s[at]
+}
+
+fn mean(v: &[f64]) -> f64 {
+    #[expect(clippy::cast_precision_loss, reason = "a handful of turns")]
+    let n = v.len().max(1) as f64;
+    v.iter().sum::<f64>() / n
+}
+
+fn play(label: &str, npcs_per_turn: u32, turns: usize) -> Figures {
     let dir = tempfile::tempdir().expect("a temp dir");
     let save = dir.path().join("bench.db");
     create_save(&NewSave {
         campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
         save: Some(save.clone()),
-        scenario: Some("low_water_crossing".into()),
+        scenario: Some("green_night".into()),
         seed: Some(2026),
         small_model: "local-small".into(),
         large_model: "local-large".into(),
-        calibration: Calibration::default(),
+        calibration: Calibration {
+            npcs_per_turn: Some(npcs_per_turn),
+            ..Calibration::default()
+        },
     })
     .expect("the save is created");
     let gateway = Gateway::standard().expect("the gateway starts");
     let mut ctl = Controller::open(&save).expect("the save opens");
-    let lines = [
-        "I pole the punt toward the sluice gate.",
-        "I ask Tamsin what she knows about the drowned bell.",
-        "I climb down into the bell pit with the lantern.",
-        "I read the gate records by lantern light.",
-    ];
-    println!("turn | wall s | first narration token s | model calls | NPCs acted | tokens out");
-    let mut walls = Vec::new();
-    let mut firsts = Vec::new();
-    for (n, line) in lines.iter().enumerate() {
+    let mut f = Figures::default();
+    println!("\n{label}");
+    println!(
+        "turn | first words s | choices s | commit s | calls | NPCs | tokens in (cached) | out | line"
+    );
+    for (n, line) in LINES.iter().cycle().take(turns).enumerate() {
         let mut step = ctl.handle(line);
         let started = Instant::now();
         let mut first = None;
-        let mut calls = 0;
-        let mut acted = 0;
-        let mut tokens = 0;
-        let mut committed = false;
+        let mut committed = None;
         for _ in 0..2 {
             let Step::Run(input) = step else { break };
             let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |p| {
@@ -51,44 +87,83 @@ fn main() {
                     first.get_or_insert_with(|| started.elapsed());
                 }
             });
-            if let Ok(r) = &result {
-                calls += r.records.len();
-                acted = r.acted.len();
-                tokens += r
-                    .records
-                    .iter()
-                    .flat_map(|c| &c.attempts)
-                    .map(|a| a.tokens_out)
-                    .sum::<u32>();
-            }
+            let budget = result
+                .as_ref()
+                .ok()
+                .map(|r| (r.budget.clone(), r.acted.len()));
             match ctl.finish(&input, result) {
+                // A question: answered by saying the move again.
                 Report::Question(_) => step = ctl.handle(line),
                 Report::Committed { .. } => {
-                    committed = true;
+                    committed = budget;
                     break;
                 }
                 other => {
-                    println!("turn {n}: {other:?}");
+                    println!("turn {}: {other:?}", n + 1);
                     break;
                 }
             }
         }
-        let wall = started.elapsed().as_secs_f64();
+        let commit = started.elapsed().as_secs_f64();
+        let Some((b, acted)) = committed else {
+            f.failed += 1;
+            continue;
+        };
         let first = first.map_or(f64::NAN, |d| d.as_secs_f64());
-        println!("{n:>4} | {wall:>6.1} | {first:>23.2} | {calls:>11} | {acted:>10} | {tokens:>10}");
-        // Only committed turns count towards the means; a failed turn is reported above.
-        if committed {
-            walls.push(wall);
-            firsts.push(first);
+        let choices = b.choices_ms.map_or(f64::NAN, |ms| ms / 1000.0);
+        println!(
+            "{:>4} | {first:>13.1} | {choices:>9.1} | {commit:>8.1} | {:>5} | {acted:>4} | {:>9} ({:>3.0}%) | {:>3} | {line}",
+            n + 1,
+            b.calls,
+            b.tokens_in,
+            b.cached_share() * 100.0,
+            b.tokens_out
+        );
+        f.first.push(first);
+        f.choices.push(choices);
+        f.commit.push(commit);
+        #[expect(clippy::cast_precision_loss, reason = "token counts of one turn")]
+        {
+            f.tokens_in.push(b.tokens_in as f64);
+            f.tokens_out.push(b.tokens_out as f64);
+            f.calls.push(b.calls as f64);
+            f.acted.push(acted as f64);
         }
+        f.cached.push(b.cached_share());
     }
-    println!("{} of {} turns committed", walls.len(), lines.len());
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / f64::from(u32::try_from(v.len()).unwrap_or(1));
+    f
+}
+
+fn report(label: &str, f: &Figures) {
     println!(
-        "mean: {:.1} s per turn (target 5 s: {:.1}x), {:.2} s to the first narration token (target 1 s: {:.1}x)",
-        mean(&walls),
-        mean(&walls) / 5.0,
-        mean(&firsts),
-        mean(&firsts)
+        "{label:28} first words p50 {:>5.1} s p90 {:>5.1} s | choices p50 {:>5.1} s p90 {:>5.1} s | commit p50 {:>5.1} s p90 {:>5.1} s | {:>5.0} tokens in ({:>3.0}% cached), {:>4.0} out, {:>4.1} calls, {:.1} NPCs per turn | {} failed",
+        pct(&f.first, 0.5),
+        pct(&f.first, 0.9),
+        pct(&f.choices, 0.5),
+        pct(&f.choices, 0.9),
+        pct(&f.commit, 0.5),
+        pct(&f.commit, 0.9),
+        mean(&f.tokens_in),
+        mean(&f.cached) * 100.0,
+        mean(&f.tokens_out),
+        mean(&f.calls),
+        mean(&f.acted),
+        f.failed
     );
+}
+
+fn main() {
+    // `cargo test --benches` runs this once in test mode; the figures need `cargo bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let turns: usize = std::env::var("TURNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(LINES.len());
+    let before = play("every NPC acts (as before #21)", 16, turns);
+    let after = play("npcs_per_turn 2 (the default)", 2, turns);
+    println!("\ntargets: first words p50 ≤ 2 s, choices p50 ≤ 10 s, commit p50 ≤ 20 s");
+    report("every NPC acts", &before);
+    report("npcs_per_turn 2", &after);
 }

@@ -199,6 +199,8 @@ pub struct SessionView {
     pub scene_index: i64,
     /// The debug overlay's lines: stages, dice, state ops, refusals (newest last).
     pub log: Vec<String>,
+    /// The last committed turn's timeline, for the debug overlay (#21).
+    pub budget: Option<crate::session::budget::TurnBudget>,
     /// Bumped whenever something the player reads changed.
     pub revision: u64,
 }
@@ -545,6 +547,8 @@ fn commit_turn(
         for choice in &r.drafts {
             view.log(choice.note.clone());
         }
+        view.log(format!("turn: {}", r.budget.summary()));
+        view.budget = Some(r.budget.clone());
         for roll in &r.rolls {
             view.log(format!(
                 "dice {} {:?} {:+} = {} ({}), seed {:?}",

@@ -443,6 +443,7 @@ impl Controller {
         }
         match self.store.commit_turn(&commit) {
             Ok(c) => {
+                tracing::info!(scene = c.scene_index, "turn: {}", result.budget.summary());
                 if let (false, Some((event, vector))) = (c.duplicate, commit.memory) {
                     self.memory.remember(event, vector, &c.scene_id);
                 }

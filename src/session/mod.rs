@@ -5,6 +5,7 @@
 //! (`store/`) persists what a turn commits.
 
 pub mod beats;
+pub mod budget;
 #[cfg(feature = "store")]
 pub mod controller;
 pub mod drafts;

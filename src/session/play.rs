@@ -202,6 +202,7 @@ pub fn fallback_turn(
         play_minutes: state.play_minutes + 1.0,
         clarification: None,
         recalled: crate::memory::Recalled::default(),
+        budget: super::budget::TurnBudget::default(),
     }
 }
 
@@ -233,5 +234,6 @@ pub fn end_scene_turn(state: &SessionState) -> TurnResult {
         play_minutes: state.play_minutes,
         clarification: None,
         recalled: crate::memory::Recalled::default(),
+        budget: super::budget::TurnBudget::default(),
     }
 }

@@ -209,6 +209,8 @@ pub struct TurnResult {
     pub clarification: Option<String>,
     /// What the narrator and choices were shown from memory and lore.
     pub recalled: Recalled,
+    /// Where the turn's time went (#21): never part of what replays.
+    pub budget: super::budget::TurnBudget,
 }
 
 /// Which draft of a narration a turn kept, and how each read.
@@ -289,6 +291,8 @@ pub struct TurnRunner {
     blocked: String,
     clarification: Option<String>,
     error: Option<TurnError>,
+    /// When the player submitted, in seconds since the Unix epoch (the budget's zero).
+    submitted_at: f64,
 }
 
 impl TurnRunner {
@@ -320,6 +324,9 @@ impl TurnRunner {
             blocked: String::new(),
             clarification: None,
             error: None,
+            submitted_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
             state,
             input,
         };
@@ -468,6 +475,10 @@ impl TurnRunner {
                 retryable: true,
             });
         }
+        let ready_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| (d.as_secs_f64() - self.submitted_at) * 1000.0);
+        let budget = super::budget::TurnBudget::of(self.submitted_at, &self.records, ready_ms);
         let mut world = self.state.world;
         standing::decay(&self.state.campaign.standing, &mut world, TURN_MINUTES);
         let now = self.state.play_minutes + TURN_MINUTES;
@@ -487,6 +498,7 @@ impl TurnRunner {
             play_minutes: now,
             clarification: self.clarification,
             recalled: self.state.recalled,
+            budget,
         })
     }
 

@@ -1219,6 +1219,11 @@ impl TurnCommit {
                 serde_json::to_value(&result.recalled).unwrap_or(Value::Null),
             ));
         }
+        events.push(TurnEvent::engine(
+            "metrics",
+            "turn_budget",
+            serde_json::to_value(&result.budget).unwrap_or(Value::Null),
+        ));
         for roll in &result.rolls {
             events.push(TurnEvent::engine(
                 "tool_call",

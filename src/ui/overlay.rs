@@ -113,6 +113,7 @@ fn debug_overlay(
     active: Option<Res<ActiveStory>>,
     diagnostics: Res<DiagnosticsStore>,
     models: Res<LlmMonitor>,
+    session: Option<Res<crate::engine::session::SessionView>>,
 ) -> Result {
     if !overlays.debug {
         return Ok(());
@@ -151,6 +152,10 @@ fn debug_overlay(
                     )));
                 }
             }
+        }
+        if let Some(budget) = session.as_ref().and_then(|v| v.budget.as_ref()) {
+            ui.separator();
+            turn_timeline(ui, budget);
         }
         ui.separator();
         for (section, text) in &log.0 {
@@ -199,4 +204,80 @@ fn debug_overlay(
             });
     }
     Ok(())
+}
+
+/// The last turn's model calls on one time axis: a bar per call from its
+/// start to its end, brighter from its first token, the player's first words
+/// and the choices marked.
+fn turn_timeline(ui: &mut egui::Ui, budget: &crate::session::budget::TurnBudget) {
+    let mono = |text: String| egui::RichText::new(text).monospace().size(15.0);
+    ui.label(mono(format!("turn {}", budget.summary())));
+    let total = budget.ready_ms.max(1.0);
+    let width = ui.available_width().clamp(200.0, 400.0);
+    let label_w = 110.0;
+    let row = 14.0;
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a turn makes a few dozen calls at most"
+    )]
+    let height = row * budget.spans.len() as f32 + 18.0;
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    let bar_w = width - label_w - 4.0;
+    #[expect(clippy::cast_possible_truncation, reason = "a screen coordinate")]
+    let x = |ms: f64| rect.min.x + label_w + (ms / total) as f32 * bar_w;
+    let font = egui::FontId::monospace(11.0);
+    let dim = egui::Color32::from_rgb(70, 110, 150);
+    let lit = egui::Color32::from_rgb(110, 200, 240);
+    for (i, span) in budget.spans.iter().enumerate() {
+        #[expect(clippy::cast_precision_loss, reason = "a row index")]
+        let y = rect.min.y + row * i as f32;
+        painter.text(
+            egui::pos2(rect.min.x, y),
+            egui::Align2::LEFT_TOP,
+            &span.stage,
+            font.clone(),
+            egui::Color32::LIGHT_GRAY,
+        );
+        let queued_bar = egui::Rect::from_min_max(
+            egui::pos2(x(span.start_ms), y + 2.0),
+            egui::pos2(
+                x(span.first_token_ms).max(x(span.start_ms) + 1.0),
+                y + row - 2.0,
+            ),
+        );
+        let answer_bar = egui::Rect::from_min_max(
+            egui::pos2(x(span.first_token_ms), y + 2.0),
+            egui::pos2(
+                x(span.end_ms).max(x(span.first_token_ms) + 1.0),
+                y + row - 2.0,
+            ),
+        );
+        painter.rect_filled(queued_bar, 1.0, dim);
+        painter.rect_filled(answer_bar, 1.0, lit);
+    }
+    let axis = rect.min.y + row * budget.spans.len() as f32 + 2.0;
+    for (ms, mark, colour) in [
+        (
+            budget.first_narration_ms,
+            "words",
+            egui::Color32::from_rgb(120, 220, 130),
+        ),
+        (
+            budget.choices_ms,
+            "choices",
+            egui::Color32::from_rgb(240, 200, 90),
+        ),
+    ] {
+        if let Some(ms) = ms {
+            painter.vline(x(ms), rect.min.y..=axis, egui::Stroke::new(1.0, colour));
+            painter.text(
+                egui::pos2(x(ms), axis),
+                egui::Align2::CENTER_TOP,
+                mark,
+                font.clone(),
+                colour,
+            );
+        }
+    }
 }

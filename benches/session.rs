@@ -74,6 +74,7 @@ fn input(n: u64) -> PlayerInput {
         whisper_to: None,
         action_id: format!("bench-{n}"),
         clarified: false,
+        ruling: None,
     }
 }
 

@@ -1,4 +1,4 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, every NPC acting (as before #21) against the default `npcs_per_turn`, in one run. `cargo bench --bench session_model` (`TURNS=n`, default 5).
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook) against now (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2). `cargo bench --bench session_model` (`TURNS=n`, default 5).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -52,7 +52,14 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / n
 }
 
-fn play(label: &str, npcs_per_turn: u32, turns: usize) -> Figures {
+/// How the turns are played: as before #21, or now.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Before,
+    Now,
+}
+
+fn play(label: &str, mode: Mode, turns: usize) -> Figures {
     let dir = tempfile::tempdir().expect("a temp dir");
     let save = dir.path().join("bench.db");
     create_save(&NewSave {
@@ -63,13 +70,18 @@ fn play(label: &str, npcs_per_turn: u32, turns: usize) -> Figures {
         small_model: "local-small".into(),
         large_model: "local-large".into(),
         calibration: Calibration {
-            npcs_per_turn: Some(npcs_per_turn),
+            npcs_per_turn: Some(2),
             ..Calibration::default()
         },
     })
     .expect("the save is created");
     let gateway = Gateway::standard().expect("the gateway starts");
     let mut ctl = Controller::open(&save).expect("the save opens");
+    if mode == Mode::Before {
+        gateway.pin_version("resolve", "v1");
+        // A save from before the setting: every activated NPC acts, in the old order.
+        ctl.state.calibration.npcs_per_turn = None;
+    }
     let mut f = Figures::default();
     println!("\n{label}");
     println!(
@@ -81,7 +93,11 @@ fn play(label: &str, npcs_per_turn: u32, turns: usize) -> Figures {
         let mut first = None;
         let mut committed = None;
         for _ in 0..2 {
-            let Step::Run(input) = step else { break };
+            let Step::Run(mut input) = step else { break };
+            if mode == Mode::Before {
+                // Before #21 the referee ruled every move, picked or typed.
+                input.ruling = None;
+            }
             let result = run_turn(&gateway, ctl.state.clone(), input.clone(), |p| {
                 if let Progress::Token(_) = p {
                     first.get_or_insert_with(|| started.elapsed());
@@ -161,9 +177,17 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(LINES.len());
-    let before = play("every NPC acts (as before #21)", 16, turns);
-    let after = play("npcs_per_turn 2 (the default)", 2, turns);
+    let before = play(
+        "before #21: every NPC acts, the referee rules every move (resolve v1)",
+        Mode::Before,
+        turns,
+    );
+    let after = play(
+        "now: npcs_per_turn 2, picked choices roll at once, resolve v2",
+        Mode::Now,
+        turns,
+    );
     println!("\ntargets: first words p50 ≤ 2 s, choices p50 ≤ 10 s, commit p50 ≤ 20 s");
-    report("every NPC acts", &before);
-    report("npcs_per_turn 2", &after);
+    report("before #21", &before);
+    report("now", &after);
 }

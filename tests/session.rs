@@ -12,7 +12,7 @@ use loreloom::llm::scripted::Reply;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::play::{Progress, opening, run_turn};
 use loreloom::session::turn::{
-    Calibration, GENERIC_CHOICES, PlayerInput, SessionState, TurnResult,
+    Calibration, GENERIC_CHOICES, PlayerInput, Ruling, SessionState, TurnResult,
 };
 use loreloom::session::{Kind, player_view};
 use serde_json::json;
@@ -64,6 +64,7 @@ fn input(text: &str, id: &str) -> PlayerInput {
         whisper_to: None,
         action_id: id.into(),
         clarified: false,
+        ruling: None,
     }
 }
 
@@ -217,6 +218,57 @@ fn at_most_npcs_per_turn_act_the_addressed_one_first_and_the_narration_goes_out_
         let extract = order.iter().position(|s| s == "extract").unwrap();
         assert_eq!(order[0], "resolve", "{order:?}");
         assert!(narrate < extract, "{order:?}");
+    }
+}
+
+#[test]
+fn a_picked_choice_rolls_its_ruling_at_once_and_no_referee_is_asked() {
+    let data = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            Ruling::Check {
+                check: "action".into(),
+                stat: Some("wits".into()),
+            },
+            Some("wits"),
+        ),
+        (Ruling::None, None),
+    ];
+    for (ruling, stat) in cases {
+        // No resolve reply in the script: a referee call would fail the turn.
+        let (g, _backend) = gateway(data.path(), without("resolve", turn_replies(1)));
+        let mut state = drowned_reach(7);
+        state.calibration.npcs_per_turn = Some(1);
+        let mut picked = input("Read the gate records by lantern light", "c");
+        picked.ruling = Some(ruling.clone());
+        let mut order = Vec::new();
+        let r = run_turn(&g, state, picked, |p| {
+            if let Progress::Stage(s) = p {
+                order.push(s.to_owned());
+            }
+        })
+        .unwrap_or_else(|e| panic!("{ruling:?}: {e}"));
+        assert_eq!(
+            order[0], "narrate",
+            "the narration is the first call: {order:?}"
+        );
+        assert!(!order.iter().any(|s| s == "resolve"), "{order:?}");
+        assert_eq!(
+            r.rolls.first().and_then(|x| x.stat.as_deref()),
+            stat,
+            "{:?}",
+            r.rolls
+        );
+        assert_eq!(r.rolls.len(), usize::from(stat.is_some()));
+        if stat.is_some() {
+            // The narrator is told the outcome the dice gave.
+            let narrate = r.records.iter().find(|c| c.stage == "narrate").unwrap();
+            assert!(
+                prompt_text(narrate).contains(&r.rolls[0].label),
+                "{}",
+                prompt_text(narrate)
+            );
+        }
     }
 }
 
@@ -735,15 +787,18 @@ fn a_stored_turn_replays_identically_and_a_tampered_one_does_not() {
     let replies = dir.path().join("replies.json");
     let mut all = turn_replies(1);
     all.extend(turn_replies(2));
+    all.extend(turn_replies(3));
     std::fs::write(
         &replies,
         serde_json::to_string(&Script { replies: all }).unwrap(),
     )
     .unwrap();
     let input = dir.path().join("input.txt");
+    // The third move picks an offered choice: with the embedder installed it
+    // carries its ruling and skips the referee (#21); it replays either way.
     std::fs::write(
         &input,
-        "I step aboard and grab the rail.\n/whisper tamsin_reed Meet me at the chapel.\n",
+        "I step aboard and grab the rail.\n/whisper tamsin_reed Meet me at the chapel.\n3\n",
     )
     .unwrap();
     let campaign = root().join("campaigns/drowned-reach");
@@ -775,13 +830,33 @@ fn a_stored_turn_replays_identically_and_a_tampered_one_does_not() {
     );
     assert!(out.status.success(), "{}", common::stderr(&out));
 
-    for scene in ["1", "2"] {
+    for scene in ["1", "2", "3"] {
         let out = common::loreloom(&["session", "replay", s, "--scene", scene], None);
         let text = common::stdout(&out);
         assert!(out.status.success(), "{text}{}", common::stderr(&out));
         assert!(text.contains("replayed identically"), "{text}");
-        assert!(text.contains("1 dice rolls"), "{text}");
+        if scene != "3" {
+            assert!(text.contains("1 dice rolls"), "{text}");
+        }
     }
+    // A picked choice with a ruling made no referee call; one without did.
+    let conn = rusqlite::Connection::open(&save).unwrap();
+    let (ruling, resolves): (String, i64) = conn
+        .query_row(
+            "SELECT (SELECT json_extract(payload_json, '$.ruling') FROM turn_events
+                     WHERE turn_index = 3 AND event_type = 'user_action'),
+                    (SELECT count(*) FROM turn_events
+                     WHERE turn_index = 3 AND event_type = 'model_output' AND step_name = 'resolve')",
+            [],
+            |r| Ok((r.get::<_, Option<String>>(0)?.unwrap_or_default(), r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        ruling.is_empty(),
+        resolves == 1,
+        "ruling {ruling:?}, {resolves} resolve calls"
+    );
+    drop(conn);
 
     let out = common::loreloom(&["session", "replay", s, "--scene", "0"], None);
     assert!(!out.status.success());

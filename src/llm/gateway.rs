@@ -260,6 +260,9 @@ pub struct Gateway {
     contracts: Mutex<HashMap<String, Contract>>,
     /// Draft counts set per key over `models.ron`'s (scripts, replay).
     drafts: Mutex<HashMap<String, u32>>,
+    /// Prompt versions pinned per stage for calls that pin none (benches
+    /// comparing versions).
+    pins: Mutex<HashMap<String, String>>,
     next_id: AtomicU64,
 }
 
@@ -288,6 +291,7 @@ impl Gateway {
             registered: Mutex::new(HashMap::new()),
             contracts: Mutex::new(HashMap::new()),
             drafts: Mutex::new(HashMap::new()),
+            pins: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
         }
     }
@@ -348,6 +352,14 @@ impl Gateway {
     pub fn set_drafts(&self, model_key: &str, drafts: u32) {
         if let Ok(mut map) = self.drafts.lock() {
             map.insert(model_key.to_owned(), drafts.max(1));
+        }
+    }
+
+    /// Calls of `stage` that pin no prompt version get `version` (not the
+    /// newest): a bench measures an older prompt against the newest this way.
+    pub fn pin_version(&self, stage: &str, version: &str) {
+        if let Ok(mut map) = self.pins.lock() {
+            map.insert(stage.to_owned(), version.to_owned());
         }
     }
 
@@ -440,9 +452,15 @@ impl Gateway {
         if let Some(map) = vars.as_object_mut() {
             map.entry("compact").or_insert(compact.into());
         }
+        let pinned = request.version.clone().or_else(|| {
+            self.pins
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&request.stage).cloned())
+        });
         let rendered = self
             .prompts
-            .render(&request.stage, request.version.as_deref(), &vars)
+            .render(&request.stage, pinned.as_deref(), &vars)
             .map_err(|e| fail(e.to_string()))?;
         let mut contract = match (&request.contract, &info.contract) {
             (Some(c), _) => Some(c.clone()),

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::play::{end_scene_turn, fallback_templates, fallback_turn, opening};
 use super::remember::{Difficulty, SessionMemory};
 use super::stream::{Kind, player_view};
-use super::turn::{Calibration, PERSONA, PlayerInput, SessionState, TurnError, TurnResult};
+use super::turn::{Calibration, PERSONA, PlayerInput, Ruling, SessionState, TurnError, TurnResult};
 use crate::campaign::{self, Campaign, system_rulesets};
 use crate::llm::CallRequest;
 use crate::llm::record::AttemptKind;
@@ -274,6 +274,9 @@ pub struct Controller {
     /// Per choice, the seed 002 §4.2.1 difficulty mark when the persona is
     /// unlikely to pull it off (display only: never stored or replayed).
     pub choice_marks: Vec<Option<Difficulty>>,
+    /// Per choice, what the referee would decide (#21 fast path); `None`
+    /// when it cannot be told (no embedder): a pick then goes to the referee.
+    pub choice_rulings: Vec<Option<Ruling>>,
     clarified: bool,
     last: Option<(String, Option<String>)>,
     failed: Option<PlayerInput>,
@@ -328,6 +331,7 @@ impl Controller {
             scene_index: info.scene_index,
             choices: Vec::new(),
             choice_marks: Vec::new(),
+            choice_rulings: Vec::new(),
             clarified: false,
             last: None,
             failed: None,
@@ -342,7 +346,9 @@ impl Controller {
 
     /// Offer these choices, each with its difficulty mark.
     fn set_choices(&mut self, choices: Vec<String>) {
-        self.choice_marks = self.memory.difficulties(&self.state, &choices);
+        let judged = self.memory.judge_choices(&self.state, &choices);
+        self.choice_marks = judged.iter().map(|(mark, _)| mark.clone()).collect();
+        self.choice_rulings = judged.into_iter().map(|(_, ruling)| ruling).collect();
         self.choices = choices;
     }
 
@@ -395,11 +401,22 @@ impl Controller {
         self.state.recalled = self.memory.recall_for(&self.store, &self.state, &text);
         self.state.recalled.scene = self.scene_lore();
         self.last = Some((text.clone(), whisper_to.clone()));
+        // A picked choice (said aloud, not whispered, not answering a
+        // question) carries the ruling it was offered with (#21 fast path).
+        let ruling = if whisper_to.is_none() && !self.clarified {
+            self.choices
+                .iter()
+                .position(|c| *c == text)
+                .and_then(|i| self.choice_rulings.get(i).cloned().flatten())
+        } else {
+            None
+        };
         PlayerInput {
             text,
             whisper_to,
             action_id: format!("action-{}", unique()),
             clarified: self.clarified,
+            ruling,
         }
     }
 
@@ -494,6 +511,7 @@ impl Controller {
             whisper_to: None,
             action_id: format!("end-scene-{}", unique()),
             clarified: true,
+            ruling: None,
         };
         let mut result = end_scene_turn(&self.state);
         // Seed 002 §7.5: plot beats are decided as the next scene begins.
@@ -814,6 +832,8 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
         action_id: turn.user_action_id.clone(),
         // A committed turn either asked nothing or had its question answered.
         clarified: true,
+        // A picked choice's ruling, as it was played.
+        ruling: serde_json::from_value(action["ruling"].clone()).unwrap_or(None),
     };
     let result = super::play::run_turn(&gateway, state, input, |_| {})
         .map_err(|e| format!("the replay failed where the original did not: {e}"))?;

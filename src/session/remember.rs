@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::drafts::{campaign_names, grounded};
 use super::stream::Kind;
-use super::turn::{PERSONA, PlayerInput, SessionState, TRIED, TurnResult, verb_phrase};
+use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TRIED, TurnResult, verb_phrase};
 use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
 use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
@@ -208,50 +208,105 @@ impl SessionMemory {
         state: &SessionState,
         choices: &[String],
     ) -> Vec<Option<Difficulty>> {
+        self.judge_choices(state, choices)
+            .into_iter()
+            .map(|(mark, _)| mark)
+            .collect()
+    }
+
+    /// Each offered choice's difficulty mark and its ruling (#21 rules fast
+    /// path), from one embedding batch: a move whose closest stat cue is
+    /// close enough rolls the ruleset's stat check with that stat (the one
+    /// its mark shows), any other move simply happens. Without the embedder
+    /// nothing is told, and a picked choice goes to the referee.
+    pub fn judge_choices(
+        &self,
+        state: &SessionState,
+        choices: &[String],
+    ) -> Vec<(Option<Difficulty>, Option<Ruling>)> {
         let moves: Vec<&str> = choices
             .iter()
             .map(String::as_str)
             .filter(|c| c.split_whitespace().count() >= 3)
             .collect();
-        let vectors = match (&self.embedder, moves.is_empty()) {
-            (Some(e), false) => e.embed(&moves).unwrap_or_else(|err| {
-                tracing::warn!("embedding the choices failed, none is marked: {err}");
-                Vec::new()
-            }),
-            _ => Vec::new(),
+        let Some(embedder) = &self.embedder else {
+            return vec![(None, None); choices.len()];
         };
+        let vectors = if moves.is_empty() {
+            Vec::new()
+        } else {
+            match embedder.embed(&moves) {
+                Ok(v) => v,
+                Err(err) => {
+                    tracing::warn!("embedding the choices failed, none is marked: {err}");
+                    return vec![(None, None); choices.len()];
+                }
+            }
+        };
+        let stat_check = state
+            .campaign
+            .ruleset
+            .mechanics_guidance
+            .checks
+            .iter()
+            .any(|c| c.bind.is_some());
         choices
             .iter()
             .map(|c| {
-                let v = vectors.get(moves.iter().position(|m| *m == c.as_str())?)?;
-                self.mark(state, v)
+                // "Wait", "Look around": no approach named, nothing to roll.
+                let Some(v) = moves
+                    .iter()
+                    .position(|m| *m == c.as_str())
+                    .and_then(|i| vectors.get(i))
+                else {
+                    return (None, stat_check.then_some(Ruling::None));
+                };
+                self.judge(state, v)
             })
             .collect()
     }
 
-    /// The difficulty mark of a move embedded as `v`.
-    fn mark(&self, state: &SessionState, v: &[f32]) -> Option<Difficulty> {
-        let (stat, score) = self
-            .stat_cues
-            .iter()
-            .map(|(stat, cue)| (stat, dot(cue, v)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))?;
-        if score < self.config.stat_match {
-            return None;
-        }
+    /// The difficulty mark and the ruling of a move embedded as `v`.
+    fn judge(&self, state: &SessionState, v: &[f32]) -> (Option<Difficulty>, Option<Ruling>) {
+        // A ruleset without a stat check or stat cues: only the referee can tell.
         let ruleset = &state.campaign.ruleset;
-        let check = ruleset
+        let Some(check) = ruleset
             .mechanics_guidance
             .checks
             .iter()
-            .find(|c| c.bind.is_some())?;
-        let block = &state.world.characters.get(PERSONA)?.stats;
-        let chance = ruleset.success_chance(check, block, Some(stat)).ok()??;
-        (chance < self.config.show_difficulty_below).then(|| Difficulty {
-            stat: stat.clone(),
-            value: block.get(stat).and_then(Value::as_i64).unwrap_or(0),
-            chance,
-        })
+            .find(|c| c.bind.is_some())
+        else {
+            return (None, None);
+        };
+        let Some((stat, score)) = self
+            .stat_cues
+            .iter()
+            .map(|(stat, cue)| (stat, dot(cue, v)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+        else {
+            return (None, None);
+        };
+        if score < self.config.stat_match {
+            return (None, Some(Ruling::None));
+        }
+        let ruling = Some(Ruling::Check {
+            check: check.id.clone(),
+            stat: Some(stat.clone()),
+        });
+        let Some(block) = state.world.characters.get(PERSONA).map(|c| &c.stats) else {
+            return (None, ruling);
+        };
+        let mark = ruleset
+            .success_chance(check, block, Some(stat))
+            .ok()
+            .flatten()
+            .filter(|chance| *chance < self.config.show_difficulty_below)
+            .map(|chance| Difficulty {
+                stat: stat.clone(),
+                value: block.get(stat).and_then(Value::as_i64).unwrap_or(0),
+                chance,
+            });
+        (mark, ruling)
     }
 
     /// How well the events remembered on this branch bear out `condition`

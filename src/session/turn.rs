@@ -33,6 +33,9 @@ use crate::memory::Recalled;
 use crate::rules::standing;
 use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp, WorldState};
 
+/// The most known facts the referee is shown (#21 prompt diet).
+const RESOLVE_FACTS: usize = 6;
+
 /// In-game minutes one played turn takes.
 pub const TURN_MINUTES: f64 = 5.0;
 
@@ -133,6 +136,22 @@ pub struct PlayerInput {
     pub action_id: String,
     /// Set when this answers the one clarification question a turn may ask.
     pub clarified: bool,
+    /// A picked choice's ruling, known when it was offered (#21 rules fast
+    /// path): the engine rolls at once and no referee is asked. Free text has none.
+    pub ruling: Option<Ruling>,
+}
+
+/// What the referee would decide for an offered choice: no roll, or a check
+/// with the stat it leans on (the stat its difficulty mark shows).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(tag = "roll", rename_all = "snake_case")]
+pub enum Ruling {
+    /// An ordinary move: it simply happens.
+    None,
+    Check {
+        check: String,
+        stat: Option<String>,
+    },
 }
 
 /// One model call the runner wants made.
@@ -345,8 +364,11 @@ impl TurnRunner {
             runner.input.whisper_to.clone(),
         );
         runner.persona_intention = id;
-        let resolve = runner.resolve_request();
-        runner.queue(Purpose::Resolve, resolve);
+        // A picked choice carries its ruling: no referee call (#21).
+        if runner.input.ruling.is_none() {
+            let resolve = runner.resolve_request();
+            runner.queue(Purpose::Resolve, resolve);
+        }
         // The persona's extractor reads the move as the resolver does, but is
         // sent after the narration is (#21: the player reads first; seed 004
         // runs it beside the narrator).
@@ -358,6 +380,14 @@ impl TurnRunner {
             extract,
         );
         runner.deferred = runner.queued.pop();
+        match runner.input.ruling.clone() {
+            Some(Ruling::Check { check, stat }) => {
+                runner.roll(&check, stat.as_deref(), &[]);
+                runner.advance();
+            }
+            Some(Ruling::None) => runner.advance(),
+            None => {}
+        }
         runner
     }
 
@@ -654,6 +684,50 @@ impl TurnRunner {
             .map_or(json!({}), |c| Value::Object(c.stats.clone()))
     }
 
+    /// The known facts that may bear on `text` (#21 prompt diet): those
+    /// naming someone present or a word of it, newest first, at most `max`.
+    fn relevant_facts(&self, text: &str, max: usize) -> Vec<&crate::rules::state::Fact> {
+        let lower = text.to_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .map(|w| {
+                if w.chars().count() > 4 {
+                    w.trim_end_matches('s')
+                } else {
+                    w
+                }
+            })
+            .collect();
+        let present = self.present();
+        let names: Vec<String> = present
+            .iter()
+            .filter(|id| id.as_str() != PERSONA)
+            .flat_map(|id| {
+                let name = self.name_of(id).to_lowercase();
+                let mut keys: Vec<String> = name
+                    .split_whitespace()
+                    .filter(|w| w.chars().count() >= 4)
+                    .map(str::to_owned)
+                    .collect();
+                keys.push(id.clone());
+                keys
+            })
+            .collect();
+        self.state
+            .world
+            .facts
+            .iter()
+            .rev()
+            .filter(|f| {
+                let said = format!("{} {} {}", f.subject, f.predicate, f.object).to_lowercase();
+                names.iter().any(|n| said.contains(n.as_str()))
+                    || words.iter().any(|w| said.contains(w))
+            })
+            .take(max)
+            .collect()
+    }
+
     fn resolve_request(&self) -> CallRequest {
         let ruleset = &self.state.campaign.ruleset;
         let checks: Vec<Value> = ruleset
@@ -674,15 +748,12 @@ impl TurnRunner {
             .map(|id| json!({"id": id, "name": self.name_of(id)}))
             .collect();
         let facts: Vec<Value> = self
-            .state
-            .world
-            .facts
-            .iter()
-            .rev()
-            .take(20)
+            .relevant_facts(&self.input.text, RESOLVE_FACTS)
+            .into_iter()
             .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
             .collect();
         let vars = json!({
+            "place": self.state.place().1,
             "calibration": self.state.calibration,
             "rulebook_text": ruleset.rulebook_text,
             "checks": checks,
@@ -899,16 +970,28 @@ impl TurnRunner {
         if check_id.is_empty() {
             return;
         }
+        let stat = v["stat"].as_str().filter(|s| !s.is_empty());
+        let proposed: Vec<(String, i64)> = v["modifiers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| Some((m["name"].as_str()?.to_owned(), m["value"].as_i64()?)))
+            .collect();
+        self.roll(check_id, stat, &proposed);
+    }
+
+    /// Roll the persona's `check_id` with `stat`, the referee's `proposed`
+    /// modifiers within their ranges, and the ones the engine grants.
+    fn roll(&mut self, check_id: &str, stat: Option<&str>, proposed: &[(String, i64)]) {
         let ruleset = &self.state.campaign.ruleset;
         let Ok(check) = ruleset.check(Some(check_id)) else {
+            self.refused
+                .push(format!("resolve: the ruleset has no check `{check_id}`"));
             return;
         };
-        let stat = v["stat"].as_str().filter(|s| !s.is_empty());
         let mut modifiers = Modifiers::new();
-        for m in v["modifiers"].as_array().into_iter().flatten() {
-            let (Some(name), Some(value)) = (m["name"].as_str(), m["value"].as_i64()) else {
-                continue;
-            };
+        for (name, value) in proposed {
+            let (name, value) = (name.as_str(), *value);
             match check.modifiers.iter().find(|s| s.name == name) {
                 Some(spec) => {
                     modifiers.insert(name.to_owned(), value.clamp(spec.min, spec.max));

@@ -1201,7 +1201,7 @@ impl TurnCommit {
         let mut events = vec![TurnEvent::engine(
             "user_action",
             "persona_intent",
-            serde_json::json!({"text": input.text, "whisper_to": input.whisper_to}),
+            serde_json::json!({"text": input.text, "whisper_to": input.whisper_to, "ruling": input.ruling}),
         )];
         for r in &result.records {
             events.push(TurnEvent {

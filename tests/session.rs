@@ -272,6 +272,46 @@ fn a_picked_choice_rolls_its_ruling_at_once_and_no_referee_is_asked() {
     }
 }
 
+/// #21: calls out at the same time (the choices and the held-back extractors)
+/// may finish in any order; the committed turn is the same whatever the order.
+#[test]
+fn the_turn_is_the_same_whatever_order_its_calls_finish_in() {
+    use loreloom::session::turn::TurnRunner;
+    let play = |order: fn(&mut Vec<(u32, loreloom::llm::CallOutcome)>)| {
+        let data = tempfile::tempdir().unwrap();
+        let (g, _backend) = gateway(data.path(), turn_replies(1));
+        let mut runner = TurnRunner::start(
+            drowned_reach(7),
+            input("I ask Ned Fallow about the oil.", "p"),
+        );
+        let mut widest = 0;
+        while !runner.is_finished() {
+            let calls = runner.take_requests();
+            assert!(!calls.is_empty(), "the runner waits on nothing");
+            let mut done: Vec<(u32, loreloom::llm::CallOutcome)> = calls
+                .into_iter()
+                .map(|c| (c.id, g.call(c.request).wait()))
+                .collect();
+            widest = widest.max(done.len());
+            order(&mut done);
+            for (id, outcome) in done {
+                runner.deliver(id, outcome);
+            }
+        }
+        let r = runner.finish().unwrap();
+        (transcript(&r), widest)
+    };
+    let (forward, widest) = play(|_| {});
+    assert!(widest >= 3, "some calls are out together: {widest}");
+    let (backward, _) = play(|d| d.reverse());
+    let (rotated, _) = play(|d| {
+        let half = d.len() / 2;
+        d.rotate_left(half);
+    });
+    assert_eq!(forward, backward);
+    assert_eq!(forward, rotated);
+}
+
 #[test]
 fn a_stage_that_stays_invalid_fails_the_turn_naming_it_and_keeps_nothing() {
     let data = tempfile::tempdir().unwrap();

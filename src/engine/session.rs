@@ -502,6 +502,13 @@ fn collect_calls(
             view.entries.push(Entry::Roll(roll.clone()));
         }
         turn.rolls_shown = turn.runner.rolls().len();
+        // The next choices as soon as they are written, greyed out until the
+        // turn commits (#21: the player reads on while the extractors finish).
+        if view.choices.is_empty() && !turn.runner.choices().is_empty() {
+            view.choices = turn.runner.choices().to_vec();
+            view.choice_marks = vec![None; view.choices.len()];
+            view.revision += 1;
+        }
         let waiting = turn.runner.waiting_for();
         if let Some(stage) = waiting.first() {
             view.stage = Some((*stage).to_owned());

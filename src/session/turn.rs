@@ -6,13 +6,14 @@
 //! any order. The terminal drives it by waiting on each call; the ECS adapter
 //! by polling call handles each frame; tests with the scripted backend.
 //!
-//! Order: persona intention → resolve (engine rolls the ruleset check) →
-//! narrator ∥ persona extractor (sent after the narrator, so the player reads
-//! first) → lore extractor; NPC activation (the addressed NPC first, baked
-//! ones, then by chattiness, each non-baked NPC rolling against it; at most
-//! `npcs_per_turn` act); per NPC:
-//! intent → narrator ∥ character extractor → lore extractor; then the next
-//! choices. State ops from band effects, extractors and lore are applied
+//! Order: persona intention → resolve (engine rolls the ruleset check; a
+//! picked choice brings its ruling and skips it) → narrator; NPC activation
+//! (the addressed NPC first, baked ones, then by chattiness, each non-baked
+//! NPC rolling against it; at most `npcs_per_turn` act); per NPC: intent →
+//! narrator; then the next choices. Each narration's extractors (persona or
+//! character extractor, lore extractor) are made when seed 004 says and held
+//! back until the choices are asked for (#21: the player reads first, the
+//! extractors run while they read; the turn commits after them). State ops from band effects, extractors and lore are applied
 //! through [`WorldState::apply`]; a model-proposed batch the rules refuse is
 //! dropped and logged, never half-applied.
 
@@ -291,8 +292,13 @@ pub struct TurnRunner {
     phase: Phase,
     next_id: u32,
     queued: Vec<PendingCall>,
-    /// A call made but held back until the persona's narration is sent.
-    deferred: Option<PendingCall>,
+    /// Extractor calls made but held back until the choices are asked for
+    /// (#21: the player reads the narrations and gets the choices first; the
+    /// extractors run while they read, and the turn commits after them).
+    background: Vec<PendingCall>,
+    /// Extractor answers, applied in call order when the turn finishes,
+    /// whatever order they came back in.
+    extracted: BTreeMap<u32, (Purpose, Value)>,
     in_flight: BTreeMap<u32, Purpose>,
     dice: Dice,
     order: Vec<String>,
@@ -325,7 +331,8 @@ impl TurnRunner {
             phase: Phase::Persona,
             next_id: 0,
             queued: Vec::new(),
-            deferred: None,
+            background: Vec::new(),
+            extracted: BTreeMap::new(),
             in_flight: BTreeMap::new(),
             dice: Dice::seeded(seed),
             order: Vec::new(),
@@ -369,9 +376,8 @@ impl TurnRunner {
             let resolve = runner.resolve_request();
             runner.queue(Purpose::Resolve, resolve);
         }
-        // The persona's extractor reads the move as the resolver does, but is
-        // sent after the narration is (#21: the player reads first; seed 004
-        // runs it beside the narrator).
+        // The persona's extractor reads the move as the resolver does; it is
+        // held back with the other extractors (`background`).
         let extract = runner.extract_request(PERSONA, id);
         runner.queue(
             Purpose::Extract {
@@ -379,7 +385,6 @@ impl TurnRunner {
             },
             extract,
         );
-        runner.deferred = runner.queued.pop();
         match runner.input.ruling.clone() {
             Some(Ruling::Check { check, stat }) => {
                 runner.roll(&check, stat.as_deref(), &[]);
@@ -416,9 +421,21 @@ impl TurnRunner {
             .collect()
     }
 
-    /// The stage names of calls still out.
+    /// The stage names of calls still out, those sent first (not the
+    /// extractors held back for later).
     pub fn waiting_for(&self) -> Vec<&'static str> {
-        self.in_flight.values().map(Purpose::stage).collect()
+        let held = |id: &u32| self.background.iter().any(|c| c.id == *id);
+        let (sent, held): (Vec<_>, Vec<_>) = self.in_flight.iter().partition(|(id, _)| !held(id));
+        sent.into_iter()
+            .chain(held)
+            .map(|(_, p)| p.stage())
+            .collect()
+    }
+
+    /// The next choices, once the choice stage has answered (the turn may
+    /// still be finishing its extractors).
+    pub fn choices(&self) -> &[String] {
+        &self.choices
     }
 
     /// Hand back one call's outcome.
@@ -485,16 +502,17 @@ impl TurnRunner {
                 }
                 self.on_narration(&actor, &Value::String(kept.to_owned()));
             }
-            Purpose::Extract { owner, .. } => self.on_extract(&owner, &value),
+            held @ (Purpose::Extract { .. } | Purpose::Lore) => {
+                self.extracted.insert(id, (held, value));
+            }
             Purpose::NpcIntent { npc } => self.on_npc_intent(&npc, &value),
-            Purpose::Lore => self.on_lore(&value),
             Purpose::Choices => self.on_choices(&value),
         }
         self.advance();
     }
 
     /// The turn's result, or why it failed.
-    pub fn finish(self) -> Result<TurnResult, TurnError> {
+    pub fn finish(mut self) -> Result<TurnResult, TurnError> {
         if let Some(e) = self.error {
             return Err(e);
         }
@@ -504,6 +522,14 @@ impl TurnRunner {
                 reason: "the turn was stopped before every stage answered".into(),
                 retryable: true,
             });
+        }
+        // The extractors' state ops, observations and facts, in call order.
+        for (purpose, value) in std::mem::take(&mut self.extracted).into_values() {
+            match purpose {
+                Purpose::Extract { owner } => self.on_extract(&owner, &value),
+                Purpose::Lore => self.on_lore(&value),
+                _ => {}
+            }
         }
         let ready_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -572,8 +598,13 @@ impl TurnRunner {
     fn queue(&mut self, purpose: Purpose, request: CallRequest) {
         let id = self.next_id;
         self.next_id += 1;
+        let held = matches!(purpose, Purpose::Extract { .. } | Purpose::Lore);
         self.in_flight.insert(id, purpose);
-        self.queued.push(PendingCall { id, request });
+        if held {
+            self.background.push(PendingCall { id, request });
+        } else {
+            self.queued.push(PendingCall { id, request });
+        }
     }
 
     fn call_seed(&self) -> u32 {
@@ -953,8 +984,8 @@ impl TurnRunner {
             // Seed 001: at most one question, and only when it changes the outcome.
             self.clarification = Some(question.to_owned());
             self.phase = Phase::Done;
-            // Nothing of this turn is kept: its held-back extractor never runs.
-            if let Some(held) = self.deferred.take() {
+            // Nothing of this turn is kept: its held-back extractors never run.
+            for held in std::mem::take(&mut self.background) {
                 self.in_flight.remove(&held.id);
             }
             return;
@@ -1356,6 +1387,8 @@ impl TurnRunner {
             )
             .seed(self.call_seed());
             self.queue(Purpose::Choices, request);
+            // Every narration is written: the extractors go out after the choices.
+            self.queued.append(&mut self.background);
             return;
         };
         self.phase = Phase::Npc {
@@ -1431,7 +1464,6 @@ impl TurnRunner {
                     },
                     narrate,
                 );
-                self.queued.extend(self.deferred.take());
                 self.phase = Phase::PersonaNarration;
             }
             Phase::Npc {

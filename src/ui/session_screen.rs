@@ -554,6 +554,12 @@ fn session_screen(
                             Some("narrate") => "the narrator is writing…",
                             Some("recap") => "remembering what happened…",
                             Some("resolve") => "the referee weighs your move…",
+                            Some("extract") if !view.choices.is_empty() => {
+                                "keeping the books; your choices open in a moment…"
+                            }
+                            Some("lore_extract") if !view.choices.is_empty() => {
+                                "noting what is new; your choices open in a moment…"
+                            }
                             Some("extract") => "keeping the books…",
                             Some("npc_intent") => "the others decide what to do…",
                             Some("lore_extract") => "noting what is new…",

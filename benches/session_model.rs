@@ -1,4 +1,4 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook) against now (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2). `cargo bench --bench session_model` (`TURNS=n`, default 5).
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook) against now (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the before run).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -27,6 +27,8 @@ struct Figures {
     cached: Vec<f64>,
     calls: Vec<f64>,
     acted: Vec<f64>,
+    /// Model-proposed state ops, and those the rules refused.
+    ops: (usize, usize),
     failed: usize,
 }
 
@@ -103,10 +105,13 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
                     first.get_or_insert_with(|| started.elapsed());
                 }
             });
-            let budget = result
-                .as_ref()
-                .ok()
-                .map(|r| (r.budget.clone(), r.acted.len()));
+            let budget = result.as_ref().ok().map(|r| {
+                (
+                    r.budget.clone(),
+                    r.acted.len(),
+                    (r.ops_proposed, r.ops_refused),
+                )
+            });
             match ctl.finish(&input, result) {
                 // A question: answered by saying the move again.
                 Report::Question(_) => step = ctl.handle(line),
@@ -121,7 +126,7 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
             }
         }
         let commit = started.elapsed().as_secs_f64();
-        let Some((b, acted)) = committed else {
+        let Some((b, acted, ops)) = committed else {
             f.failed += 1;
             continue;
         };
@@ -146,13 +151,15 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
             f.acted.push(acted as f64);
         }
         f.cached.push(b.cached_share());
+        f.ops.0 += ops.0;
+        f.ops.1 += ops.1;
     }
     f
 }
 
 fn report(label: &str, f: &Figures) {
     println!(
-        "{label:28} first words p50 {:>5.1} s p90 {:>5.1} s | choices p50 {:>5.1} s p90 {:>5.1} s | commit p50 {:>5.1} s p90 {:>5.1} s | {:>5.0} tokens in ({:>3.0}% cached), {:>4.0} out, {:>4.1} calls, {:.1} NPCs per turn | {} failed",
+        "{label:28} first words p50 {:>5.1} s p90 {:>5.1} s | choices p50 {:>5.1} s p90 {:>5.1} s | commit p50 {:>5.1} s p90 {:>5.1} s | {:>5.0} tokens in ({:>3.0}% cached), {:>4.0} out, {:>4.1} calls, {:.1} NPCs per turn | refused state ops {}/{} | {} failed",
         pct(&f.first, 0.5),
         pct(&f.first, 0.9),
         pct(&f.choices, 0.5),
@@ -164,6 +171,8 @@ fn report(label: &str, f: &Figures) {
         mean(&f.tokens_out),
         mean(&f.calls),
         mean(&f.acted),
+        f.ops.1,
+        f.ops.0,
         f.failed
     );
 }
@@ -177,11 +186,17 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(LINES.len());
-    let before = play(
-        "before #21: every NPC acts, the referee rules every move (resolve v1)",
-        Mode::Before,
-        turns,
-    );
+    // `ONLY=now` skips the before run (say, to measure another models.ron
+    // through `LORELOOM_DATA_DIR`).
+    let before = if std::env::var("ONLY").is_ok_and(|v| v == "now") {
+        Figures::default()
+    } else {
+        play(
+            "before #21: every NPC acts, the referee rules every move (resolve v1)",
+            Mode::Before,
+            turns,
+        )
+    };
     let after = play(
         "now: npcs_per_turn 2, picked choices roll at once, resolve v2",
         Mode::Now,

@@ -37,6 +37,13 @@ use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp,
 /// The most known facts the referee is shown (#21 prompt diet).
 const RESOLVE_FACTS: usize = 6;
 
+/// The narrations an extractor reads before the intention (#21 prompt diet).
+const EXTRACT_HISTORY: usize = 3;
+
+/// The messages an NPC deciding what to do is shown, newest (#21 prompt
+/// diet; older turns reach it as its memories).
+const NPC_HISTORY: usize = 8;
+
 /// In-game minutes one played turn takes.
 pub const TURN_MINUTES: f64 = 5.0;
 
@@ -222,6 +229,10 @@ pub struct TurnResult {
     pub records: Vec<CallRecord>,
     /// Model proposals the rules refused (kept for the log, not applied).
     pub refused: Vec<String>,
+    /// State ops the models proposed (extractors, lore), and how many of
+    /// them the rules refused.
+    pub ops_proposed: usize,
+    pub ops_refused: usize,
     /// Narrations written in drafts: which one was kept and how each read.
     pub drafts: Vec<DraftChoice>,
     pub play_minutes: f64,
@@ -296,6 +307,8 @@ pub struct TurnRunner {
     /// (#21: the player reads the narrations and gets the choices first; the
     /// extractors run while they read, and the turn commits after them).
     background: Vec<PendingCall>,
+    /// Model-proposed state ops this turn, and those the rules refused.
+    ops: (usize, usize),
     /// Extractor answers, applied in call order when the turn finishes,
     /// whatever order they came back in.
     extracted: BTreeMap<u32, (Purpose, Value)>,
@@ -333,6 +346,7 @@ impl TurnRunner {
             queued: Vec::new(),
             background: Vec::new(),
             extracted: BTreeMap::new(),
+            ops: (0, 0),
             in_flight: BTreeMap::new(),
             dice: Dice::seeded(seed),
             order: Vec::new(),
@@ -550,6 +564,8 @@ impl TurnRunner {
             skipped: self.skipped,
             records: self.records,
             refused: self.refused,
+            ops_proposed: self.ops.0,
+            ops_refused: self.ops.1,
             drafts: self.drafts,
             play_minutes: now,
             clarification: self.clarification,
@@ -838,11 +854,13 @@ impl TurnRunner {
             }
         };
         let seen = view(&self.state.stream.messages, &stage);
-        let history: Vec<&str> = seen
+        let mut history: Vec<&str> = seen
             .iter()
             .filter(|m| m.kind == Kind::Narration)
             .map(|m| m.content.as_str())
             .collect();
+        // #21 prompt diet: the books need only what just happened.
+        history.drain(..history.len().saturating_sub(EXTRACT_HISTORY));
         let thoughts: Vec<&str> = seen
             .iter()
             .filter(|m| m.kind == Kind::Thought && m.id.turn_id == self.turn_id)
@@ -1088,13 +1106,22 @@ impl TurnRunner {
         if ops.is_empty() {
             return;
         }
+        let proposed = source != "ruleset";
+        if proposed {
+            self.ops.0 += ops.len();
+        }
         let ruleset = &self.state.campaign.ruleset;
         match self.state.world.apply(ops, ruleset) {
             Ok(changes) => {
                 self.follow_standing(source, &changes);
                 self.changes.extend(changes);
             }
-            Err(e) => self.refused.push(format!("{source}: {e}")),
+            Err(e) => {
+                if proposed {
+                    self.ops.1 += ops.len();
+                }
+                self.refused.push(format!("{source}: {e}"));
+            }
         }
     }
 
@@ -1205,12 +1232,17 @@ impl TurnRunner {
     }
 
     fn on_extract(&mut self, owner: &str, v: &Value) {
+        let proposed = v["state_ops"].as_array().map_or(0, Vec::len);
         let ops: Vec<StateOp> = v["state_ops"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|o| StateOp::from_value(o).ok())
             .collect();
+        // Ops that are not even well-formed count as proposed and refused.
+        let malformed = proposed - ops.len();
+        self.ops.0 += malformed;
+        self.ops.1 += malformed;
         self.apply_ops(&format!("extract {owner}"), &ops);
         for o in v["observations"].as_array().into_iter().flatten() {
             let (Some(who), Some(content), Some(importance)) = (
@@ -1427,12 +1459,14 @@ impl TurnRunner {
                     "speech": p.speech_patterns,
                 })
             });
+        let mut history = self.history(&stage);
+        history.drain(..history.len().saturating_sub(NPC_HISTORY));
         let vars = json!({
             "calibration": self.state.calibration,
             "name": self.name_of(&npc),
             "profile": profile,
             "states": states,
-            "history": self.history(&stage),
+            "history": history,
             "memories": memories,
             "scene": self.state.world.scene,
             "regard": people::regard_vars(&self.state.campaign, &self.state.world, std::slice::from_ref(&npc)).pop(),

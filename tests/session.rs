@@ -312,6 +312,25 @@ fn the_turn_is_the_same_whatever_order_its_calls_finish_in() {
     assert_eq!(forward, rotated);
 }
 
+/// A scene that says nothing of time or danger (a sparse campaign's) still
+/// renders every stage's prompt.
+#[test]
+fn a_scene_without_time_or_danger_still_plays() {
+    let data = tempfile::tempdir().unwrap();
+    let (g, _backend) = gateway(data.path(), turn_replies(1));
+    let mut state = drowned_reach(7);
+    let scene = &mut state.world.scene;
+    scene.retain(|k, _| k == "location" || k == "present");
+    let r = run_turn(&g, state, input("I climb to the lamp room.", "t"), |_| {});
+    let r = r.unwrap_or_else(|e| panic!("{e}"));
+    let resolve = r.records.iter().find(|c| c.stage == "resolve").unwrap();
+    assert!(
+        prompt_text(resolve).contains("Place: Reedmere Quay."),
+        "{}",
+        prompt_text(resolve)
+    );
+}
+
 #[test]
 fn a_stage_that_stays_invalid_fails_the_turn_naming_it_and_keeps_nothing() {
     let data = tempfile::tempdir().unwrap();

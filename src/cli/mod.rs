@@ -184,7 +184,7 @@ struct WindowArgs {
 
 /// A panel of the game window.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-enum Panel {
+pub(super) enum Panel {
     Codex,
     Backlog,
     /// The debug overlay (F12)
@@ -239,12 +239,7 @@ fn window(path: Option<PathBuf>, args: WindowArgs, preview: bool) -> ExitCode {
         exit: args.exit,
         preview,
         window: args.size,
-        show: crate::ui::StartPanels {
-            codex: args.show.contains(&Panel::Codex),
-            backlog: args.show.contains(&Panel::Backlog),
-            debug: args.show.contains(&Panel::Debug),
-            settings: args.show.contains(&Panel::Settings),
-        },
+        show: start_panels(&args.show),
         measure: args.measure,
         hold: args.hold,
         started: std::time::Instant::now(),
@@ -254,7 +249,11 @@ fn window(path: Option<PathBuf>, args: WindowArgs, preview: bool) -> ExitCode {
 
 /// Play a session save in the window.
 #[cfg(feature = "gui")]
-pub(super) fn session_window(launch: crate::ui::SessionLaunch, size: (u32, u32)) -> ExitCode {
+pub(super) fn session_window(
+    launch: crate::ui::SessionLaunch,
+    size: (u32, u32),
+    show: crate::ui::StartPanels,
+) -> ExitCode {
     if cfg!(target_os = "linux")
         && std::env::var_os("DISPLAY").is_none()
         && std::env::var_os("WAYLAND_DISPLAY").is_none()
@@ -274,7 +273,7 @@ pub(super) fn session_window(launch: crate::ui::SessionLaunch, size: (u32, u32))
         exit: launch.exit,
         preview: false,
         window: size,
-        show: crate::ui::StartPanels::default(),
+        show,
         measure: None,
         hold: 0.0,
         started: std::time::Instant::now(),
@@ -335,5 +334,16 @@ pub fn run() -> ExitCode {
             seed,
             times,
         } => campaign::dice(&expr, &mods, seed, times),
+    }
+}
+
+/// The panels `--show` opens at start.
+#[cfg(feature = "gui")]
+fn start_panels(show: &[Panel]) -> crate::ui::StartPanels {
+    crate::ui::StartPanels {
+        codex: show.contains(&Panel::Codex),
+        backlog: show.contains(&Panel::Backlog),
+        debug: show.contains(&Panel::Debug),
+        settings: show.contains(&Panel::Settings),
     }
 }

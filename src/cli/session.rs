@@ -78,6 +78,14 @@ pub(super) struct PlayArgs {
     /// Window size in logical pixels
     #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = super::parse_size)]
     size: (u32, u32),
+    /// With --window: panels to open at start (debug: the F12 overlay with the last turn's timeline)
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PANEL,...",
+        requires = "window"
+    )]
+    show: Vec<super::Panel>,
 }
 
 pub(super) fn new(args: NewArgs) -> ExitCode {
@@ -145,6 +153,7 @@ pub(super) fn new(args: NewArgs) -> ExitCode {
                 screenshot: None,
                 exit: false,
                 size: (1280, 720),
+                show: Vec::new(),
             })
         }
         Err(e) => {
@@ -203,6 +212,7 @@ pub(super) fn play(args: PlayArgs) -> ExitCode {
                 exit: args.exit,
             },
             args.size,
+            super::start_panels(&args.show),
         );
         #[cfg(not(feature = "gui"))]
         eprintln!(

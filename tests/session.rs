@@ -347,6 +347,35 @@ fn a_stage_that_stays_invalid_fails_the_turn_naming_it_and_keeps_nothing() {
     assert_eq!(state.world, before, "the session state is untouched");
 }
 
+/// #21: the player reads the narrations before the extractors run; an
+/// extractor whose reply stays invalid costs the turn its bookkeeping, not
+/// the turn.
+#[test]
+fn an_extractor_that_stays_invalid_keeps_the_turn_and_applies_nothing_of_it() {
+    let data = tempfile::tempdir().unwrap();
+    let bad = reply("extract", r#"{"state_ops": "all of them"}"#);
+    let mut replies = vec![bad.clone(), bad.clone(), bad];
+    replies.extend(without("extract", turn_replies(1)));
+    let (g, _) = gateway(data.path(), replies);
+    let mut state = drowned_reach(3);
+    state.calibration.npcs_per_turn = Some(0);
+    let r = run_turn(&g, state, input("I leap.", "x"), |_| {}).unwrap();
+    assert!(
+        r.refused
+            .iter()
+            .any(|x| x.starts_with("extract: the stage failed, nothing it proposed was applied")),
+        "{:?}",
+        r.refused
+    );
+    assert!(
+        !r.changes.iter().any(|c| c.op.path.contains("tags")),
+        "{:?}",
+        r.changes
+    );
+    assert!(r.observations.is_empty());
+    assert_eq!(r.choices.len(), 3, "the turn goes on to its choices");
+}
+
 /// Seed 002 §4.2.1: when the choice stage fails, or offers nothing the
 /// player could pick, the turn still commits and offers the generic choices.
 #[test]

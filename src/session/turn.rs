@@ -472,6 +472,16 @@ impl TurnRunner {
                 self.advance();
                 return;
             }
+            // An extractor that fails proposes nothing: the turn the player
+            // has already read stands, without its bookkeeping (#21).
+            Err(e) if matches!(purpose, Purpose::Extract { .. } | Purpose::Lore) => {
+                self.refused.push(format!(
+                    "{}: the stage failed, nothing it proposed was applied ({e})",
+                    purpose.stage()
+                ));
+                self.advance();
+                return;
+            }
             Err(e) => {
                 self.error = Some(TurnError::from_llm(purpose.stage(), &e));
                 return;

@@ -37,6 +37,10 @@ use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp,
 /// The most known facts the referee is shown (#21 prompt diet).
 const RESOLVE_FACTS: usize = 6;
 
+/// The known facts the lorebook keeper is shown beside a narration: those it
+/// may repeat or change (#21 prompt diet; it was the newest 30).
+const LORE_KNOWN: usize = 8;
+
 /// The narrations an extractor reads before the intention (#21 prompt diet).
 const EXTRACT_HISTORY: usize = 3;
 
@@ -1166,12 +1170,8 @@ impl TurnRunner {
             .stream
             .push(self.turn_id, NARRATOR, Kind::Narration, text.clone(), None);
         let known: Vec<Value> = self
-            .state
-            .world
-            .facts
-            .iter()
-            .rev()
-            .take(30)
+            .relevant_facts(&text, LORE_KNOWN)
+            .into_iter()
             .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
             .collect();
         let request = CallRequest::new(

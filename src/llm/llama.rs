@@ -237,6 +237,9 @@ impl LlamaCppBackend {
             self.slots[i].last_used = self.clock;
             return Ok(i);
         }
+        // All slots in use: the least recently used one is emptied and taken
+        // over (its context, KV memory and adapter kept: creating a context
+        // allocates the whole KV cache again).
         if self.slots.len() >= self.max_slots
             && let Some(oldest) = self
                 .slots
@@ -245,7 +248,12 @@ impl LlamaCppBackend {
                 .min_by_key(|(_, s)| s.last_used)
                 .map(|(i, _)| i)
         {
-            self.slots.swap_remove(oldest);
+            let slot = &mut self.slots[oldest];
+            slot.ctx.clear_kv_cache();
+            slot.tokens.clear();
+            name.clone_into(&mut slot.name);
+            slot.last_used = self.clock;
+            return Ok(oldest);
         }
         let threads = i32::try_from(self.threads).unwrap_or(1);
         let params = LlamaContextParams::default()

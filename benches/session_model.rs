@@ -135,19 +135,19 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
         println!(
             "{:>4} | {first:>13.1} | {choices:>9.1} | {commit:>8.1} | {:>5} | {acted:>4} | {:>9} ({:>3.0}%) | {:>3} | {line}",
             n + 1,
-            b.calls,
-            b.tokens_in,
+            b.calls(),
+            b.tokens_in(),
             b.cached_share() * 100.0,
-            b.tokens_out
+            b.tokens_out()
         );
         f.first.push(first);
         f.choices.push(choices);
         f.commit.push(commit);
         #[expect(clippy::cast_precision_loss, reason = "token counts of one turn")]
         {
-            f.tokens_in.push(b.tokens_in as f64);
-            f.tokens_out.push(b.tokens_out as f64);
-            f.calls.push(b.calls as f64);
+            f.tokens_in.push(b.tokens_in() as f64);
+            f.tokens_out.push(b.tokens_out() as f64);
+            f.calls.push(b.calls() as f64);
             f.acted.push(acted as f64);
         }
         f.cached.push(b.cached_share());

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{Value, json};
@@ -20,7 +20,7 @@ use super::backend::{Backend, BackendError, GenerateRequest, Message, Sampling, 
 use super::config::{BackendConfig, ModelsConfig};
 use super::contract::Contract;
 use super::prompts::PromptRegistry;
-use super::record::{Attempt, AttemptKind, CallRecord};
+use super::record::{Attempt, AttemptKind, CallRecord, now_seconds};
 use super::scripted::{Script, ScriptedBackend};
 
 /// The stage whose prompt repairs invalid structured output.
@@ -627,13 +627,6 @@ fn finished_early(stage: &str, model_key: &str, message: String) -> LlmEvent {
             total: std::time::Duration::ZERO,
         },
     }))
-}
-
-fn now_seconds() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or_default()
 }
 
 fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {

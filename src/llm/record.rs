@@ -45,6 +45,14 @@ pub struct Attempt {
     pub total: Duration,
 }
 
+/// Now, in seconds since the Unix epoch (as [`CallRecord::started_at`]).
+pub fn now_seconds() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default()
+}
+
 /// Everything about one gateway call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {

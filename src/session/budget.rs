@@ -16,8 +16,6 @@ pub struct Span {
     pub tokens_in: u32,
     pub cached_tokens: u32,
     pub tokens_out: u32,
-    /// Attempts: 1, or more after a repair, a retry or drafts.
-    pub attempts: usize,
 }
 
 /// Where a turn's time went.
@@ -29,11 +27,7 @@ pub struct TurnBudget {
     pub choices_ms: Option<f64>,
     /// Submit → every call answered and the turn handed to the commit.
     pub ready_ms: f64,
-    pub tokens_in: u64,
-    pub tokens_out: u64,
-    /// Prompt tokens the model found already evaluated (a slot's shared prefix).
-    pub cached_tokens: u64,
-    pub calls: usize,
+    /// Every call, in the order they started.
     pub spans: Vec<Span>,
 }
 
@@ -57,7 +51,6 @@ impl TurnBudget {
                     tokens_in: r.attempts.iter().map(|a| a.tokens_in).sum(),
                     cached_tokens: r.attempts.iter().map(|a| a.cached_tokens).sum(),
                     tokens_out: r.attempts.iter().map(|a| a.tokens_out).sum(),
-                    attempts: r.attempts.len(),
                 }
             })
             .collect();
@@ -76,24 +69,41 @@ impl TurnBudget {
             first_narration_ms,
             choices_ms,
             ready_ms,
-            tokens_in: spans.iter().map(|s| u64::from(s.tokens_in)).sum(),
-            tokens_out: spans.iter().map(|s| u64::from(s.tokens_out)).sum(),
-            cached_tokens: spans.iter().map(|s| u64::from(s.cached_tokens)).sum(),
-            calls: spans.len(),
             spans,
         }
     }
 
+    /// Model calls this turn.
+    pub fn calls(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Prompt tokens this turn.
+    pub fn tokens_in(&self) -> u64 {
+        self.spans.iter().map(|s| u64::from(s.tokens_in)).sum()
+    }
+
+    /// Generated tokens this turn.
+    pub fn tokens_out(&self) -> u64 {
+        self.spans.iter().map(|s| u64::from(s.tokens_out)).sum()
+    }
+
+    /// Prompt tokens the model found already evaluated (a slot's shared prefix).
+    pub fn cached_tokens(&self) -> u64 {
+        self.spans.iter().map(|s| u64::from(s.cached_tokens)).sum()
+    }
+
     /// The share of prompt tokens that came from the cache, 0–1.
     pub fn cached_share(&self) -> f64 {
-        if self.tokens_in == 0 {
+        let all = self.tokens_in();
+        if all == 0 {
             return 0.0;
         }
         #[expect(
             clippy::cast_precision_loss,
             reason = "token counts of one turn are far below 2^52"
         )]
-        let share = self.cached_tokens as f64 / self.tokens_in as f64;
+        let share = self.cached_tokens() as f64 / all as f64;
         share
     }
 
@@ -106,10 +116,10 @@ impl TurnBudget {
             secs(self.first_narration_ms),
             secs(self.choices_ms),
             secs(Some(self.ready_ms)),
-            self.calls,
-            self.tokens_in,
+            self.calls(),
+            self.tokens_in(),
             self.cached_share() * 100.0,
-            self.tokens_out
+            self.tokens_out()
         )
     }
 }
@@ -164,7 +174,7 @@ mod tests {
         assert!(near(b.first_narration_ms, 1500.0), "{b:?}");
         assert!(near(b.choices_ms, 6000.0), "{b:?}");
         assert_eq!(
-            (b.calls, b.tokens_in, b.tokens_out, b.cached_tokens),
+            (b.calls(), b.tokens_in(), b.tokens_out(), b.cached_tokens()),
             (5, 500, 100, 200)
         );
         assert!((b.cached_share() - 0.4).abs() < 1e-9);
@@ -182,7 +192,7 @@ mod tests {
     fn a_turn_without_calls_has_an_empty_budget() {
         let b = TurnBudget::of(0.0, &[], 2.0);
         assert_eq!(
-            (b.first_narration_ms, b.choices_ms, b.calls),
+            (b.first_narration_ms, b.choices_ms, b.calls()),
             (None, None, 0)
         );
         assert!(b.cached_share().abs() < f64::EPSILON);

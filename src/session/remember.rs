@@ -19,6 +19,7 @@ use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
 use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
 use crate::memory::{Embedder, MemoryEvent, Recalled, Significance, campaign_chunks, dot};
+use crate::rules::Check;
 use crate::store::Store;
 
 /// The similarity a memory needs to be shown in a session. Seed 002's
@@ -197,21 +198,9 @@ impl SessionMemory {
     /// under `show_difficulty_below`. A move of one or two words ("Wait")
     /// names no approach and is never marked. Needs the embedder.
     pub fn difficulty(&self, state: &SessionState, choice: &str) -> Option<Difficulty> {
-        self.difficulties(state, &[choice.to_owned()])
+        self.judge_choices(state, &[choice.to_owned()])
             .pop()
-            .flatten()
-    }
-
-    /// [`Self::difficulty`] of each choice, embedded in one batch.
-    pub fn difficulties(
-        &self,
-        state: &SessionState,
-        choices: &[String],
-    ) -> Vec<Option<Difficulty>> {
-        self.judge_choices(state, choices)
-            .into_iter()
-            .map(|(mark, _)| mark)
-            .collect()
+            .and_then(|(mark, _)| mark)
     }
 
     /// Each offered choice's difficulty mark and its ruling (#21 rules fast
@@ -224,14 +213,22 @@ impl SessionMemory {
         state: &SessionState,
         choices: &[String],
     ) -> Vec<(Option<Difficulty>, Option<Ruling>)> {
+        // A ruleset without a stat check, or no embedder: only the referee can tell.
+        let check = state
+            .campaign
+            .ruleset
+            .mechanics_guidance
+            .checks
+            .iter()
+            .find(|c| c.bind.is_some());
+        let (Some(check), Some(embedder)) = (check, &self.embedder) else {
+            return vec![(None, None); choices.len()];
+        };
         let moves: Vec<&str> = choices
             .iter()
             .map(String::as_str)
             .filter(|c| c.split_whitespace().count() >= 3)
             .collect();
-        let Some(embedder) = &self.embedder else {
-            return vec![(None, None); choices.len()];
-        };
         let vectors = if moves.is_empty() {
             Vec::new()
         } else {
@@ -243,13 +240,6 @@ impl SessionMemory {
                 }
             }
         };
-        let stat_check = state
-            .campaign
-            .ruleset
-            .mechanics_guidance
-            .checks
-            .iter()
-            .any(|c| c.bind.is_some());
         choices
             .iter()
             .map(|c| {
@@ -259,25 +249,23 @@ impl SessionMemory {
                     .position(|m| *m == c.as_str())
                     .and_then(|i| vectors.get(i))
                 else {
-                    return (None, stat_check.then_some(Ruling::None));
+                    return (None, Some(Ruling::None));
                 };
-                self.judge(state, v)
+                self.judge(state, check, v)
             })
             .collect()
     }
 
-    /// The difficulty mark and the ruling of a move embedded as `v`.
-    fn judge(&self, state: &SessionState, v: &[f32]) -> (Option<Difficulty>, Option<Ruling>) {
-        // A ruleset without a stat check or stat cues: only the referee can tell.
+    /// The difficulty mark and the ruling of a move embedded as `v`, on the
+    /// ruleset's stat `check`.
+    fn judge(
+        &self,
+        state: &SessionState,
+        check: &Check,
+        v: &[f32],
+    ) -> (Option<Difficulty>, Option<Ruling>) {
+        // No stat cues: only the referee can tell.
         let ruleset = &state.campaign.ruleset;
-        let Some(check) = ruleset
-            .mechanics_guidance
-            .checks
-            .iter()
-            .find(|c| c.bind.is_some())
-        else {
-            return (None, None);
-        };
         let Some((stat, score)) = self
             .stat_cues
             .iter()

@@ -270,6 +270,12 @@ enum Purpose {
 }
 
 impl Purpose {
+    /// An extractor's call: held back until the choices are asked for, its
+    /// answer applied when the turn finishes.
+    fn is_bookkeeping(&self) -> bool {
+        matches!(self, Purpose::Extract { .. } | Purpose::Lore)
+    }
+
     fn stage(&self) -> &'static str {
         match self {
             Purpose::Resolve => "resolve",
@@ -312,7 +318,8 @@ pub struct TurnRunner {
     /// extractors run while they read, and the turn commits after them).
     background: Vec<PendingCall>,
     /// Model-proposed state ops this turn, and those the rules refused.
-    ops: (usize, usize),
+    ops_proposed: usize,
+    ops_refused: usize,
     /// Extractor answers, applied in call order when the turn finishes,
     /// whatever order they came back in.
     extracted: BTreeMap<u32, (Purpose, Value)>,
@@ -350,7 +357,8 @@ impl TurnRunner {
             queued: Vec::new(),
             background: Vec::new(),
             extracted: BTreeMap::new(),
-            ops: (0, 0),
+            ops_proposed: 0,
+            ops_refused: 0,
             in_flight: BTreeMap::new(),
             dice: Dice::seeded(seed),
             order: Vec::new(),
@@ -368,9 +376,7 @@ impl TurnRunner {
             blocked: String::new(),
             clarification: None,
             error: None,
-            submitted_at: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
+            submitted_at: crate::llm::record::now_seconds(),
             state,
             input,
         };
@@ -478,7 +484,7 @@ impl TurnRunner {
             }
             // An extractor that fails proposes nothing: the turn the player
             // has already read stands, without its bookkeeping (#21).
-            Err(e) if matches!(purpose, Purpose::Extract { .. } | Purpose::Lore) => {
+            Err(e) if purpose.is_bookkeeping() => {
                 self.refused.push(format!(
                     "{}: the stage failed, nothing it proposed was applied ({e})",
                     purpose.stage()
@@ -559,9 +565,7 @@ impl TurnRunner {
                 _ => {}
             }
         }
-        let ready_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| (d.as_secs_f64() - self.submitted_at) * 1000.0);
+        let ready_ms = (crate::llm::record::now_seconds() - self.submitted_at) * 1000.0;
         let budget = super::budget::TurnBudget::of(self.submitted_at, &self.records, ready_ms);
         let mut world = self.state.world;
         standing::decay(&self.state.campaign.standing, &mut world, TURN_MINUTES);
@@ -578,8 +582,8 @@ impl TurnRunner {
             skipped: self.skipped,
             records: self.records,
             refused: self.refused,
-            ops_proposed: self.ops.0,
-            ops_refused: self.ops.1,
+            ops_proposed: self.ops_proposed,
+            ops_refused: self.ops_refused,
             drafts: self.drafts,
             play_minutes: now,
             clarification: self.clarification,
@@ -628,7 +632,7 @@ impl TurnRunner {
     fn queue(&mut self, purpose: Purpose, request: CallRequest) {
         let id = self.next_id;
         self.next_id += 1;
-        let held = matches!(purpose, Purpose::Extract { .. } | Purpose::Lore);
+        let held = purpose.is_bookkeeping();
         self.in_flight.insert(id, purpose);
         if held {
             self.background.push(PendingCall { id, request });
@@ -746,8 +750,9 @@ impl TurnRunner {
     }
 
     /// The known facts that may bear on `text` (#21 prompt diet): those
-    /// naming someone present or a word of it, newest first, at most `max`.
-    fn relevant_facts(&self, text: &str, max: usize) -> Vec<&crate::rules::state::Fact> {
+    /// naming someone present or a word of it, newest first, at most `max`,
+    /// as the prompts take them.
+    fn relevant_facts(&self, text: &str, max: usize) -> Vec<Value> {
         let lower = text.to_lowercase();
         let words: Vec<&str> = lower
             .split(|c: char| !c.is_alphanumeric())
@@ -786,6 +791,7 @@ impl TurnRunner {
                     || words.iter().any(|w| said.contains(w))
             })
             .take(max)
+            .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
             .collect()
     }
 
@@ -808,11 +814,7 @@ impl TurnRunner {
             .iter()
             .map(|id| json!({"id": id, "name": self.name_of(id)}))
             .collect();
-        let facts: Vec<Value> = self
-            .relevant_facts(&self.input.text, RESOLVE_FACTS)
-            .into_iter()
-            .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
-            .collect();
+        let facts = self.relevant_facts(&self.input.text, RESOLVE_FACTS);
         let vars = json!({
             "place": self.state.place().1,
             "calibration": self.state.calibration,
@@ -1122,7 +1124,7 @@ impl TurnRunner {
         }
         let proposed = source != "ruleset";
         if proposed {
-            self.ops.0 += ops.len();
+            self.ops_proposed += ops.len();
         }
         let ruleset = &self.state.campaign.ruleset;
         match self.state.world.apply(ops, ruleset) {
@@ -1132,7 +1134,7 @@ impl TurnRunner {
             }
             Err(e) => {
                 if proposed {
-                    self.ops.1 += ops.len();
+                    self.ops_refused += ops.len();
                 }
                 self.refused.push(format!("{source}: {e}"));
             }
@@ -1169,11 +1171,7 @@ impl TurnRunner {
         self.state
             .stream
             .push(self.turn_id, NARRATOR, Kind::Narration, text.clone(), None);
-        let known: Vec<Value> = self
-            .relevant_facts(&text, LORE_KNOWN)
-            .into_iter()
-            .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
-            .collect();
+        let known = self.relevant_facts(&text, LORE_KNOWN);
         let request = CallRequest::new(
             "lore_extract",
             &self.state.small_model,
@@ -1188,16 +1186,19 @@ impl TurnRunner {
         }
     }
 
-    /// The perception of the NPC the persona's move names (whispered to, else
-    /// the first one named in it), if that NPC has one.
+    /// The NPC the persona's move is aimed at: whispered to, else the first
+    /// one it names.
+    fn addressee(&self) -> Option<String> {
+        if let Some(t) = &self.input.whisper_to {
+            return Some(t.clone());
+        }
+        let names = people::names(&self.state.campaign);
+        standing::addressed(&self.input.text.to_lowercase(), &names).map(str::to_owned)
+    }
+
+    /// The perception of the NPC the persona's move is aimed at, if it has one.
     fn target_perception(&self) -> Option<f64> {
-        let npc = if let Some(t) = &self.input.whisper_to {
-            t.clone()
-        } else {
-            let names = people::names(&self.state.campaign);
-            standing::addressed(&self.input.text.to_lowercase(), &names)?.to_owned()
-        };
-        self.state.world.perception.get(&npc).copied()
+        self.state.world.perception.get(&self.addressee()?).copied()
     }
 
     fn on_choices(&mut self, v: &Value) {
@@ -1251,8 +1252,8 @@ impl TurnRunner {
             .collect();
         // Ops that are not even well-formed count as proposed and refused.
         let malformed = proposed - ops.len();
-        self.ops.0 += malformed;
-        self.ops.1 += malformed;
+        self.ops_proposed += malformed;
+        self.ops_refused += malformed;
         self.apply_ops(&format!("extract {owner}"), &ops);
         for o in v["observations"].as_array().into_iter().flatten() {
             let (Some(who), Some(content), Some(importance)) = (
@@ -1357,7 +1358,7 @@ impl TurnRunner {
         // first, then the order above. Saves from before the setting keep
         // every activated NPC, in the old order.
         if let Some(cap) = self.state.calibration.npcs_per_turn {
-            if let Some(addressed) = self.addressed_npc() {
+            if let Some(addressed) = self.addressee() {
                 if let Some(at) = order.iter().position(|id| *id == addressed) {
                     let id = order.remove(at);
                     order.insert(0, id);
@@ -1374,18 +1375,6 @@ impl TurnRunner {
         self.order = order;
         self.skipped = skipped;
         self.next_npc(0);
-    }
-
-    /// The NPC present whom the player's move is aimed at: whispered to, else
-    /// the first one it names.
-    fn addressed_npc(&self) -> Option<String> {
-        let npc = if let Some(t) = &self.input.whisper_to {
-            t.clone()
-        } else {
-            let names = people::names(&self.state.campaign);
-            standing::addressed(&self.input.text.to_lowercase(), &names)?.to_owned()
-        };
-        self.present().contains(&npc).then_some(npc)
     }
 
     fn next_npc(&mut self, index: usize) {

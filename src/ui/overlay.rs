@@ -105,6 +105,11 @@ fn reserve_space(overlays: Res<Overlays>, settings: Res<Settings>, mut layout: R
     layout.set_if_neq_right(right);
 }
 
+/// An overlay line: monospace, streamer-readable.
+fn mono(text: String) -> egui::RichText {
+    egui::RichText::new(text).monospace().size(15.0)
+}
+
 fn debug_overlay(
     mut contexts: EguiContexts,
     overlays: Res<Overlays>,
@@ -124,7 +129,6 @@ fn debug_overlay(
         .and_then(bevy::diagnostic::Diagnostic::smoothed)
         .unwrap_or(0.0);
     let body = |ui: &mut egui::Ui| {
-        let mono = |text: String| egui::RichText::new(text).monospace().size(15.0);
         ui.label(mono(format!("frame {frame_ms:.1} ms")));
         if let Some(active) = &active {
             let player = &active.player;
@@ -210,7 +214,6 @@ fn debug_overlay(
 /// start to its end, brighter from its first token, the player's first words
 /// and the choices marked.
 fn turn_timeline(ui: &mut egui::Ui, budget: &crate::session::budget::TurnBudget) {
-    let mono = |text: String| egui::RichText::new(text).monospace().size(15.0);
     ui.label(mono(format!("turn {}", budget.summary())));
     let total = budget.ready_ms.max(1.0);
     let width = ui.available_width().clamp(200.0, 400.0);
@@ -220,7 +223,8 @@ fn turn_timeline(ui: &mut egui::Ui, budget: &crate::session::budget::TurnBudget)
         clippy::cast_precision_loss,
         reason = "a turn makes a few dozen calls at most"
     )]
-    let height = row * budget.spans.len() as f32 + 18.0;
+    let rows = row * budget.spans.len() as f32;
+    let height = rows + 18.0;
     let (rect, _) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
     let painter = ui.painter_at(rect);
     let bar_w = width - label_w - 4.0;
@@ -239,7 +243,8 @@ fn turn_timeline(ui: &mut egui::Ui, budget: &crate::session::budget::TurnBudget)
             font.clone(),
             egui::Color32::LIGHT_GRAY,
         );
-        let queued_bar = egui::Rect::from_min_max(
+        // Dim while the model reads the prompt, bright while it writes.
+        let prompt_bar = egui::Rect::from_min_max(
             egui::pos2(x(span.start_ms), y + 2.0),
             egui::pos2(
                 x(span.first_token_ms).max(x(span.start_ms) + 1.0),
@@ -253,10 +258,10 @@ fn turn_timeline(ui: &mut egui::Ui, budget: &crate::session::budget::TurnBudget)
                 y + row - 2.0,
             ),
         );
-        painter.rect_filled(queued_bar, 1.0, dim);
+        painter.rect_filled(prompt_bar, 1.0, dim);
         painter.rect_filled(answer_bar, 1.0, lit);
     }
-    let axis = rect.min.y + row * budget.spans.len() as f32 + 2.0;
+    let axis = rect.min.y + rows + 2.0;
     for (ms, mark, colour) in [
         (
             budget.first_narration_ms,

@@ -1,4 +1,4 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook) against now (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the before run).
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook) against now (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the before run; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -112,6 +112,16 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
                     (r.ops_proposed, r.ops_refused),
                 )
             });
+            if std::env::var_os("REFUSALS").is_some()
+                && let Ok(r) = &result
+            {
+                for why in &r.refused {
+                    println!("     refused: {why}");
+                }
+                for c in &r.changes {
+                    println!("     changed: {} ({} → {})", c.op, c.before, c.after);
+                }
+            }
             match ctl.finish(&input, result) {
                 // A question: answered by saying the move again.
                 Report::Question(_) => step = ctl.handle(line),

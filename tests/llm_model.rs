@@ -205,6 +205,7 @@ fn the_gateway_runs_a_structured_stage_on_the_real_model() {
                 threads: Some(1),
                 slots: 2,
                 lora: None,
+                lora_stages: None,
             },
             sampling: loreloom::llm::backend::SamplingOverride::default(),
             description: String::new(),

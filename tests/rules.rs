@@ -534,3 +534,102 @@ fn the_chance_of_success_counts_every_way_the_dice_fall() {
     let huge = DiceExpr::parse("8d20").unwrap();
     assert_eq!(huge.chance(&Modifiers::new(), |_| true).unwrap(), None);
 }
+
+/// Every shipped campaign's characters, with the opening world and ruleset.
+fn shipped_worlds() -> Vec<(String, loreloom::campaign::Campaign)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&root).expect("campaigns/") {
+        let dir = entry.expect("an entry").path();
+        if !dir.join("manifest.json").is_file() {
+            continue;
+        }
+        let (campaign, report) = loreloom::campaign::load(&dir, &[system_rulesets()]);
+        let campaign = campaign.unwrap_or_else(|| panic!("{} loads: {report:?}", dir.display()));
+        out.push((dir.display().to_string(), campaign));
+    }
+    assert!(out.len() >= 2, "the shipped campaigns");
+    out
+}
+
+/// #20: an extractor's ops are decoded under `rules::offer`'s schema; every op
+/// it admits (each path, each bound of each value) must pass the rules.
+#[test]
+fn every_op_the_extractor_offer_admits_the_rules_accept() {
+    let mut tried = 0;
+    for (name, campaign) in shipped_worlds() {
+        let world = &campaign.world;
+        let ids: Vec<String> = world.characters.keys().cloned().collect();
+        for owner in &ids {
+            let Some(schema) =
+                loreloom::rules::offer::extractor_ops(world, &campaign.ruleset, owner, &ids)
+            else {
+                continue;
+            };
+            let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+            let shapes = schema["anyOf"]
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| vec![schema.clone()]);
+            for s in shapes {
+                let op = s["properties"]["op"]["const"]
+                    .as_str()
+                    .expect("one op per shape");
+                let Some(paths) = s["properties"]["path"]["enum"].as_array() else {
+                    continue;
+                };
+                let v = &s["properties"]["value"];
+                let values: Vec<Value> = match (v["minimum"].as_i64(), v["maximum"].as_i64()) {
+                    (Some(lo), Some(hi)) => vec![lo.into(), hi.into()],
+                    _ => v["enum"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_else(|| vec!["wary".into()]),
+                };
+                for path in paths {
+                    for value in &values {
+                        let raw = json!({"op": op, "path": path, "value": value});
+                        assert!(
+                            validator.is_valid(&raw),
+                            "{name}: {raw} fits its own schema"
+                        );
+                        let parsed = StateOp::from_value(&raw).expect("well-formed");
+                        world
+                            .check(&[parsed], &campaign.ruleset)
+                            .unwrap_or_else(|e| {
+                                panic!("{name}: {raw} is admitted but the rules refuse it: {e}")
+                            });
+                        tried += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(tried > 50, "only {tried} ops tried");
+}
+
+/// The ops the rules refused in real turns before the offer (#20) cannot be written.
+#[test]
+fn what_extractors_got_refused_for_cannot_be_written() {
+    for (name, campaign) in shipped_worlds() {
+        let world = &campaign.world;
+        let owner = world.characters.keys().next().expect("a character").clone();
+        let schema = loreloom::rules::offer::extractor_ops(world, &campaign.ruleset, &owner, &[])
+            .expect("something can change");
+        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+        let stat = campaign.ruleset.stat_names()[0].clone();
+        for bad in [
+            // A sentence where the path goes (the tuned narrator's habit).
+            json!({"op": "tick_clock", "path": "The lantern's light has gone, Reedle.", "value": 1}),
+            json!({"op": "add_tag", "path": format!("characters.{owner}.tags"), "value": "Hesper Vane, please tell me"}),
+            json!({"op": "increment", "path": format!("characters.nobody.stats.{stat}"), "value": 1}),
+            json!({"op": "tick_clock", "path": "clocks.no_such_clock", "value": 1}),
+            json!({"op": "inventory", "path": format!("inventory.{owner}.no_such_thing"), "value": -1}),
+            json!({"op": "relation", "path": format!("relations.{owner}.{owner}.trust"), "value": 1}),
+            json!({"op": "increment", "path": format!("characters.{owner}.stats.{stat}"), "value": 9}),
+            json!({"op": "set", "path": format!("characters.{owner}.stats.{stat}"), "value": 1}),
+        ] {
+            assert!(!validator.is_valid(&bad), "{name}: {bad} should not fit");
+        }
+    }
+}

@@ -137,3 +137,46 @@ fn a_missing_or_broken_adapter_is_named_and_the_base_model_answers() {
         assert!(!narrate(&mut backend, &messages, 1).trim().is_empty());
     }
 }
+
+/// `lora_stages`: the adapter is applied for the stages named and not for the
+/// others, in the same context, its cache cleared when it changes sides: each
+/// stage answers exactly as a backend of its own kind would.
+#[test]
+fn the_adapter_applies_to_the_stages_named_and_no_others() {
+    let messages = vec![loreloom::llm::Message::new(
+        loreloom::llm::Role::User,
+        "The ferry waits at the quay. Tell me what you see.",
+    )];
+    let ask = |backend: &mut LlamaCppBackend, stage: &str| {
+        let request = GenerateRequest {
+            stage: stage.into(),
+            prompt_id: format!("{stage}@test"),
+            messages: messages.clone(),
+            sampling: Sampling {
+                temperature: 0.0,
+                max_tokens: 24,
+                seed: 1,
+                ..Sampling::default()
+            },
+            json_schema: None,
+            // One slot for both stages: the context switches sides.
+            cache_slot: "shared".into(),
+        };
+        backend
+            .generate(&request, &mut |_| true)
+            .expect("the model answers")
+            .text
+    };
+    let mut base = LlamaCppBackend::open_with(&model(), None, 1024, 1, 1).unwrap();
+    let mut tuned = LlamaCppBackend::open_with(&model(), Some(&adapter()), 1024, 1, 1).unwrap();
+    let mut split = LlamaCppBackend::open_with(&model(), Some(&adapter()), 1024, 1, 1)
+        .unwrap()
+        .with_adapter_stages(Some(vec!["narrate".into()]));
+    assert!(split.adapts("narrate") && !split.adapts("recap"));
+    let (b, t) = (ask(&mut base, "recap"), ask(&mut tuned, "narrate"));
+    assert_ne!(b, t, "the adapter changes the answer");
+    for _ in 0..2 {
+        assert_eq!(ask(&mut split, "narrate"), t);
+        assert_eq!(ask(&mut split, "recap"), b);
+    }
+}

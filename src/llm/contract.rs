@@ -73,11 +73,12 @@ impl Contract {
         &self.name
     }
 
-    /// This contract with the properties at instance `pointers` restricted to
-    /// `enum` values (each step of a pointer names a property; `items` steps into arrays).
-    pub fn narrowed(&self, allowed: &[(String, Vec<Value>)]) -> Result<Self, ContractError> {
+    /// This contract with the subschemas at instance `pointers` replaced by the
+    /// ones given, their `description` kept (each step of a pointer names a
+    /// property; `items` steps into arrays).
+    pub fn narrowed(&self, narrowing: &[(String, Value)]) -> Result<Self, ContractError> {
         let mut schema = (*self.schema).clone();
-        for (pointer, values) in allowed {
+        for (pointer, with) in narrowing {
             let mut node = &mut schema;
             for step in pointer.trim_start_matches('/').split('/') {
                 let next = if step == "items" {
@@ -95,7 +96,9 @@ impl Contract {
             }
             if let Some(obj) = node.as_object_mut() {
                 obj.retain(|k, _| k == "description");
-                obj.insert("enum".into(), Value::Array(values.clone()));
+                if let Some(with) = with.as_object() {
+                    obj.extend(with.clone());
+                }
             }
         }
         Self::new(self.name.clone(), schema)
@@ -242,10 +245,10 @@ mod narrow_tests {
         let c = Contract::new("t", schema).unwrap();
         let n = c
             .narrowed(&[
-                ("/check".into(), vec!["".into(), "action".into()]),
+                ("/check".into(), serde_json::json!({"enum": ["", "action"]})),
                 (
                     "/observations/items/character_id".into(),
-                    vec!["ada".into()],
+                    serde_json::json!({"enum": ["ada"]}),
                 ),
             ])
             .unwrap();
@@ -262,7 +265,10 @@ mod narrow_tests {
             c.check(r#"{"check": "swim"}"#).is_ok(),
             "the original is unchanged"
         );
-        assert!(c.narrowed(&[("/nope".into(), vec![])]).is_err());
+        assert!(
+            c.narrowed(&[("/nope".into(), serde_json::json!({"enum": []}))])
+                .is_err()
+        );
     }
 }
 

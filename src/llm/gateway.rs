@@ -46,10 +46,11 @@ pub struct CallRequest {
     pub contract: Option<Contract>,
     /// Extra validation after the schema.
     pub check: Option<Check>,
-    /// Narrow string properties of the stage's contract to these values for this
-    /// call (`/check` → the ruleset's check ids): constrained decoding can then only
-    /// produce them. Keys are JSON pointers into the instance (`/check`, `/items/stat`).
-    pub allowed: Vec<(String, Vec<Value>)>,
+    /// Narrow parts of the stage's contract for this call: the subschema at each
+    /// JSON pointer into the instance (`/check`, `/items/stat`, `/state_ops/items`)
+    /// is replaced by the one given (its `description` kept), so constrained
+    /// decoding can only produce what fits it (`/check` → the ruleset's check ids).
+    pub narrowing: Vec<(String, Value)>,
     /// Sample a prose stage in as many drafts as the model's `drafts` says and
     /// answer with all of them (a JSON array of strings, in seed order) when
     /// that is more than one; the caller keeps the best. Drafts never stream.
@@ -77,7 +78,7 @@ impl CallRequest {
             cache_slot: None,
             contract: None,
             check: None,
-            allowed: Vec::new(),
+            narrowing: Vec::new(),
             drafts: false,
         }
     }
@@ -88,16 +89,16 @@ impl CallRequest {
         self
     }
 
-    /// Allow only `values` at `pointer` (see [`CallRequest::allowed`]).
-    pub fn allow(
-        mut self,
-        pointer: &str,
-        values: impl IntoIterator<Item = impl Into<Value>>,
-    ) -> Self {
-        self.allowed.push((
-            pointer.to_owned(),
-            values.into_iter().map(Into::into).collect(),
-        ));
+    /// Allow only `values` at `pointer` (see [`CallRequest::narrowing`]).
+    pub fn allow(self, pointer: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
+        let values: Vec<Value> = values.into_iter().map(Into::into).collect();
+        self.narrow(pointer, serde_json::json!({ "enum": values }))
+    }
+
+    /// Replace the contract's subschema at `pointer` with `schema` for this call
+    /// (see [`CallRequest::narrowing`]).
+    pub fn narrow(mut self, pointer: &str, schema: Value) -> Self {
+        self.narrowing.push((pointer.to_owned(), schema));
         self
     }
 
@@ -468,10 +469,10 @@ impl Gateway {
             (None, None) => None,
         };
         if let Some(c) = &contract
-            && !request.allowed.is_empty()
+            && !request.narrowing.is_empty()
         {
             contract = Some(
-                c.narrowed(&request.allowed)
+                c.narrowed(&request.narrowing)
                     .map_err(|e| fail(e.to_string()))?,
             );
         }
@@ -563,18 +564,22 @@ pub fn open_backend(
             context,
             threads,
             slots,
+            lora_stages,
             ..
         } => {
             let path = config.model_path(data_dir).unwrap_or_default();
             let adapter = config.adapter_path(data_dir);
             let threads = threads.unwrap_or_else(super::config::default_threads);
-            Ok(Box::new(super::llama::LlamaCppBackend::open_with(
-                &path,
-                adapter.as_deref(),
-                *context,
-                threads,
-                *slots,
-            )?))
+            Ok(Box::new(
+                super::llama::LlamaCppBackend::open_with(
+                    &path,
+                    adapter.as_deref(),
+                    *context,
+                    threads,
+                    *slots,
+                )?
+                .with_adapter_stages(lora_stages.clone()),
+            ))
         }
         #[cfg(not(feature = "llama"))]
         BackendConfig::Llama { .. } => Err(BackendError::Fatal(

@@ -118,6 +118,8 @@ struct Slot {
     ctx: LlamaContext<'static>,
     tokens: Vec<LlamaToken>,
     last_used: u64,
+    /// Whether the adapter is applied in this context (its KV cache was computed so).
+    adapted: bool,
 }
 
 /// The llama.cpp backend.
@@ -125,6 +127,8 @@ pub struct LlamaCppBackend {
     model: &'static LlamaModel,
     adapter: Option<&'static Mutex<LlamaLoraAdapter>>,
     adapter_error: Option<&'static str>,
+    /// The stages the adapter is applied for; every stage when `None`.
+    adapter_stages: Option<Vec<String>>,
     template: LlamaChatTemplate,
     path: PathBuf,
     n_ctx: u32,
@@ -175,6 +179,7 @@ impl LlamaCppBackend {
             model,
             adapter,
             adapter_error,
+            adapter_stages: None,
             template,
             path: path.to_path_buf(),
             n_ctx,
@@ -186,9 +191,25 @@ impl LlamaCppBackend {
         })
     }
 
-    /// Whether a `LoRA` adapter is applied to every context.
+    /// Apply the adapter only for these stages (the others get the base model).
+    #[must_use]
+    pub fn with_adapter_stages(mut self, stages: Option<Vec<String>>) -> Self {
+        self.adapter_stages = stages;
+        self
+    }
+
+    /// Whether a `LoRA` adapter is loaded (applied for [`Self::adapts`]'s stages).
     pub fn has_adapter(&self) -> bool {
         self.adapter.is_some()
+    }
+
+    /// Whether the adapter is applied for `stage`.
+    pub fn adapts(&self, stage: &str) -> bool {
+        self.adapter.is_some()
+            && self
+                .adapter_stages
+                .as_ref()
+                .is_none_or(|s| s.iter().any(|x| x == stage))
     }
 
     /// Why the adapter the key names is not applied (missing, or not a `LoRA`
@@ -261,23 +282,16 @@ impl LlamaCppBackend {
             .with_n_batch(u32::try_from(BATCH).unwrap_or(512))
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
-        let mut ctx = self
+        let ctx = self
             .model
             .new_context(llama_backend()?, params)
             .map_err(|e| BackendError::Fatal(format!("cannot create a llama.cpp context: {e}")))?;
-        if let Some(adapter) = self.adapter {
-            let mut adapter = adapter
-                .lock()
-                .map_err(|_| BackendError::Fatal("the LoRA adapter lock is poisoned".into()))?;
-            ctx.lora_adapter_set(&mut adapter, 1.0).map_err(|e| {
-                BackendError::Fatal(format!("llama.cpp refused the LoRA adapter: {e}"))
-            })?;
-        }
         self.slots.push(Slot {
             name: name.to_owned(),
             ctx,
             tokens: Vec::new(),
             last_used: self.clock,
+            adapted: false,
         });
         Ok(self.slots.len() - 1)
     }
@@ -398,7 +412,29 @@ impl Backend for LlamaCppBackend {
         let mut chain = chain(self.model, request);
         let vocab = self.model.vocab();
         let i = self.slot(&request.cache_slot)?;
+        let adapt = self.adapts(&request.stage);
+        let adapter = self.adapter;
         let slot = &mut self.slots[i];
+        if slot.adapted != adapt
+            && let Some(adapter) = adapter
+        {
+            let mut adapter = adapter
+                .lock()
+                .map_err(|_| BackendError::Fatal("the LoRA adapter lock is poisoned".into()))?;
+            if adapt {
+                slot.ctx.lora_adapter_set(&mut adapter, 1.0).map_err(|e| {
+                    BackendError::Fatal(format!("llama.cpp refused the LoRA adapter: {e}"))
+                })?;
+            } else {
+                slot.ctx.lora_adapter_remove(&mut adapter).map_err(|e| {
+                    BackendError::Fatal(format!("llama.cpp could not remove the LoRA adapter: {e}"))
+                })?;
+            }
+            // What the cache holds was computed with the other weights.
+            slot.ctx.clear_kv_cache();
+            slot.tokens.clear();
+            slot.adapted = adapt;
+        }
 
         // Reuse the evaluated prefix; always evaluate at least one token for logits.
         let common = slot

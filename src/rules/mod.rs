@@ -5,6 +5,7 @@
 //! resulting state operations through [`state::WorldState::apply`].
 
 pub mod dice;
+pub mod offer;
 pub mod ruleset;
 pub mod standing;
 pub mod state;

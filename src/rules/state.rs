@@ -239,7 +239,17 @@ pub struct Relation {
 }
 
 impl Relation {
-    fn is_between(&self, a: &str, b: &str) -> bool {
+    /// One axis's value (`trust`, `tension`, `closeness`).
+    pub fn axis(&self, axis: &str) -> Option<i64> {
+        match axis {
+            "trust" => Some(self.trust),
+            "tension" => Some(self.tension),
+            "closeness" => Some(self.closeness),
+            _ => None,
+        }
+    }
+
+    pub fn is_between(&self, a: &str, b: &str) -> bool {
         (self.a == a && self.b == b) || (self.a == b && self.b == a)
     }
 
@@ -842,7 +852,7 @@ impl<'r> Checker<'r> {
             ruleset,
             scene: jsonschema::validator_for(&ruleset.scene_state_schema).ok(),
             stats: jsonschema::validator_for(&ruleset.character_stat_schema).ok(),
-            relation_range: ruleset.mechanics_guidance.relation_range.unwrap_or((0, 10)),
+            relation_range: ruleset.relation_range(),
         }
     }
 

@@ -31,8 +31,8 @@ use super::{drafts, people};
 use crate::campaign::{Campaign, slug};
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError};
 use crate::memory::Recalled;
-use crate::rules::standing;
 use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp, WorldState};
+use crate::rules::{offer, standing};
 
 /// The most known facts the referee is shown (#21 prompt diet).
 const RESOLVE_FACTS: usize = 6;
@@ -892,17 +892,16 @@ impl TurnRunner {
             .get(owner)
             .map(|s| states_for(&stage, s))
             .unwrap_or_default();
-        let paths = format!(
-            "characters.{owner}.stats.<stat> (stats: {}), characters.{owner}.tags (add_tag/remove_tag), clocks.<id> (tick_clock; clocks: {}), relations.{owner}.<other>.<trust|tension|closeness> (relation, a signed change), inventory.{owner}.<item> (inventory, a signed change), scene.<field>",
-            self.state.campaign.ruleset.stat_names().join(", "),
-            self.state
-                .world
-                .clocks
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
+        // #20: the ops the rules would take right now, as the grammar of one op;
+        // the prompt names the same paths.
+        let present = self.present();
+        let offer = offer::extractor_ops(
+            &self.state.world,
+            &self.state.campaign.ruleset,
+            owner,
+            &present,
         );
+        let paths = offer.as_ref().map_or_else(String::new, offer::describe);
         let vars = json!({
             "calibration": self.state.calibration,
             "owner": {"id": owner, "name": self.name_of(owner)},
@@ -912,7 +911,7 @@ impl TurnRunner {
             "states": states,
             "stats": self.stats_of(owner),
             "paths": paths,
-            "present": self.present(),
+            "present": present,
         });
         let known: Vec<String> = self.state.campaign.characters.keys().cloned().collect();
         let observers: Vec<Value> = self
@@ -926,6 +925,10 @@ impl TurnRunner {
         if !observers.is_empty() {
             request = request.allow("/observations/items/character_id", observers);
         }
+        request = match offer {
+            Some(op) => request.narrow("/state_ops/items", op),
+            None => request.narrow("/state_ops", json!({"type": "array", "maxItems": 0})),
+        };
         request.cache_slot = Some(format!("extract:{owner}"));
         request.check = Some(Arc::new(move |v: &Value| check_observers(&known, v)));
         request

@@ -1,0 +1,315 @@
+//! The state ops one character's intention may change, as the JSON Schema of one op: constrained decoding can then only write ops the rules would accept.
+//!
+//! The extractor's contract (`schemas/stages/extract.schema.json`) says what an
+//! op looks like; this says which ones exist right now, from the world and the
+//! ruleset: the owner's integer stats with room to move, its tags, the clocks
+//! not yet full, its relations with those present, its inventory. The engine
+//! lists the valid moves and the model only picks among them, so an extractor
+//! cannot put a sentence where a path goes (what #20's refused ops were).
+
+use serde_json::{Value, json};
+
+use super::ruleset::Ruleset;
+use super::state::{RELATION_AXES, WorldState};
+
+/// The largest change one op may make to a stat, clock, relation or quantity.
+pub const MAX_STEP: i64 = 2;
+
+/// The schema of one op `owner`'s extractor may propose, with `others` present
+/// (ids; those the world does not know are left out). `None` when nothing at
+/// all could change (the extractor then can only answer with no ops).
+pub fn extractor_ops(
+    world: &WorldState,
+    ruleset: &Ruleset,
+    owner: &str,
+    others: &[String],
+) -> Option<Value> {
+    let mut shapes = Vec::new();
+    if let Some(character) = world.characters.get(owner) {
+        let mut up: Vec<(i64, String)> = Vec::new();
+        let mut down: Vec<(i64, String)> = Vec::new();
+        for stat in ruleset.stat_names() {
+            let Some(now) = character.stats.get(&stat).and_then(Value::as_i64) else {
+                continue;
+            };
+            let bound =
+                |key: &str| ruleset.character_stat_schema["properties"][&stat][key].as_i64();
+            let path = format!("characters.{owner}.stats.{stat}");
+            let room_up = bound("maximum").map_or(MAX_STEP, |max| (max - now).min(MAX_STEP));
+            let room_down = bound("minimum").map_or(MAX_STEP, |min| (now - min).min(MAX_STEP));
+            if room_up > 0 {
+                up.push((room_up, path.clone()));
+            }
+            if room_down > 0 {
+                down.push((room_down, path));
+            }
+        }
+        shapes.extend(by_room("increment", up));
+        shapes.extend(by_room("decrement", down));
+        let tags = format!("characters.{owner}.tags");
+        shapes.push(shape(
+            &json!({"const": "add_tag"}),
+            &json!({"const": tags}),
+            json!({"type": "string", "pattern": "^[a-z][a-z0-9_]{1,30}$"}),
+        ));
+        if !character.tags.is_empty() {
+            shapes.push(shape(
+                &json!({"const": "remove_tag"}),
+                &json!({"const": tags}),
+                json!({"enum": character.tags.iter().collect::<Vec<_>>()}),
+            ));
+        }
+    }
+    let clocks: Vec<(i64, String)> = world
+        .clocks
+        .values()
+        .filter(|c| c.value < c.max)
+        .map(|c| ((c.max - c.value).min(MAX_STEP), format!("clocks.{}", c.id)))
+        .collect();
+    shapes.extend(by_room("tick_clock", clocks));
+    if world.characters.contains_key(owner) {
+        // A relation not yet kept starts at the range's floor (or 0), as the rules do.
+        let (lo, hi) = ruleset.relation_range();
+        let mut relations: Vec<((i64, i64), String)> = Vec::new();
+        for other in others
+            .iter()
+            .filter(|o| *o != owner && world.characters.contains_key(*o))
+        {
+            let kept = world.relations.iter().find(|r| r.is_between(owner, other));
+            for axis in RELATION_AXES {
+                let now = kept.and_then(|r| r.axis(axis)).unwrap_or(lo.max(0));
+                let room = ((now - lo).min(MAX_STEP), (hi - now).min(MAX_STEP));
+                relations.push((room, format!("relations.{owner}.{other}.{axis}")));
+            }
+        }
+        let mut groups: Vec<((i64, i64), Vec<String>)> = Vec::new();
+        for (room, path) in relations {
+            match groups.iter_mut().find(|(r, _)| *r == room) {
+                Some((_, list)) => list.push(path),
+                None => groups.push((room, vec![path])),
+            }
+        }
+        for ((down, up), paths) in groups {
+            shapes.push(shape(
+                &json!({"const": "relation"}),
+                &json!({"enum": paths}),
+                json!({"type": "integer", "minimum": -down, "maximum": up}),
+            ));
+        }
+    }
+    // Gaining a thing the owner names; losing only what it holds, at most all of it.
+    shapes.push(shape(
+        &json!({"const": "inventory"}),
+        &json!({"type": "string", "pattern": format!("^inventory\\.{}\\.[a-z][a-z0-9_]{{1,30}}$", regex_escape(owner))}),
+        json!({"type": "integer", "minimum": 1, "maximum": MAX_STEP}),
+    ));
+    let held: Vec<(i64, String)> = world
+        .inventory
+        .get(owner)
+        .into_iter()
+        .flatten()
+        .map(|(item, n)| {
+            (
+                i64::from(*n).min(MAX_STEP),
+                format!("inventory.{owner}.{item}"),
+            )
+        })
+        .collect();
+    for (room, paths) in grouped(held) {
+        shapes.push(shape(
+            &json!({"const": "inventory"}),
+            &json!({"enum": paths}),
+            json!({"type": "integer", "minimum": -room, "maximum": -1}),
+        ));
+    }
+    match shapes.len() {
+        0 => None,
+        1 => shapes.pop(),
+        _ => Some(json!({"anyOf": shapes})),
+    }
+}
+
+/// The offer for the prompt, short (the grammar holds the amounts): the paths
+/// of each kind of op, folded (`increment/decrement: characters.ada.stats.<grit|wits>;
+/// relation: relations.ada.<bo|cy>.<trust|tension>`).
+pub fn describe(offer: &Value) -> String {
+    let shapes = offer["anyOf"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| vec![offer.clone()]);
+    let mut by_op: Vec<(String, Vec<String>)> = Vec::new();
+    for s in &shapes {
+        let p = &s["properties"];
+        let op = p["op"]["const"].as_str().unwrap_or_default().to_owned();
+        let paths: Vec<String> = match (p["path"]["enum"].as_array(), p["path"]["const"].as_str()) {
+            (Some(list), _) => list
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            (None, Some(one)) => vec![one.to_owned()],
+            // The inventory pattern: any item of the owner's.
+            (None, None) => vec![format!(
+                "{}.<item>",
+                p["path"]["pattern"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .trim_start_matches('^')
+                    .split("\\.")
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(".")
+                    .replace('\\', "")
+            )],
+        };
+        match by_op.iter_mut().find(|(o, _)| *o == op) {
+            Some((_, list)) => {
+                for path in paths {
+                    if !list.contains(&path) {
+                        list.push(path);
+                    }
+                }
+            }
+            None => by_op.push((op, paths)),
+        }
+    }
+    let mut lines: Vec<(Vec<String>, String)> = Vec::new();
+    for (op, mut paths) in by_op {
+        // `inventory.ada.<item>` says the held items too.
+        if paths.iter().any(|p| p.ends_with(".<item>")) {
+            paths.retain(|p| p.ends_with(".<item>"));
+        }
+        let folded = fold(&paths).join(", ");
+        match lines.iter_mut().find(|(_, f)| *f == folded) {
+            Some((ops, _)) => ops.push(op),
+            None => lines.push((vec![op], folded)),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(ops, folded)| format!("{}: {folded}", ops.join("/")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Paths folded in two steps: `a.b.x, a.b.y` → `a.b.<x|y>`, then stems whose
+/// folded tails agree: `r.o.b.<x|y>, r.o.c.<x|y>` → `r.o.<b|c>.<x|y>`.
+fn fold(paths: &[String]) -> Vec<String> {
+    let mut tails: Vec<(&str, Vec<&str>)> = Vec::new();
+    for path in paths {
+        let (stem, last) = path.rsplit_once('.').unwrap_or(("", path));
+        match tails.iter_mut().find(|(s, _)| *s == stem) {
+            Some((_, lasts)) => lasts.push(last),
+            None => tails.push((stem, vec![last])),
+        }
+    }
+    let mut stems: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
+    for (stem, mut lasts) in tails {
+        lasts.sort_unstable();
+        let (head, mid) = stem.rsplit_once('.').unwrap_or(("", stem));
+        match stems.iter_mut().find(|(h, l, _)| *h == head && *l == lasts) {
+            Some((_, _, mids)) => mids.push(mid),
+            None => stems.push((head, lasts, vec![mid])),
+        }
+    }
+    let alt = |v: &[&str]| match v {
+        [one] => (*one).to_owned(),
+        many => format!("<{}>", many.join("|")),
+    };
+    stems
+        .into_iter()
+        .map(|(head, lasts, mids)| {
+            [head.to_owned(), alt(&mids), alt(&lasts)]
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join(".")
+        })
+        .collect()
+}
+
+/// The paths of `ops` (one op name, positive amounts), one shape per room.
+fn by_room(op: &str, paths: Vec<(i64, String)>) -> Vec<Value> {
+    grouped(paths)
+        .into_iter()
+        .map(|(room, paths)| {
+            shape(
+                &json!({"const": op}),
+                &json!({"enum": paths}),
+                json!({"type": "integer", "minimum": 1, "maximum": room}),
+            )
+        })
+        .collect()
+}
+
+/// Paths grouped by how far they may move, largest first.
+fn grouped(paths: Vec<(i64, String)>) -> Vec<(i64, Vec<String>)> {
+    let mut groups: Vec<(i64, Vec<String>)> = Vec::new();
+    for (room, path) in paths {
+        match groups.iter_mut().find(|(r, _)| *r == room) {
+            Some((_, list)) => list.push(path),
+            None => groups.push((room, vec![path])),
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.0));
+    groups
+}
+
+fn shape(op: &Value, path: &Value, value: Value) -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["op", "path", "value"],
+        "properties": {"op": op, "path": path, "value": value}
+    })
+}
+
+/// `id` with the characters a regular expression gives meaning escaped.
+fn regex_escape(id: &str) -> String {
+    id.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$-".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offer_reads_as_one_line_per_kind_of_op() {
+        let offer = json!({"anyOf": [
+            shape(&json!({"const": "increment"}), &json!({"enum": ["characters.ada.stats.grit", "characters.ada.stats.wits"]}), json!({"type": "integer", "minimum": 1, "maximum": 2})),
+            shape(&json!({"const": "add_tag"}), &json!({"const": "characters.ada.tags"}), json!({"type": "string"})),
+            shape(&json!({"const": "inventory"}), &json!({"type": "string", "pattern": "^inventory\\.ada\\.[a-z][a-z0-9_]{1,30}$"}), json!({"type": "integer", "minimum": 1, "maximum": 2})),
+        ]});
+        assert_eq!(
+            describe(&offer),
+            "increment: characters.ada.stats.<grit|wits>; add_tag: characters.ada.tags; inventory: inventory.ada.<item>"
+        );
+        let paths: Vec<String> = [
+            "relations.a.b.trust",
+            "relations.a.b.tension",
+            "relations.a.c.trust",
+            "relations.a.c.tension",
+            "clocks.x",
+            "clocks.y",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        assert_eq!(
+            fold(&paths),
+            ["relations.a.<b|c>.<tension|trust>", "clocks.<x|y>"]
+        );
+    }
+
+    #[test]
+    fn ids_are_escaped_in_patterns() {
+        assert_eq!(regex_escape("a.b-c"), "a\\.b\\-c");
+    }
+}

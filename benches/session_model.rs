@@ -1,9 +1,9 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook) against now (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the before run; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why).
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook, one lane), with #21's diet on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2, the bookkeeping after the choices), and now (the same, with the bookkeeping on the model's second lane). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the before run; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use loreloom::llm::Gateway;
+use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry};
 use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
 use loreloom::session::play::{Progress, run_turn};
 use loreloom::session::turn::Calibration;
@@ -54,11 +54,26 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / n
 }
 
-/// How the turns are played: as before #21, or now.
+/// How the turns are played: as before #21, as at its second stop (one lane:
+/// the bookkeeping after the choices), or now (the bookkeeping on a second lane).
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Before,
+    OneLane,
     Now,
+}
+
+/// The standard gateway, with every model key on one lane unless `mode` is `Now`.
+fn gateway(mode: Mode) -> Gateway {
+    let data_dir = loreloom::saves::data_dir();
+    let mut models = ModelsConfig::load(&data_dir).expect("models.ron reads");
+    if mode != Mode::Now {
+        for m in models.models.values_mut() {
+            m.lanes = 1;
+        }
+    }
+    let prompts = PromptRegistry::load(loreloom::resource_dir("prompts")).expect("prompts load");
+    Gateway::new(prompts, loreloom::resource_dir("schemas"), models, data_dir)
 }
 
 fn play(label: &str, mode: Mode, turns: usize) -> Figures {
@@ -77,7 +92,7 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
         },
     })
     .expect("the save is created");
-    let gateway = Gateway::standard().expect("the gateway starts");
+    let gateway = gateway(mode);
     let mut ctl = Controller::open(&save).expect("the save opens");
     if mode == Mode::Before {
         gateway.pin_version("resolve", "v1");
@@ -207,12 +222,22 @@ fn main() {
             turns,
         )
     };
+    let one_lane = if std::env::var("ONLY").is_ok_and(|v| v == "now") {
+        Figures::default()
+    } else {
+        play(
+            "one lane: npcs_per_turn 2, picked choices roll at once, resolve v2, the bookkeeping after the choices",
+            Mode::OneLane,
+            turns,
+        )
+    };
     let after = play(
-        "now: npcs_per_turn 2, picked choices roll at once, resolve v2",
+        "now: as one lane, and the bookkeeping on the model's second lane",
         Mode::Now,
         turns,
     );
     println!("\ntargets: first words p50 ≤ 2 s, choices p50 ≤ 10 s, commit p50 ≤ 20 s");
     report("before #21", &before);
+    report("one lane", &one_lane);
     report("now", &after);
 }

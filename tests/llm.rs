@@ -41,6 +41,7 @@ fn scripted_key(file: &str, drafts: u32) -> loreloom::llm::ModelConfig {
         description: String::new(),
         compact_prompts: false,
         drafts,
+        lanes: 1,
     }
 }
 

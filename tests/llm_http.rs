@@ -125,6 +125,7 @@ fn gateway_for(url: &str, data: &std::path::Path) -> Gateway {
             description: String::new(),
             compact_prompts: false,
             drafts: 1,
+            lanes: 1,
         },
     );
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();

@@ -211,6 +211,7 @@ fn the_gateway_runs_a_structured_stage_on_the_real_model() {
             description: String::new(),
             compact_prompts: false,
             drafts: 1,
+            lanes: 1,
         },
     );
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();

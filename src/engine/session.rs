@@ -341,6 +341,7 @@ fn accept_input(
     mut view: ResMut<SessionView>,
     mut reports: MessageWriter<SessionReport>,
     mut changed: MessageWriter<WorldChanged>,
+    gateway: Option<Res<LlmGateway>>,
 ) {
     for SessionInput(line) in inputs.read() {
         if session.busy() {
@@ -368,8 +369,12 @@ fn accept_input(
                 if let Some(line) = beat_line(&state) {
                     view.log(line);
                 }
+                // #21: a model with a second lane takes the bookkeeping at once.
+                let lanes = gateway
+                    .as_ref()
+                    .map_or(1, |g| g.0.lanes(&state.small_model));
                 session.turn = Some(RunningTurn {
-                    runner: TurnRunner::start(state, input.clone()),
+                    runner: TurnRunner::start(state, input.clone()).with_background_lane(lanes > 1),
                     input,
                     calls: BTreeMap::new(),
                     narrating: None,

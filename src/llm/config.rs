@@ -21,6 +21,9 @@ pub const DEFAULT_MODEL_SHA256: &str =
 /// draft is in voice for 96% of held-out prompts, where the base model's best
 /// of three was for 33% (`benches/tuned.rs`).
 pub const LOCAL_DRAFTS: u32 = 1;
+/// Lanes of the built-in local keys (see [`ModelConfig::lanes`]): the
+/// bookkeeping runs beside the narration (`benches/session_model.rs`).
+pub const LOCAL_LANES: u32 = 2;
 /// The narrator adapter the built-in local keys load over the default model: a
 /// `LoRA` fine-tuned on Loreloom's own corpus (`training/`, `tools/tune/`),
 /// shipped in `assets/models/` and installed beside the model by `run.sh`.
@@ -125,6 +128,18 @@ pub struct ModelConfig {
     /// sample.
     #[serde(default = "one_draft")]
     pub drafts: u32,
+    /// How many calls run at once. With 2, the turn's bookkeeping (the
+    /// extractors and the lore keeper) runs on a second lane beside the calls
+    /// the player waits for instead of after them: for an in-process model a
+    /// second set of contexts over the same loaded weights, on its own
+    /// threads; for a server a second request in flight. 1 runs every call in
+    /// turn.
+    #[serde(default = "one_lane")]
+    pub lanes: u32,
+}
+
+fn one_lane() -> u32 {
+    1
 }
 
 fn one_draft() -> u32 {
@@ -157,6 +172,7 @@ impl Default for ModelsConfig {
             description: description.to_owned(),
             compact_prompts: true,
             drafts: LOCAL_DRAFTS,
+            lanes: LOCAL_LANES,
         };
         let mut models = IndexMap::new();
         models.insert(
@@ -182,6 +198,7 @@ impl Default for ModelsConfig {
                     "an OpenAI-compatible server on this machine (llama-server, Ollama, vLLM)"
                         .to_owned(),
                 compact_prompts: false,
+                lanes: 1,
                 drafts: 1,
             },
         );

@@ -55,6 +55,9 @@ pub struct CallRequest {
     /// answer with all of them (a JSON array of strings, in seed order) when
     /// that is more than one; the caller keeps the best. Drafts never stream.
     pub drafts: bool,
+    /// Bookkeeping (extractors, the lore keeper): run on the key's second lane
+    /// when it has one (`lanes` in models.ron), beside what the player waits for.
+    pub background: bool,
 }
 
 impl std::fmt::Debug for CallRequest {
@@ -79,6 +82,7 @@ impl CallRequest {
             contract: None,
             check: None,
             narrowing: Vec::new(),
+            background: false,
             drafts: false,
         }
     }
@@ -93,6 +97,13 @@ impl CallRequest {
     pub fn allow(self, pointer: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
         let values: Vec<Value> = values.into_iter().map(Into::into).collect();
         self.narrow(pointer, serde_json::json!({ "enum": values }))
+    }
+
+    /// Run on the key's background lane (see [`CallRequest::background`]).
+    #[must_use]
+    pub fn in_background(mut self) -> Self {
+        self.background = true;
+        self
     }
 
     /// Replace the contract's subschema at `pointer` with `schema` for this call
@@ -198,13 +209,24 @@ impl CallHandle {
                 LlmEvent::Finished(outcome) => return *outcome,
             }
         }
+        self.stopped()
+    }
+
+    /// The channel the call's events arrive on (to wait on several calls at
+    /// once with `crossbeam_channel::Select`).
+    pub fn events(&self) -> &Receiver<LlmEvent> {
+        &self.rx
+    }
+
+    /// The outcome of a call whose worker went away before it finished.
+    pub fn stopped(&self) -> CallOutcome {
         CallOutcome {
             result: Err(LlmError::Setup {
                 stage: self.stage.clone(),
                 message: "the model worker stopped unexpectedly".into(),
             }),
             record: CallRecord {
-                stage: self.stage,
+                stage: self.stage.clone(),
                 prompt_id: String::new(),
                 prompt_version: String::new(),
                 model_key: String::new(),
@@ -378,11 +400,18 @@ impl Gateway {
 
     /// Loads `model_key`'s model in the background.
     pub fn warm(&self, model_key: &str) -> Result<(), LlmError> {
-        let worker = self.worker(model_key).map_err(|message| LlmError::Setup {
-            stage: "warm-up".into(),
-            message,
-        })?;
-        let _ = worker.send(Work::Warm);
+        for background in [false, true] {
+            if background && self.lanes(model_key) < 2 {
+                break;
+            }
+            let worker = self
+                .worker(model_key, background)
+                .map_err(|message| LlmError::Setup {
+                    stage: "warm-up".into(),
+                    message,
+                })?;
+            let _ = worker.send(Work::Warm);
+        }
         Ok(())
     }
 
@@ -484,7 +513,9 @@ impl Gateway {
             .unwrap_or_default();
         let sampling = Sampling::default()
             .merged(&model_sampling.then(&info.sampling).then(&request.sampling));
-        let worker = self.worker(&request.model_key).map_err(fail)?;
+        let worker = self
+            .worker(&request.model_key, request.background)
+            .map_err(fail)?;
         let job = Job {
             id,
             model_key: request.model_key.clone(),
@@ -506,9 +537,34 @@ impl Gateway {
         Ok((worker, Box::new(job)))
     }
 
+    /// How many calls `model_key` runs at once (`lanes` in models.ron; 1 for
+    /// registered backends: scripts answer in the order they are asked).
+    pub fn lanes(&self, model_key: &str) -> u32 {
+        let registered = self
+            .registered
+            .lock()
+            .is_ok_and(|r| r.contains_key(model_key))
+            || self
+                .workers
+                .lock()
+                .is_ok_and(|w| w.contains_key(&format!("registered:{model_key}")));
+        if registered {
+            return 1;
+        }
+        // A script file is read once, in order: one lane.
+        self.models
+            .get(model_key, &self.data_dir)
+            .map_or(1, |m| match m.backend {
+                BackendConfig::Scripted { .. } => 1,
+                _ => m.lanes.max(1),
+            })
+    }
+
     /// The worker serving `model_key`, started on first use. Keys with the same
-    /// backend configuration share one worker (and one loaded model).
-    fn worker(&self, model_key: &str) -> Result<Sender<Work>, String> {
+    /// backend configuration share one worker (and one loaded model); a key
+    /// with two `lanes` has a second worker for `background` calls, with its own
+    /// contexts over the same loaded model.
+    fn worker(&self, model_key: &str, background: bool) -> Result<Sender<Work>, String> {
         let registered = self
             .registered
             .lock()
@@ -525,13 +581,15 @@ impl Gateway {
             {
                 (format!("registered:{model_key}"), None)
             } else {
-                let config = self
+                let model = self
                     .models
                     .get(model_key, &self.data_dir)
-                    .map_err(|e| e.to_string())?
-                    .backend
-                    .clone();
-                let identity = serde_json::to_string(&config).unwrap_or_default();
+                    .map_err(|e| e.to_string())?;
+                let config = model.backend.clone();
+                let mut identity = serde_json::to_string(&config).unwrap_or_default();
+                if background && self.lanes(model_key) > 1 {
+                    identity.push_str("#background");
+                }
                 let data_dir = self.data_dir.clone();
                 (
                     identity,

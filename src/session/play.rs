@@ -3,10 +3,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crossbeam_channel::TryRecvError;
+
 use super::stream::{Kind, NARRATOR, SYSTEM, Stream};
 use super::turn::{Calibration, PlayerInput, SessionState, TurnError, TurnResult, TurnRunner};
 use crate::campaign::{Campaign, Scenario};
-use crate::llm::Gateway;
+use crate::llm::{CallHandle, Gateway, LlmEvent};
 
 /// Why a session cannot start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -103,46 +105,64 @@ pub enum Progress<'a> {
     Token(&'a str),
 }
 
-/// Run one turn to its end, making each call through `gateway` and waiting on it.
+/// Run one turn to its end, making each call through `gateway` and waiting on
+/// them together: calls on the model's two lanes finish in any order, and
+/// streamed narration reaches `progress` as it comes.
 pub fn run_turn(
     gateway: &Gateway,
     state: SessionState,
     input: PlayerInput,
     mut progress: impl FnMut(Progress<'_>),
 ) -> Result<TurnResult, TurnError> {
-    let mut runner = TurnRunner::start(state, input);
+    let lanes = gateway.lanes(&state.small_model);
+    let mut runner = TurnRunner::start(state, input).with_background_lane(lanes > 1);
+    // Calls out: id, stage, handle, whether it has streamed.
+    let mut out: Vec<(u32, String, CallHandle, bool)> = Vec::new();
     while !runner.is_finished() {
-        let calls = runner.take_requests();
-        if calls.is_empty() {
+        for c in runner.take_requests() {
+            progress(Progress::Stage(&c.request.stage));
+            let name = c.request.stage.clone();
+            out.push((c.id, name, gateway.call(c.request), false));
+        }
+        if out.is_empty() {
             break;
         }
-        let handles: Vec<_> = calls
-            .into_iter()
-            .map(|c| {
-                progress(Progress::Stage(&c.request.stage));
-                (c.id, c.request.stage.clone(), gateway.call(c.request))
-            })
-            .collect();
-        for (id, stage, handle) in handles {
-            let mut streamed = false;
-            let outcome = if stage == "narrate" {
-                handle.wait_streaming(|t| {
-                    streamed = true;
-                    progress(Progress::Token(t));
-                })
-            } else {
-                handle.wait()
-            };
-            let before = runner.narrations().len();
-            runner.deliver(id, outcome);
-            // Drafts do not stream: the kept one is shown whole.
-            if stage == "narrate"
-                && !streamed
-                && let Some(text) = runner.narrations().get(before)
-            {
-                progress(Progress::Token(text));
-            }
+        let mut select = crossbeam_channel::Select::new();
+        for (_, _, handle, _) in &out {
+            select.recv(handle.events());
         }
+        // Of the calls with news, the one made first (not a random one).
+        let ready = select.ready();
+        let i = out
+            .iter()
+            .position(|(_, _, h, _)| !h.events().is_empty())
+            .unwrap_or(ready);
+        let outcome = match out[i].2.events().try_recv() {
+            Ok(LlmEvent::Token(t)) => {
+                if out[i].1 == "narrate" {
+                    out[i].3 = true;
+                    progress(Progress::Token(&t));
+                }
+                continue;
+            }
+            Ok(LlmEvent::AttemptStarted(_)) | Err(TryRecvError::Empty) => continue,
+            Ok(LlmEvent::Finished(outcome)) => *outcome,
+            Err(TryRecvError::Disconnected) => out[i].2.stopped(),
+        };
+        let (id, called, _, streamed) = out.remove(i);
+        let before = runner.narrations().len();
+        runner.deliver(id, outcome);
+        // Drafts do not stream: the kept one is shown whole.
+        if called == "narrate"
+            && !streamed
+            && let Some(text) = runner.narrations().get(before)
+        {
+            progress(Progress::Token(text));
+        }
+    }
+    // Calls the turn no longer waits for (a question was asked instead).
+    for (_, _, handle, _) in &out {
+        handle.cancel();
     }
     runner.finish()
 }

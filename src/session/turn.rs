@@ -229,7 +229,8 @@ pub struct TurnResult {
     /// NPCs who acted, in order, and those who stayed quiet.
     pub acted: Vec<String>,
     pub skipped: Vec<String>,
-    /// Every model call, in the order they finished.
+    /// Every model call, in the order it was made (what replay answers in;
+    /// calls on two lanes finish in any order).
     pub records: Vec<CallRecord>,
     /// Model proposals the rules refused (kept for the log, not applied).
     pub refused: Vec<String>,
@@ -317,6 +318,8 @@ pub struct TurnRunner {
     /// (#21: the player reads the narrations and gets the choices first; the
     /// extractors run while they read, and the turn commits after them).
     background: Vec<PendingCall>,
+    /// Bookkeeping is sent at once, to the model's second lane.
+    parallel_bookkeeping: bool,
     /// Model-proposed state ops this turn, and those the rules refused.
     ops_proposed: usize,
     ops_refused: usize,
@@ -330,7 +333,8 @@ pub struct TurnRunner {
     rolls: Vec<RollRecord>,
     changes: Vec<Change>,
     observations: Vec<Observation>,
-    records: Vec<CallRecord>,
+    /// Records by call id (the order the calls were made).
+    records: BTreeMap<u32, CallRecord>,
     refused: Vec<String>,
     drafts: Vec<DraftChoice>,
     choices: Vec<String>,
@@ -356,6 +360,7 @@ impl TurnRunner {
             next_id: 0,
             queued: Vec::new(),
             background: Vec::new(),
+            parallel_bookkeeping: false,
             extracted: BTreeMap::new(),
             ops_proposed: 0,
             ops_refused: 0,
@@ -366,7 +371,7 @@ impl TurnRunner {
             rolls: Vec::new(),
             changes: Vec::new(),
             observations: Vec::new(),
-            records: Vec::new(),
+            records: BTreeMap::new(),
             refused: Vec::new(),
             drafts: Vec::new(),
             choices: Vec::new(),
@@ -467,7 +472,7 @@ impl TurnRunner {
         let Some(purpose) = self.in_flight.remove(&id) else {
             return;
         };
-        self.records.push(outcome.record.clone());
+        self.records.insert(id, outcome.record.clone());
         if self.error.is_some() {
             return;
         }
@@ -566,7 +571,8 @@ impl TurnRunner {
             }
         }
         let ready_ms = (crate::llm::record::now_seconds() - self.submitted_at) * 1000.0;
-        let budget = super::budget::TurnBudget::of(self.submitted_at, &self.records, ready_ms);
+        let records: Vec<CallRecord> = std::mem::take(&mut self.records).into_values().collect();
+        let budget = super::budget::TurnBudget::of(self.submitted_at, &records, ready_ms);
         let mut world = self.state.world;
         standing::decay(&self.state.campaign.standing, &mut world, TURN_MINUTES);
         let now = self.state.play_minutes + TURN_MINUTES;
@@ -580,7 +586,7 @@ impl TurnRunner {
             generic_choices: self.generic_choices,
             acted: self.order,
             skipped: self.skipped,
-            records: self.records,
+            records,
             refused: self.refused,
             ops_proposed: self.ops_proposed,
             ops_refused: self.ops_refused,
@@ -629,16 +635,30 @@ impl TurnRunner {
         texts.get(kept).copied().unwrap_or_default().to_owned()
     }
 
-    fn queue(&mut self, purpose: Purpose, request: CallRequest) {
+    fn queue(&mut self, purpose: Purpose, mut request: CallRequest) {
         let id = self.next_id;
         self.next_id += 1;
-        let held = purpose.is_bookkeeping();
+        let bookkeeping = purpose.is_bookkeeping();
         self.in_flight.insert(id, purpose);
-        if held {
+        if bookkeeping {
+            request.background = true;
+        }
+        if bookkeeping && !self.parallel_bookkeeping {
             self.background.push(PendingCall { id, request });
         } else {
             self.queued.push(PendingCall { id, request });
         }
+    }
+
+    /// #21: the model has a second lane, so the bookkeeping goes out at once
+    /// (on that lane) instead of waiting until the choices are asked for.
+    #[must_use]
+    pub fn with_background_lane(mut self, parallel: bool) -> Self {
+        self.parallel_bookkeeping = parallel;
+        if parallel {
+            self.queued.append(&mut self.background);
+        }
+        self
     }
 
     fn call_seed(&self) -> u32 {
@@ -1021,10 +1041,10 @@ impl TurnRunner {
             // Seed 001: at most one question, and only when it changes the outcome.
             self.clarification = Some(question.to_owned());
             self.phase = Phase::Done;
-            // Nothing of this turn is kept: its held-back extractors never run.
-            for held in std::mem::take(&mut self.background) {
-                self.in_flight.remove(&held.id);
-            }
+            // Nothing of this turn is kept: its held-back extractors never run,
+            // and those already sent are not waited for.
+            self.background.clear();
+            self.in_flight.retain(|_, p| !p.is_bookkeeping());
             return;
         }
         if v["possible"] == json!(false) {

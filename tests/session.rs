@@ -312,6 +312,95 @@ fn the_turn_is_the_same_whatever_order_its_calls_finish_in() {
     assert_eq!(forward, rotated);
 }
 
+/// A scripted backend that takes its time: `pause` milliseconds per stage.
+struct Slow {
+    inner: ScriptedBackend,
+    pause: fn(&str) -> u64,
+}
+
+impl loreloom::llm::Backend for Slow {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+
+    fn generate(
+        &mut self,
+        request: &loreloom::llm::GenerateRequest,
+        on_token: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<loreloom::llm::Generated, loreloom::llm::BackendError> {
+        std::thread::sleep(std::time::Duration::from_millis((self.pause)(
+            &request.stage,
+        )));
+        self.inner.generate(request, on_token)
+    }
+}
+
+/// #21: with two lanes the bookkeeping runs beside the narration and the calls
+/// finish in an order set by how long each takes; the committed turn is the
+/// same as on one lane whatever that order, and its records (what replay
+/// answers from) are in the order the calls were made.
+#[test]
+fn two_lanes_commit_the_same_turn_whatever_finishes_first() {
+    let play = |lanes: u32, pause: fn(&str) -> u64| {
+        let data = tempfile::tempdir().unwrap();
+        let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
+        let g = Gateway::new(
+            prompts,
+            root().join("schemas"),
+            ModelsConfig::default(),
+            data.path(),
+        );
+        let script = ScriptedBackend::new(Script {
+            replies: turn_replies(1),
+        });
+        for key in ["small", "large"] {
+            let inner = script.clone();
+            g.register_lanes(key, lanes, move || {
+                Ok(Box::new(Slow {
+                    inner: inner.clone(),
+                    pause,
+                }) as Box<dyn loreloom::llm::Backend>)
+            });
+        }
+        assert_eq!(g.lanes("small"), lanes);
+        let r = run_turn(
+            &g,
+            drowned_reach(7),
+            input("I ask Ned Fallow about the oil.", "p"),
+            |_| {},
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let started = |stage: &str| {
+            r.records
+                .iter()
+                .find(|c| c.stage == stage)
+                .map(|c| c.started_at)
+                .unwrap()
+        };
+        // Whether the persona's extractor started before the choices did.
+        let early = started("extract") < started("choices");
+        (transcript(&r), early)
+    };
+    let (one_lane, early) = play(1, |_| 0);
+    assert!(
+        !early,
+        "one lane holds the extractors until the choices are asked for"
+    );
+    // Bookkeeping slow: it finishes after the narration it follows.
+    let (slow_books, early) = play(2, |stage| match stage {
+        "extract" | "lore_extract" => 40,
+        _ => 5,
+    });
+    assert_eq!(one_lane, slow_books);
+    assert!(early, "on two lanes the extractor goes out at once");
+    // Bookkeeping fast: it finishes before the calls sent ahead of it.
+    let (fast_books, _) = play(2, |stage| match stage {
+        "extract" | "lore_extract" => 0,
+        _ => 40,
+    });
+    assert_eq!(one_lane, fast_books);
+}
+
 /// A scene that says nothing of time or danger (a sparse campaign's) still
 /// renders every stage's prompt.
 #[test]

@@ -182,17 +182,22 @@ fn perception_decays_with_in_game_time() {
     let save = new_save(dir.path(), "drowned-reach", Some("green_night"), 3);
     let gateway = gateway(dir.path());
     let mut ctl = Controller::open_with(&save, None).unwrap();
+    // Warmed by what the persona does (an extractor proposes relations, not
+    // perception: `rules::offer`), past 50 in two turns.
     let warm = json!([
-        {"op": "increment", "path": "perception.hesper_vane", "value": 90},
+        {"op": "relation", "path": "relations.player.hesper_vane.trust", "value": 3},
     ]);
-    play(
-        &mut ctl,
-        &gateway,
-        "I haul the chain beside Hesper all night",
-        replies(0, &warm, &CHOICES),
-    );
+    for n in 0..2 {
+        play(
+            &mut ctl,
+            &gateway,
+            "I haul the chain beside Hesper all night",
+            replies(n, &warm, &CHOICES),
+        );
+    }
     let after_one = perception(&ctl, "hesper_vane");
-    for n in 1..4 {
+    assert!(after_one > 50.0, "{after_one}");
+    for n in 2..5 {
         play(
             &mut ctl,
             &gateway,

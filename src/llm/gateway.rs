@@ -280,6 +280,8 @@ pub struct Gateway {
     data_dir: PathBuf,
     workers: Mutex<HashMap<String, Sender<Work>>>,
     registered: Mutex<HashMap<String, BackendFactory>>,
+    /// Lanes of registered keys that have more than one.
+    registered_lanes: Mutex<HashMap<String, u32>>,
     contracts: Mutex<HashMap<String, Contract>>,
     /// Draft counts set per key over `models.ron`'s (scripts, replay).
     drafts: Mutex<HashMap<String, u32>>,
@@ -312,6 +314,7 @@ impl Gateway {
             data_dir: data_dir.into(),
             workers: Mutex::new(HashMap::new()),
             registered: Mutex::new(HashMap::new()),
+            registered_lanes: Mutex::new(HashMap::new()),
             contracts: Mutex::new(HashMap::new()),
             drafts: Mutex::new(HashMap::new()),
             pins: Mutex::new(HashMap::new()),
@@ -359,6 +362,28 @@ impl Gateway {
         }
         if let Ok(mut registered) = self.registered.lock() {
             registered.insert(key, Box::new(factory));
+        }
+    }
+
+    /// Serves `model_key` on `lanes` workers (see [`ModelConfig::lanes`]), each
+    /// with its own backend from `factory`: for tests of the parallel schedule.
+    ///
+    /// [`ModelConfig::lanes`]: super::config::ModelConfig::lanes
+    pub fn register_lanes(
+        &self,
+        model_key: impl Into<String>,
+        lanes: u32,
+        factory: impl Fn() -> Result<Box<dyn Backend>, BackendError> + Send + Sync + 'static,
+    ) {
+        let key = model_key.into();
+        let factory = Arc::new(factory);
+        if lanes > 1 {
+            let second = Arc::clone(&factory);
+            self.register_backend(format!("{key}#background"), move || second());
+        }
+        self.register_backend(key.clone(), move || factory());
+        if let Ok(mut map) = self.registered_lanes.lock() {
+            map.insert(key, lanes.max(1));
         }
     }
 
@@ -549,7 +574,12 @@ impl Gateway {
                 .lock()
                 .is_ok_and(|w| w.contains_key(&format!("registered:{model_key}")));
         if registered {
-            return 1;
+            return self
+                .registered_lanes
+                .lock()
+                .ok()
+                .and_then(|m| m.get(model_key).copied())
+                .unwrap_or(1);
         }
         // A script file is read once, in order: one lane.
         self.models
@@ -565,21 +595,26 @@ impl Gateway {
     /// with two `lanes` has a second worker for `background` calls, with its own
     /// contexts over the same loaded model.
     fn worker(&self, model_key: &str, background: bool) -> Result<Sender<Work>, String> {
+        let lane_key = if background && self.lanes(model_key) > 1 {
+            format!("{model_key}#background")
+        } else {
+            model_key.to_owned()
+        };
         let registered = self
             .registered
             .lock()
             .map_err(|e| e.to_string())?
-            .remove(model_key);
+            .remove(&lane_key);
         let (identity, factory): (String, Option<BackendFactory>) =
             if let Some(factory) = registered {
-                (format!("registered:{model_key}"), Some(factory))
+                (format!("registered:{lane_key}"), Some(factory))
             } else if self
                 .workers
                 .lock()
                 .map_err(|e| e.to_string())?
-                .contains_key(&format!("registered:{model_key}"))
+                .contains_key(&format!("registered:{lane_key}"))
             {
-                (format!("registered:{model_key}"), None)
+                (format!("registered:{lane_key}"), None)
             } else {
                 let model = self
                     .models

@@ -13,7 +13,7 @@ use super::ruleset::Ruleset;
 use super::state::{RELATION_AXES, WorldState};
 
 /// The largest change one op may make to a stat, clock, relation or quantity.
-pub const MAX_STEP: i64 = 2;
+pub const MAX_STEP: i64 = 3;
 
 /// The schema of one op `owner`'s extractor may propose, with `others` present
 /// (ids; those the world does not know are left out). `None` when nothing at

@@ -211,26 +211,24 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(LINES.len());
-    // `ONLY=now` skips the before run (say, to measure another models.ron
+    // `ONLY=now` skips the before and one-lane runs (say, to measure another models.ron
     // through `LORELOOM_DATA_DIR`).
-    let before = if std::env::var("ONLY").is_ok_and(|v| v == "now") {
-        Figures::default()
-    } else {
-        play(
-            "before #21: every NPC acts, the referee rules every move (resolve v1)",
-            Mode::Before,
-            turns,
-        )
+    let only_now = std::env::var("ONLY").is_ok_and(|v| v == "now");
+    let unless_only_now = |label: &str, mode: Mode| {
+        if only_now {
+            Figures::default()
+        } else {
+            play(label, mode, turns)
+        }
     };
-    let one_lane = if std::env::var("ONLY").is_ok_and(|v| v == "now") {
-        Figures::default()
-    } else {
-        play(
-            "one lane: npcs_per_turn 2, picked choices roll at once, resolve v2, the bookkeeping after the choices",
-            Mode::OneLane,
-            turns,
-        )
-    };
+    let before = unless_only_now(
+        "before #21: every NPC acts, the referee rules every move (resolve v1)",
+        Mode::Before,
+    );
+    let one_lane = unless_only_now(
+        "one lane: npcs_per_turn 2, picked choices roll at once, resolve v2, the bookkeeping after the choices",
+        Mode::OneLane,
+    );
     let after = play(
         "now: as one lane, and the bookkeeping on the model's second lane",
         Mode::Now,

@@ -622,7 +622,7 @@ impl Gateway {
                     .map_err(|e| e.to_string())?;
                 let config = model.backend.clone();
                 let mut identity = serde_json::to_string(&config).unwrap_or_default();
-                if background && self.lanes(model_key) > 1 {
+                if lane_key != model_key {
                     identity.push_str("#background");
                 }
                 let data_dir = self.data_dir.clone();

@@ -12,6 +12,9 @@ use serde_json::{Value, json};
 use super::ruleset::Ruleset;
 use super::state::{RELATION_AXES, WorldState};
 
+/// A tag or an item name: a short `snake_case` word.
+const WORD: &str = "[a-z][a-z0-9_]{1,30}";
+
 /// The largest change one op may make to a stat, clock, relation or quantity.
 pub const MAX_STEP: i64 = 3;
 
@@ -50,7 +53,7 @@ pub fn extractor_ops(
         shapes.push(shape(
             &json!({"const": "add_tag"}),
             &json!({"const": tags}),
-            json!({"type": "string", "pattern": "^[a-z][a-z0-9_]{1,30}$"}),
+            json!({"type": "string", "pattern": format!("^{WORD}$")}),
         ));
         if !character.tags.is_empty() {
             shapes.push(shape(
@@ -82,14 +85,7 @@ pub fn extractor_ops(
                 relations.push((room, format!("relations.{owner}.{other}.{axis}")));
             }
         }
-        let mut groups: Vec<((i64, i64), Vec<String>)> = Vec::new();
-        for (room, path) in relations {
-            match groups.iter_mut().find(|(r, _)| *r == room) {
-                Some((_, list)) => list.push(path),
-                None => groups.push((room, vec![path])),
-            }
-        }
-        for ((down, up), paths) in groups {
+        for ((down, up), paths) in grouped(relations) {
             shapes.push(shape(
                 &json!({"const": "relation"}),
                 &json!({"enum": paths}),
@@ -100,7 +96,7 @@ pub fn extractor_ops(
     // Gaining a thing the owner names; losing only what it holds, at most all of it.
     shapes.push(shape(
         &json!({"const": "inventory"}),
-        &json!({"type": "string", "pattern": format!("^inventory\\.{}\\.[a-z][a-z0-9_]{{1,30}}$", regex_escape(owner))}),
+        &json!({"type": "string", "pattern": format!("^inventory\\.{}\\.{WORD}$", regex_escape(owner))}),
         json!({"type": "integer", "minimum": 1, "maximum": MAX_STEP}),
     ));
     let held: Vec<(i64, String)> = world
@@ -115,7 +111,7 @@ pub fn extractor_ops(
             )
         })
         .collect();
-    for (room, paths) in grouped(held) {
+    for (room, paths) in by_largest_room(held) {
         shapes.push(shape(
             &json!({"const": "inventory"}),
             &json!({"enum": paths}),
@@ -149,18 +145,14 @@ pub fn describe(offer: &Value) -> String {
                 .collect(),
             (None, Some(one)) => vec![one.to_owned()],
             // The inventory pattern: any item of the owner's.
-            (None, None) => vec![format!(
-                "{}.<item>",
-                p["path"]["pattern"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .trim_start_matches('^')
-                    .split("\\.")
-                    .take(2)
-                    .collect::<Vec<_>>()
-                    .join(".")
-                    .replace('\\', "")
-            )],
+            (None, None) => {
+                let pattern = p["path"]["pattern"].as_str().unwrap_or_default();
+                let stem = pattern
+                    .strip_prefix('^')
+                    .and_then(|p| p.strip_suffix(&format!("\\.{WORD}$")))
+                    .unwrap_or(pattern);
+                vec![format!("{}.<item>", stem.replace('\\', ""))]
+            }
         };
         match by_op.iter_mut().find(|(o, _)| *o == op) {
             Some((_, list)) => {
@@ -195,30 +187,23 @@ pub fn describe(offer: &Value) -> String {
 /// Paths folded in two steps: `a.b.x, a.b.y` → `a.b.<x|y>`, then stems whose
 /// folded tails agree: `r.o.b.<x|y>, r.o.c.<x|y>` → `r.o.<b|c>.<x|y>`.
 fn fold(paths: &[String]) -> Vec<String> {
-    let mut tails: Vec<(&str, Vec<&str>)> = Vec::new();
-    for path in paths {
-        let (stem, last) = path.rsplit_once('.').unwrap_or(("", path));
-        match tails.iter_mut().find(|(s, _)| *s == stem) {
-            Some((_, lasts)) => lasts.push(last),
-            None => tails.push((stem, vec![last])),
-        }
-    }
-    let mut stems: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
-    for (stem, mut lasts) in tails {
+    let tails = grouped(
+        paths
+            .iter()
+            .map(|path| path.rsplit_once('.').unwrap_or(("", path))),
+    );
+    let stems = grouped(tails.into_iter().map(|(stem, mut lasts)| {
         lasts.sort_unstable();
         let (head, mid) = stem.rsplit_once('.').unwrap_or(("", stem));
-        match stems.iter_mut().find(|(h, l, _)| *h == head && *l == lasts) {
-            Some((_, _, mids)) => mids.push(mid),
-            None => stems.push((head, lasts, vec![mid])),
-        }
-    }
+        ((head, lasts), mid)
+    }));
     let alt = |v: &[&str]| match v {
         [one] => (*one).to_owned(),
         many => format!("<{}>", many.join("|")),
     };
     stems
         .into_iter()
-        .map(|(head, lasts, mids)| {
+        .map(|((head, lasts), mids)| {
             [head.to_owned(), alt(&mids), alt(&lasts)]
                 .into_iter()
                 .filter(|p| !p.is_empty())
@@ -230,7 +215,7 @@ fn fold(paths: &[String]) -> Vec<String> {
 
 /// The paths of `ops` (one op name, positive amounts), one shape per room.
 fn by_room(op: &str, paths: Vec<(i64, String)>) -> Vec<Value> {
-    grouped(paths)
+    by_largest_room(paths)
         .into_iter()
         .map(|(room, paths)| {
             shape(
@@ -243,15 +228,21 @@ fn by_room(op: &str, paths: Vec<(i64, String)>) -> Vec<Value> {
 }
 
 /// Paths grouped by how far they may move, largest first.
-fn grouped(paths: Vec<(i64, String)>) -> Vec<(i64, Vec<String>)> {
-    let mut groups: Vec<(i64, Vec<String>)> = Vec::new();
-    for (room, path) in paths {
-        match groups.iter_mut().find(|(r, _)| *r == room) {
-            Some((_, list)) => list.push(path),
-            None => groups.push((room, vec![path])),
+fn by_largest_room(paths: Vec<(i64, String)>) -> Vec<(i64, Vec<String>)> {
+    let mut groups = grouped(paths);
+    groups.sort_by_key(|g| std::cmp::Reverse(g.0));
+    groups
+}
+
+/// Values grouped by key, in the order each key first comes.
+fn grouped<K: PartialEq, V>(items: impl IntoIterator<Item = (K, V)>) -> Vec<(K, Vec<V>)> {
+    let mut groups: Vec<(K, Vec<V>)> = Vec::new();
+    for (key, value) in items {
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, values)) => values.push(value),
+            None => groups.push((key, vec![value])),
         }
     }
-    groups.sort_by_key(|g| std::cmp::Reverse(g.0));
     groups
 }
 

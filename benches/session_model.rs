@@ -1,5 +1,6 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook, one lane), with #21's diet on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2, the bookkeeping after the choices), and now (the same, with the bookkeeping on the model's second lane). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the before run; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why).
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with #21's diet on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2, the bookkeeping after the choices), on two lanes (the bookkeeping on the model's second lane), and now (eight prompt caches a lane). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the earlier runs; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why; `SPANS=1` each call's start, first token, end, tokens and cached prefix; `PROMPTS=dir` writes every call's prompt and reply there, to see where consecutive prompts part).
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -60,6 +61,8 @@ fn mean(v: &[f64]) -> f64 {
 enum Mode {
     Before,
     OneLane,
+    /// Two lanes with four prompt caches each (#21's third stop).
+    FourSlots,
     Now,
 }
 
@@ -67,9 +70,14 @@ enum Mode {
 fn gateway(mode: Mode) -> Gateway {
     let data_dir = loreloom::saves::data_dir();
     let mut models = ModelsConfig::load(&data_dir).expect("models.ron reads");
-    if mode != Mode::Now {
-        for m in models.models.values_mut() {
+    for m in models.models.values_mut() {
+        if matches!(mode, Mode::Before | Mode::OneLane) {
             m.lanes = 1;
+        }
+        if mode != Mode::Now
+            && let loreloom::llm::BackendConfig::Llama { slots, .. } = &mut m.backend
+        {
+            *slots = 4;
         }
     }
     let prompts = PromptRegistry::load(loreloom::resource_dir("prompts")).expect("prompts load");
@@ -127,6 +135,23 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
                     (r.ops_proposed, r.ops_refused),
                 )
             });
+            if let Some(dir) = std::env::var_os("PROMPTS")
+                && let Ok(r) = &result
+            {
+                for (i, record) in r.records.iter().enumerate() {
+                    let Some(attempt) = record.attempts.first() else {
+                        continue;
+                    };
+                    let mut text = String::new();
+                    for m in &attempt.messages {
+                        let _ = writeln!(text, "<{}>\n{}", m.role.as_str(), m.content);
+                    }
+                    let _ = writeln!(text, "<reply>\n{}", attempt.raw_output);
+                    let file =
+                        PathBuf::from(&dir).join(format!("t{}-{i:02}-{}.txt", n + 1, record.stage));
+                    std::fs::write(file, text).expect("the prompt dump is written");
+                }
+            }
             if std::env::var_os("REFUSALS").is_some()
                 && let Ok(r) = &result
             {
@@ -155,6 +180,20 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
             f.failed += 1;
             continue;
         };
+        if std::env::var_os("SPANS").is_some() {
+            for s in &b.spans {
+                println!(
+                    "     {:>6.1}–{:>6.1} s (first token {:>6.1}) {:<22} in {:>5} (cached {:>5}) out {:>4}",
+                    s.start_ms / 1000.0,
+                    s.end_ms / 1000.0,
+                    s.first_token_ms / 1000.0,
+                    s.stage,
+                    s.tokens_in,
+                    s.cached_tokens,
+                    s.tokens_out
+                );
+            }
+        }
         let first = first.map_or(f64::NAN, |d| d.as_secs_f64());
         let choices = b.choices_ms.map_or(f64::NAN, |ms| ms / 1000.0);
         println!(
@@ -211,7 +250,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(LINES.len());
-    // `ONLY=now` skips the before and one-lane runs (say, to measure another models.ron
+    // `ONLY=now` skips the earlier runs (say, to measure another models.ron
     // through `LORELOOM_DATA_DIR`).
     let only_now = std::env::var("ONLY").is_ok_and(|v| v == "now");
     let unless_only_now = |label: &str, mode: Mode| {
@@ -229,13 +268,18 @@ fn main() {
         "one lane: npcs_per_turn 2, picked choices roll at once, resolve v2, the bookkeeping after the choices",
         Mode::OneLane,
     );
+    let four_slots = unless_only_now(
+        "two lanes: as one lane, and the bookkeeping on the model's second lane (four prompt caches a lane)",
+        Mode::FourSlots,
+    );
     let after = play(
-        "now: as one lane, and the bookkeeping on the model's second lane",
+        "now: two lanes, eight prompt caches a lane, each context as long as its calls need",
         Mode::Now,
         turns,
     );
     println!("\ntargets: first words p50 ≤ 2 s, choices p50 ≤ 10 s, commit p50 ≤ 20 s");
     report("before #21", &before);
     report("one lane", &one_lane);
+    report("two lanes, four caches", &four_slots);
     report("now", &after);
 }

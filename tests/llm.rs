@@ -453,3 +453,53 @@ fn a_scripted_model_key_reads_its_script_file_from_the_data_dir() {
         .wait();
     assert!(outcome.result.is_ok(), "{:?}", outcome.result);
 }
+
+fn resolve_vars() -> Value {
+    json!({
+        "place": "Reedmere Quay",
+        "calibration": {"tone": "", "difficulty": "standard", "lines": [], "veils": []},
+        "rulebook_text": "Roll when it matters.",
+        "checks": [{"id": "action", "when": "something risky", "binds_stat": true, "stats": ["nerve"], "modifiers": []}],
+        "scene": {"time": "dusk"},
+        "actor": {"id": "player", "name": "The Surveyor"},
+        "intention": "I follow Tamsin to the lantern store.",
+        "stats": {"nerve": 1},
+        "present": [{"id": "player", "name": "The Surveyor"}, {"id": "tamsin_reed", "name": "Tamsin Reed"}],
+        "inventory": {},
+        "facts": [],
+    })
+}
+
+#[test]
+fn a_compact_models_referee_only_picks_the_check_and_a_full_one_may_rule_a_move_out() {
+    let ruled_out = r#"{"possible": false, "blocked_reason": "The letter of commission has been burned.", "clarification_question": "", "check": "", "stat": "", "modifiers": []}"#;
+    let rolled = r#"{"possible": true, "blocked_reason": "", "clarification_question": "", "check": "action", "stat": "nerve", "modifiers": []}"#;
+    // The default local key asks for compact prompts: its contract holds
+    // `possible` to true and both texts empty, so the ruling is repaired.
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    scripted(&gw, &[ruled_out, rolled]);
+    let outcome = gw
+        .call(CallRequest::new("resolve", KEY, resolve_vars()))
+        .wait();
+    assert_eq!(outcome.result.unwrap()["check"], "action");
+    let first = &outcome.record.attempts[0];
+    assert!(
+        first.errors.iter().any(|e| e.contains("possible")),
+        "{:?}",
+        first.errors
+    );
+    // A model with full prompts keeps the referee's whole say.
+    let full = "server-default";
+    let gw = gateway(data.path());
+    gw.register_script(
+        full,
+        ScriptedBackend::new(Script::in_order([ruled_out].iter().copied())),
+    );
+    let outcome = gw
+        .call(CallRequest::new("resolve", full, resolve_vars()))
+        .wait();
+    let ruling = outcome.result.unwrap();
+    assert_eq!(ruling["possible"], false);
+    assert_eq!(outcome.record.attempts.len(), 1);
+}

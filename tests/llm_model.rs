@@ -189,6 +189,13 @@ fn constrained_output_is_json_that_satisfies_the_contract() {
             .check(&out.text)
             .unwrap_or_else(|e| panic!("seed {seed}: {:?} refused: {e:?}", out.text));
         assert!(value["name"].is_string());
+        // The fields come in the order `required` lists them, not alphabetically.
+        let at = |field: &str| out.text.find(&format!("\"{field}\"")).unwrap();
+        assert!(
+            at("name") < at("mood") && at("mood") < at("age"),
+            "seed {seed}: {}",
+            out.text
+        );
     }
 }
 

@@ -46,7 +46,10 @@ pub enum BackendConfig {
         /// which leaves the render thread its core and measured fastest).
         #[serde(default)]
         threads: Option<u32>,
-        /// Prompt-prefix caches kept (one per stage or character).
+        /// Prompt-prefix caches kept per lane (one per stage or character;
+        /// each a context only as long as its calls need). Eight hold a turn's
+        /// stages and the NPCs of a scene; four made the NPCs' intents evict
+        /// each other every turn (`benches/session_model.rs`).
         #[serde(default = "default_slots")]
         slots: u32,
         /// A `LoRA` adapter (GGUF, from llama.cpp's `convert_lora_to_gguf.py`)
@@ -87,7 +90,7 @@ fn default_context() -> u32 {
     4096
 }
 fn default_slots() -> u32 {
-    4
+    8
 }
 fn default_timeout() -> u64 {
     120

@@ -135,6 +135,63 @@ impl Contract {
     }
 }
 
+/// A JSON Schema as JSON text with each object's `properties` in the order of
+/// its `required` list (then any others), for the grammar converters
+/// (llama.cpp's, a server's): they make the model write the fields in the order
+/// the text lists them, and `serde_json` would list them alphabetically. The
+/// order is part of the prompt: the referee decides `possible` before it writes
+/// a `blocked_reason`, an NPC its `thought` before its `intention`, as the
+/// tuned adapter learned.
+pub fn schema_text(schema: &Value) -> String {
+    let mut out = String::new();
+    write_ordered(schema, None, &mut out);
+    out
+}
+
+fn write_ordered(value: &Value, order: Option<&[Value]>, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            if let Some(order) = order {
+                let rank = |k: &str| {
+                    order
+                        .iter()
+                        .position(|r| r.as_str() == Some(k))
+                        .unwrap_or(order.len())
+                };
+                keys.sort_by_key(|k| rank(k));
+            }
+            let required = map.get("required").and_then(Value::as_array);
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                let inner = if key == "properties" {
+                    required.map(Vec::as_slice)
+                } else {
+                    None
+                };
+                write_ordered(&map[key], inner, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_ordered(item, None, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 /// Models often wrap JSON in a Markdown code fence; accept the JSON inside.
 fn strip_fences(raw: &str) -> &str {
     let t = raw.trim();
@@ -230,6 +287,28 @@ mod tests {
 #[cfg(test)]
 mod narrow_tests {
     use super::*;
+
+    #[test]
+    fn schema_text_lists_properties_in_required_order_at_every_depth() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "required": ["possible", "check"],
+            "properties": {
+                "check": {"type": "string"},
+                "extra": {"type": "string"},
+                "possible": {"type": "object", "required": ["why", "also"], "properties": {
+                    "also": {"type": "string"}, "why": {"type": "string"}
+                }}
+            }
+        });
+        let text = schema_text(&schema);
+        let at = |s: &str| text.find(s).unwrap();
+        assert!(at("\"possible\"") < at("\"check\""), "{text}");
+        assert!(at("\"check\"") < at("\"extra\""), "{text}");
+        assert!(at("\"why\"") < at("\"also\""), "{text}");
+        // Still the same schema.
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), schema);
+    }
 
     #[test]
     fn narrowing_restricts_nested_properties_to_the_allowed_values() {

@@ -522,13 +522,19 @@ impl Gateway {
             (None, Some(file)) => Some(self.contract(file).map_err(fail)?),
             (None, None) => None,
         };
-        if let Some(c) = &contract
-            && !request.narrowing.is_empty()
-        {
-            contract = Some(
-                c.narrowed(&request.narrowing)
-                    .map_err(|e| fail(e.to_string()))?,
+        let mut narrowing: Vec<(String, Value)> = Vec::new();
+        if compact {
+            narrowing.extend(
+                info.compact_narrowing
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone())),
             );
+        }
+        narrowing.extend(request.narrowing.iter().cloned());
+        if let Some(c) = &contract
+            && !narrowing.is_empty()
+        {
+            contract = Some(c.narrowed(&narrowing).map_err(|e| fail(e.to_string()))?);
         }
         let model_sampling = self
             .models

@@ -5,7 +5,9 @@
 //! metadata; JSON output contracts become GBNF grammars through llama.cpp's own
 //! converter. Each cache slot (a stage, or a character) keeps its own context
 //! and the tokens already evaluated in it, so a call that shares a prefix with
-//! the slot's previous call evaluates only the new suffix.
+//! the slot's previous call evaluates only the new suffix. A slot's context is
+//! only as long as its calls need (a power of two from [`MIN_SLOT_CONTEXT`] up
+//! to the key's `context`), so many slots cost little memory.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -29,6 +31,13 @@ use super::stream::TextStream;
 
 /// Tokens evaluated per decode call while reading a prompt.
 const BATCH: usize = 512;
+
+/// The shortest context a slot is made with. Its KV cache is allocated whole
+/// (about 23 KB a token for the default model), so a slot starts here and is
+/// made again, longer (its cache lost), when a call needs more: 2048 holds
+/// every stage's prompt and reply in a session, 1024 made the NPCs' slots
+/// grow, and lose their cache, a few turns in.
+pub const MIN_SLOT_CONTEXT: u32 = 2048;
 
 /// llama.cpp's backend may be initialised once per process.
 fn llama_backend() -> Result<&'static LlamaBackend, BackendError> {
@@ -116,6 +125,8 @@ fn load_model(path: &Path, adapter: Option<&Path>) -> Result<Loaded, BackendErro
 struct Slot {
     name: String,
     ctx: LlamaContext<'static>,
+    /// The context's length in tokens.
+    n_ctx: u32,
     tokens: Vec<LlamaToken>,
     last_used: u64,
     /// Whether the adapter is applied in this context (its KV cache was computed so).
@@ -252,10 +263,23 @@ impl LlamaCppBackend {
         self.slots.clear();
     }
 
-    fn slot(&mut self, name: &str) -> Result<usize, BackendError> {
+    /// The slot `name`, with a context of at least `needed` tokens.
+    fn slot(&mut self, name: &str, needed: u32) -> Result<usize, BackendError> {
         self.clock += 1;
+        let n_ctx = needed
+            .max(MIN_SLOT_CONTEXT)
+            .checked_next_power_of_two()
+            .unwrap_or(u32::MAX)
+            .min(self.n_ctx);
         if let Some(i) = self.slots.iter().position(|s| s.name == name) {
             self.slots[i].last_used = self.clock;
+            if self.slots[i].n_ctx < n_ctx {
+                // Too short for this call: made again, longer (its cache is lost).
+                self.slots[i].ctx = self.new_context(n_ctx)?;
+                self.slots[i].n_ctx = n_ctx;
+                self.slots[i].tokens.clear();
+                self.slots[i].adapted = false;
+            }
             return Ok(i);
         }
         // All slots in use: the least recently used one is emptied and taken
@@ -269,6 +293,11 @@ impl LlamaCppBackend {
                 .min_by_key(|(_, s)| s.last_used)
                 .map(|(i, _)| i)
         {
+            if self.slots[oldest].n_ctx < n_ctx {
+                self.slots[oldest].ctx = self.new_context(n_ctx)?;
+                self.slots[oldest].n_ctx = n_ctx;
+                self.slots[oldest].adapted = false;
+            }
             let slot = &mut self.slots[oldest];
             slot.ctx.clear_kv_cache();
             slot.tokens.clear();
@@ -276,19 +305,11 @@ impl LlamaCppBackend {
             slot.last_used = self.clock;
             return Ok(oldest);
         }
-        let threads = i32::try_from(self.threads).unwrap_or(1);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(self.n_ctx))
-            .with_n_batch(u32::try_from(BATCH).unwrap_or(512))
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads);
-        let ctx = self
-            .model
-            .new_context(llama_backend()?, params)
-            .map_err(|e| BackendError::Fatal(format!("cannot create a llama.cpp context: {e}")))?;
+        let ctx = self.new_context(n_ctx)?;
         self.slots.push(Slot {
             name: name.to_owned(),
             ctx,
+            n_ctx,
             tokens: Vec::new(),
             last_used: self.clock,
             adapted: false,
@@ -296,12 +317,25 @@ impl LlamaCppBackend {
         Ok(self.slots.len() - 1)
     }
 
+    fn new_context(&self, n_ctx: u32) -> Result<LlamaContext<'static>, BackendError> {
+        let threads = i32::try_from(self.threads).unwrap_or(1);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(u32::try_from(BATCH).unwrap_or(512))
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        self.model
+            .new_context(llama_backend()?, params)
+            .map_err(|e| BackendError::Fatal(format!("cannot create a llama.cpp context: {e}")))
+    }
+
     fn grammar(&mut self, schema: &serde_json::Value) -> Result<LlamaSampler, BackendError> {
         let key = schema.to_string();
         let gbnf = if let Some(g) = self.grammars.get(&key) {
             g.clone()
         } else {
-            let g = llama_cpp_2::json_schema_to_grammar(&key).map_err(|e| {
+            let text = super::contract::schema_text(schema);
+            let g = llama_cpp_2::json_schema_to_grammar(&text).map_err(|e| {
                 BackendError::Fatal(format!("the output contract cannot become a grammar: {e}"))
             })?;
             self.grammars.insert(key, g.clone());
@@ -411,7 +445,12 @@ impl Backend for LlamaCppBackend {
         };
         let mut chain = chain(self.model, request);
         let vocab = self.model.vocab();
-        let i = self.slot(&request.cache_slot)?;
+        let needed = u32::try_from(tokens.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(request.sampling.max_tokens)
+            .saturating_add(8);
+        let i = self.slot(&request.cache_slot, needed)?;
+        let n_ctx = usize::try_from(self.slots[i].n_ctx).unwrap_or(usize::MAX);
         let adapt = self.adapts(&request.stage);
         let adapter = self.adapter;
         let slot = &mut self.slots[i];

@@ -78,6 +78,23 @@ impl OpenAiBackend {
         self
     }
 
+    /// The request body as sent: [`Self::body`] with the output contract's
+    /// fields in the order the model should write them
+    /// ([`super::contract::schema_text`]).
+    pub fn body_text(&self, request: &GenerateRequest) -> String {
+        const SCHEMA: &str = "\u{0}loreloom-schema\u{0}";
+        let mut body = self.body(request);
+        let Some(schema) = request.json_schema.as_ref() else {
+            return body.to_string();
+        };
+        body["response_format"]["json_schema"]["schema"] = json!(SCHEMA);
+        body.to_string().replacen(
+            &json!(SCHEMA).to_string(),
+            &super::contract::schema_text(schema),
+            1,
+        )
+    }
+
     /// The request body for `request`.
     pub fn body(&self, request: &GenerateRequest) -> Value {
         let s = &request.sampling;
@@ -178,7 +195,7 @@ impl Backend for OpenAiBackend {
         on_token: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Generated, BackendError> {
         let start = Instant::now();
-        let body = self.body(request).to_string();
+        let body = self.body_text(request);
         let response = self.post(&body)?;
         let reader = BufReader::new(response.into_body().into_reader());
         let mut stream = TextStream::new(&request.sampling.stop);

@@ -43,6 +43,11 @@ pub struct StageInfo {
     /// Sampling defaults for the stage.
     #[serde(default)]
     pub sampling: SamplingOverride,
+    /// For a model that asks for compact prompts: the contract narrowed at
+    /// these pointers (as [`super::CallRequest::narrow`]), for the decisions a
+    /// tiny model cannot make well and the engine makes without it.
+    #[serde(default)]
+    pub compact_narrowing: IndexMap<String, serde_json::Value>,
 }
 
 /// A rendered prompt: the messages plus where they came from.

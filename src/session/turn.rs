@@ -44,9 +44,13 @@ const LORE_KNOWN: usize = 8;
 /// The narrations an extractor reads before the intention (#21 prompt diet).
 const EXTRACT_HISTORY: usize = 3;
 
-/// The messages an NPC deciding what to do is shown, newest (#21 prompt
-/// diet; older turns reach it as its memories).
-const NPC_HISTORY: usize = 8;
+/// The fewest messages an NPC deciding what to do is shown, newest (#21
+/// prompt diet; older turns reach it as its memories).
+const NPC_HISTORY: usize = 4;
+/// The window over an NPC's history moves in steps of this many messages,
+/// not one message at a time, so between steps its prompt only grows and the
+/// model's cached prefix of the last one carries over (it shows 4 to 11).
+const NPC_HISTORY_STEP: usize = 8;
 
 /// In-game minutes one played turn takes.
 pub const TURN_MINUTES: f64 = 5.0;
@@ -812,6 +816,11 @@ impl TurnRunner {
             })
             .take(max)
             .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
+            .collect::<Vec<_>>()
+            .into_iter()
+            // Oldest first: a prompt that lists them starts alike from call to
+            // call (the model's cached prefix) until the chosen facts change.
+            .rev()
             .collect()
     }
 
@@ -1482,7 +1491,7 @@ impl TurnRunner {
                 })
             });
         let mut history = self.history(&stage);
-        history.drain(..history.len().saturating_sub(NPC_HISTORY));
+        history.drain(..window_start(history.len(), NPC_HISTORY, NPC_HISTORY_STEP));
         let vars = json!({
             "calibration": self.state.calibration,
             "name": self.name_of(&npc),
@@ -1648,6 +1657,13 @@ pub fn without_roll(outcome: &str) -> String {
     }
 }
 
+/// Where a window of at least `keep` of the newest `len` messages starts when
+/// it moves `step` messages at a time: a prompt built over it starts alike from
+/// one call to the next until the window moves.
+fn window_start(len: usize, keep: usize, step: usize) -> usize {
+    len.saturating_sub(keep) / step.max(1) * step.max(1)
+}
+
 /// The first `sentences` sentences of `text`, at most `max` characters (cut
 /// at a word), for prompts that can only take a line of each thing.
 pub fn brief(text: &str, sentences: usize, max: usize) -> String {
@@ -1792,7 +1808,24 @@ fn check_observers(known: &[String], v: &Value) -> Result<(), Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::cut_echo;
+    use super::{cut_echo, window_start};
+
+    #[test]
+    fn an_npc_history_window_moves_in_steps_and_keeps_its_start_between_them() {
+        // Nothing cut until there is more than `keep`.
+        assert_eq!(window_start(3, 4, 8), 0);
+        assert_eq!(window_start(11, 4, 8), 0);
+        // Then it jumps a whole step, keeping at least `keep`, at most `keep + step - 1`.
+        assert_eq!(window_start(12, 4, 8), 8);
+        assert_eq!(window_start(19, 4, 8), 8);
+        assert_eq!(window_start(20, 4, 8), 16);
+        for len in 0..60 {
+            let shown = len - window_start(len, 4, 8);
+            assert!(shown == len || (4..=11).contains(&shown), "{len}: {shown}");
+        }
+        // A step of one is the plain sliding window.
+        assert_eq!(window_start(12, 4, 1), 8);
+    }
 
     #[test]
     fn a_narration_is_cut_where_it_starts_reciting_its_prompt() {

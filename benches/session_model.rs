@@ -1,4 +1,4 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with #21's diet on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2, the bookkeeping after the choices), on two lanes (the bookkeeping on the model's second lane), and now (eight prompt caches a lane). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the earlier runs; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why; `SPANS=1` each call's start, first token, end, tokens and cached prefix; `PROMPTS=dir` writes every call's prompt and reply there, to see where consecutive prompts part).
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with #21's diet on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2, the bookkeeping after the choices), on two lanes (the bookkeeping on the model's second lane), and now (eight prompt caches a lane, and the next turn's prompts primed between turns). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the earlier runs; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why; `SPANS=1` each call's start, first token, end, tokens and cached prefix; `PROMPTS=dir` writes every call's prompt and reply there, to see where consecutive prompts part).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -109,6 +109,18 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
     }
     let mut f = Figures::default();
     println!("\n{label}");
+    // Now: the next turn's prompts are read in while the player reads (here:
+    // waited for, as a player reading the last narration would).
+    let prime = |ctl: &Controller| {
+        if mode == Mode::Now {
+            let started = Instant::now();
+            for done in loreloom::session::play::prime(&gateway, &ctl.state) {
+                let _ = done.recv();
+            }
+            println!("     primed in {:.1} s", started.elapsed().as_secs_f64());
+        }
+    };
+    prime(&ctl);
     println!(
         "turn | first words s | choices s | commit s | calls | NPCs | tokens in (cached) | out | line"
     );
@@ -176,6 +188,9 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
             }
         }
         let commit = started.elapsed().as_secs_f64();
+        if committed.is_some() {
+            prime(&ctl);
+        }
         let Some((b, acted, ops)) = committed else {
             f.failed += 1;
             continue;
@@ -273,7 +288,7 @@ fn main() {
         Mode::FourSlots,
     );
     let after = play(
-        "now: two lanes, eight prompt caches a lane, each context as long as its calls need",
+        "now: two lanes, eight prompt caches a lane, each context as long as its calls need, the next turn's prompts primed while the player reads",
         Mode::Now,
         turns,
     );

@@ -268,3 +268,27 @@ fn a_file_that_is_not_a_model_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_primed_prompt_is_answered_from_the_cache() {
+    let mut llama = backend();
+    let messages = vec![
+        Message::new(
+            Role::System,
+            "You are the narrator of a story set on a foggy quay.",
+        ),
+        Message::new(Role::User, "The ferry is late. What happens next?"),
+    ];
+    let req = request(
+        "primed",
+        messages,
+        Sampling {
+            max_tokens: 8,
+            ..Sampling::default()
+        },
+    );
+    llama.prefill(&req).unwrap();
+    let out = llama.generate(&req, &mut |_| true).unwrap();
+    // Everything but the last token (evaluated again for its logits) was read before.
+    assert_eq!(out.cached_tokens + 1, out.tokens_in, "{out:?}");
+}

@@ -12,7 +12,7 @@ use loreloom::llm::scripted::Reply;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::play::{Progress, opening, run_turn};
 use loreloom::session::turn::{
-    Calibration, GENERIC_CHOICES, PlayerInput, Ruling, SessionState, TurnResult,
+    Calibration, GENERIC_CHOICES, PlayerInput, Ruling, SessionState, TurnResult, TurnRunner,
 };
 use loreloom::session::{Kind, player_view};
 use serde_json::json;
@@ -1196,4 +1196,68 @@ fn the_players_narration_in_drafts_keeps_the_one_that_calls_back_and_replays() {
     let text = common::stdout(&out);
     assert!(out.status.success(), "{text}{}", common::stderr(&out));
     assert!(text.contains("replayed identically"), "{text}");
+}
+
+/// #21: what is primed between turns is what the next turn's calls start
+/// with: the referee's prompt up to the move, the persona extractor's up to
+/// the move, and an acting NPC's intent prompt whole (the turn only adds to
+/// its history).
+#[test]
+fn primers_hold_the_start_of_the_next_turns_prompts() {
+    let data = tempfile::tempdir().unwrap();
+    let (gateway, _) = gateway(data.path(), turn_replies(1));
+    let state = drowned_reach(3);
+    let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
+    let primed: Vec<(String, String, String)> = TurnRunner::primers(state.clone())
+        .into_iter()
+        .map(|p| {
+            let mut vars = p.vars.clone();
+            vars["compact"] = json!(false);
+            let r = prompts.render(&p.stage, None, &vars).unwrap();
+            (
+                p.stage.clone(),
+                r.messages[0].content.clone(),
+                r.messages[1].content.clone(),
+            )
+        })
+        .collect();
+    assert!(
+        primed.iter().filter(|p| p.0 == "npc_intent").count() >= 2,
+        "the NPCs present are primed"
+    );
+    let result = run_turn(&gateway, state, input("I grab the rail.", "x"), |_| {}).unwrap();
+    let shared = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let mut checked = Vec::new();
+    for record in &result.records {
+        let attempt = &record.attempts[0];
+        let (system, user) = (&attempt.messages[0].content, &attempt.messages[1].content);
+        let Some((primed_stage, _, primed_user)) = primed
+            .iter()
+            .find(|p| p.0 == record.stage && &p.1 == system)
+        else {
+            continue;
+        };
+        match primed_stage.as_str() {
+            "npc_intent" => assert!(
+                user.starts_with(primed_user.as_str()),
+                "{primed_user}\n---\n{user}"
+            ),
+            "resolve" => assert!(
+                user[..shared(user, primed_user)].contains("stats:"),
+                "{primed_user}\n---\n{user}"
+            ),
+            "extract" => assert!(
+                user[..shared(user, primed_user)].contains("Present:"),
+                "{primed_user}\n---\n{user}"
+            ),
+            _ => continue,
+        }
+        checked.push(primed_stage.clone());
+    }
+    for stage in ["resolve", "extract", "npc_intent"] {
+        assert!(
+            checked.iter().any(|s| s == stage),
+            "{stage} was not primed: {checked:?}"
+        );
+    }
 }

@@ -267,6 +267,8 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
         println!("{}\n", last.content);
     }
     print_choices(&ctl.choices, &ctl.choice_marks);
+    // #21: the next turn's prompts are read into the model while the player reads.
+    crate::session::play::prime(&gateway, &ctl.state);
     for line in lines {
         let line = line.trim().to_owned();
         if line.is_empty() {
@@ -305,6 +307,9 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
                 .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
                 .map_err(|e| e.to_string());
             ctl.finish_compression(&c, written);
+        }
+        if matches!(report, Report::Committed { .. } | Report::Rewound { .. }) {
+            crate::session::play::prime(&gateway, &ctl.state);
         }
     }
     ctl.close();

@@ -290,11 +290,15 @@ fn open_session(
     view.scene_index = ctl.scene_index();
     view.entries = transcript_entries(ctl);
     let recap = ctl.recap_request();
-    if let (Some(request), Some(gateway)) = (recap, gateway) {
+    if let (Some(request), Some(gateway)) = (recap, gateway.as_ref()) {
         view.busy = true;
         view.stage = Some("recap".into());
         let id = calls.start(&gateway.0, RECAP_TAG, request);
         session.recap_call = Some(id);
+    }
+    // #21: the first turn's prompts are read into the model while the player reads.
+    if let Some(gateway) = &gateway {
+        crate::session::play::prime(&gateway.0, &session.controller().state);
     }
     view.revision += 1;
     commands.write_message(WorldChanged);
@@ -387,6 +391,9 @@ fn accept_input(
                 present(&report, ctl, &mut view);
                 if matches!(report, Report::Committed { .. } | Report::Rewound { .. }) {
                     changed.write(WorldChanged);
+                    if let Some(gateway) = &gateway {
+                        crate::session::play::prime(&gateway.0, &ctl.state);
+                    }
                 }
                 reports.write(SessionReport(report));
             }
@@ -592,6 +599,9 @@ fn commit_turn(
             ));
             let id = calls.start(&gateway.0, COMPRESS_TAG, c.request.clone());
             session.compression = Some((id, c));
+        }
+        if let Some(gateway) = &gateway {
+            crate::session::play::prime(&gateway.0, &session.controller().state);
         }
     }
     reports.write(SessionReport(report));

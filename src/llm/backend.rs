@@ -182,6 +182,15 @@ pub trait Backend: Send {
         request: &GenerateRequest,
         on_token: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Generated, BackendError>;
+
+    /// Reads `request`'s prompt into its cache slot and writes nothing, so a
+    /// later call that starts alike evaluates only what differs (the gateway's
+    /// [`prime`](super::Gateway::prime)). Backends without a prompt cache of
+    /// their own do nothing.
+    fn prefill(&mut self, request: &GenerateRequest) -> Result<(), BackendError> {
+        let _ = request;
+        Ok(())
+    }
 }
 
 /// Serialises durations as fractional milliseconds.

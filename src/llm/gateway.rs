@@ -268,6 +268,8 @@ struct Job {
 
 enum Work {
     Call(Box<Job>),
+    /// Read a prompt into the model's cache and answer nothing ([`Gateway::prime`]).
+    Prime(Box<Job>, Sender<()>),
     /// Load the model now (so the first turn does not wait for it).
     Warm,
 }
@@ -449,6 +451,33 @@ impl Gateway {
         let contract = Contract::load(&self.schemas_dir, relative).map_err(|e| e.to_string())?;
         contracts.insert(relative.to_owned(), contract.clone());
         Ok(contract)
+    }
+
+    /// Reads `request`'s prompt into its model's prompt cache, behind the calls
+    /// already sent to that lane, and answers nothing: no record, no events,
+    /// nothing to replay. A later call whose prompt starts alike (the same
+    /// stage and cache slot) evaluates only what differs, so a session primes
+    /// the next turn's prompts while the player reads (#21). What cannot be
+    /// primed (a setup problem, a backend without a cache) is skipped quietly;
+    /// the call itself will say what is wrong. The receiver hears once when
+    /// the worker is done with it.
+    pub fn prime(&self, request: CallRequest) -> Receiver<()> {
+        let (done, heard) = crossbeam_channel::bounded(1);
+        let (events, _) = crossbeam_channel::unbounded();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        match self.prepare(id, request, events, Arc::new(AtomicBool::new(false))) {
+            Ok((worker, job)) => {
+                if let Err(failed) = worker.send(Work::Prime(job, done))
+                    && let Work::Prime(_, done) = failed.0
+                {
+                    let _ = done.send(());
+                }
+            }
+            Err(_) => {
+                let _ = done.send(());
+            }
+        }
+        heard
     }
 
     /// Starts a call. Never blocks on the model: poll or wait on the handle.
@@ -741,7 +770,27 @@ fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
             Some(f) => f(),
             None => Err(BackendError::Fatal("no backend".into())),
         });
-        let Work::Call(job) = work else { continue };
+        let job = match work {
+            Work::Call(job) => job,
+            Work::Prime(job, done) => {
+                if let Ok(backend) = loaded {
+                    let request = GenerateRequest {
+                        stage: job.stage.clone(),
+                        prompt_id: format!("{}@{}", job.stage, job.version),
+                        messages: job.messages.clone(),
+                        sampling: job.sampling.clone(),
+                        json_schema: job.contract.as_ref().map(|c| c.schema().clone()),
+                        cache_slot: job.cache_slot.clone(),
+                    };
+                    if let Err(e) = backend.prefill(&request) {
+                        tracing::debug!("priming `{}` failed: {e}", job.stage);
+                    }
+                }
+                let _ = done.send(());
+                continue;
+            }
+            Work::Warm => continue,
+        };
         match loaded {
             Ok(backend) => run_call(backend.as_mut(), *job),
             Err(e) => {

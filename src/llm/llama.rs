@@ -131,6 +131,8 @@ struct Slot {
     last_used: u64,
     /// Whether the adapter is applied in this context (its KV cache was computed so).
     adapted: bool,
+    /// Tokens of the last prompt found already evaluated.
+    common: usize,
 }
 
 /// The llama.cpp backend.
@@ -313,6 +315,7 @@ impl LlamaCppBackend {
             tokens: Vec::new(),
             last_used: self.clock,
             adapted: false,
+            common: 0,
         });
         Ok(self.slots.len() - 1)
     }
@@ -327,6 +330,85 @@ impl LlamaCppBackend {
         self.model
             .new_context(llama_backend()?, params)
             .map_err(|e| BackendError::Fatal(format!("cannot create a llama.cpp context: {e}")))
+    }
+
+    /// Reads `tokens` (`request`'s prompt) into its slot, reusing the prefix
+    /// the slot already holds: the slot and where the last token's logits are.
+    fn evaluate(
+        &mut self,
+        request: &GenerateRequest,
+        tokens: &[LlamaToken],
+    ) -> Result<(usize, i32), BackendError> {
+        let needed = u32::try_from(tokens.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(request.sampling.max_tokens)
+            .saturating_add(8);
+        let i = self.slot(&request.cache_slot, needed)?;
+        let adapt = self.adapts(&request.stage);
+        let adapter = self.adapter;
+        let slot = &mut self.slots[i];
+        if slot.adapted != adapt
+            && let Some(adapter) = adapter
+        {
+            let mut adapter = adapter
+                .lock()
+                .map_err(|_| BackendError::Fatal("the LoRA adapter lock is poisoned".into()))?;
+            if adapt {
+                slot.ctx.lora_adapter_set(&mut adapter, 1.0).map_err(|e| {
+                    BackendError::Fatal(format!("llama.cpp refused the LoRA adapter: {e}"))
+                })?;
+            } else {
+                slot.ctx.lora_adapter_remove(&mut adapter).map_err(|e| {
+                    BackendError::Fatal(format!("llama.cpp could not remove the LoRA adapter: {e}"))
+                })?;
+            }
+            // What the cache holds was computed with the other weights.
+            slot.ctx.clear_kv_cache();
+            slot.tokens.clear();
+            slot.adapted = adapt;
+        }
+
+        // Reuse the evaluated prefix; always evaluate at least one token for logits.
+        let common = slot
+            .tokens
+            .iter()
+            .zip(tokens)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(tokens.len() - 1);
+        if common < slot.tokens.len() {
+            let cleared = slot
+                .ctx
+                .clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None)
+                .unwrap_or(false);
+            if !cleared {
+                slot.ctx.clear_kv_cache();
+                slot.tokens.clear();
+            }
+        }
+        let common = common.min(slot.tokens.len());
+        slot.tokens.truncate(common);
+
+        let mut batch = LlamaBatch::new(BATCH, 1);
+        let suffix = &tokens[common..];
+        for (chunk_index, chunk) in suffix.chunks(BATCH).enumerate() {
+            batch.clear();
+            for (j, token) in chunk.iter().enumerate() {
+                let pos = common + chunk_index * BATCH + j;
+                let last = pos + 1 == tokens.len();
+                batch
+                    .add(*token, i32::try_from(pos).unwrap_or(i32::MAX), &[0], last)
+                    .map_err(decode_error)?;
+            }
+            if let Err(e) = slot.ctx.decode(&mut batch) {
+                slot.ctx.clear_kv_cache();
+                slot.tokens.clear();
+                return Err(decode_error(e));
+            }
+            slot.tokens.extend_from_slice(chunk);
+        }
+        slot.common = common;
+        Ok((i, batch.n_tokens() - 1))
     }
 
     fn grammar(&mut self, schema: &serde_json::Value) -> Result<LlamaSampler, BackendError> {
@@ -416,6 +498,15 @@ impl Backend for LlamaCppBackend {
         "llama.cpp"
     }
 
+    fn prefill(&mut self, request: &GenerateRequest) -> Result<(), BackendError> {
+        let tokens = self.tokenize(&self.apply_template(request)?);
+        let n_ctx = usize::try_from(self.n_ctx).unwrap_or(usize::MAX);
+        if tokens.is_empty() || tokens.len() + 8 >= n_ctx {
+            return Ok(());
+        }
+        self.evaluate(request, &tokens).map(|_| ())
+    }
+
     fn generate(
         &mut self,
         request: &GenerateRequest,
@@ -445,75 +536,11 @@ impl Backend for LlamaCppBackend {
         };
         let mut chain = chain(self.model, request);
         let vocab = self.model.vocab();
-        let needed = u32::try_from(tokens.len())
-            .unwrap_or(u32::MAX)
-            .saturating_add(request.sampling.max_tokens)
-            .saturating_add(8);
-        let i = self.slot(&request.cache_slot, needed)?;
+        let (i, logits_index) = self.evaluate(request, &tokens)?;
+        let common = self.slots[i].common;
         let n_ctx = usize::try_from(self.slots[i].n_ctx).unwrap_or(usize::MAX);
-        let adapt = self.adapts(&request.stage);
-        let adapter = self.adapter;
         let slot = &mut self.slots[i];
-        if slot.adapted != adapt
-            && let Some(adapter) = adapter
-        {
-            let mut adapter = adapter
-                .lock()
-                .map_err(|_| BackendError::Fatal("the LoRA adapter lock is poisoned".into()))?;
-            if adapt {
-                slot.ctx.lora_adapter_set(&mut adapter, 1.0).map_err(|e| {
-                    BackendError::Fatal(format!("llama.cpp refused the LoRA adapter: {e}"))
-                })?;
-            } else {
-                slot.ctx.lora_adapter_remove(&mut adapter).map_err(|e| {
-                    BackendError::Fatal(format!("llama.cpp could not remove the LoRA adapter: {e}"))
-                })?;
-            }
-            // What the cache holds was computed with the other weights.
-            slot.ctx.clear_kv_cache();
-            slot.tokens.clear();
-            slot.adapted = adapt;
-        }
-
-        // Reuse the evaluated prefix; always evaluate at least one token for logits.
-        let common = slot
-            .tokens
-            .iter()
-            .zip(&tokens)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(tokens.len() - 1);
-        if common < slot.tokens.len() {
-            let cleared = slot
-                .ctx
-                .clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None)
-                .unwrap_or(false);
-            if !cleared {
-                slot.ctx.clear_kv_cache();
-                slot.tokens.clear();
-            }
-        }
-        let common = common.min(slot.tokens.len());
-        slot.tokens.truncate(common);
-
         let mut batch = LlamaBatch::new(BATCH, 1);
-        let suffix = &tokens[common..];
-        for (chunk_index, chunk) in suffix.chunks(BATCH).enumerate() {
-            batch.clear();
-            for (j, token) in chunk.iter().enumerate() {
-                let pos = common + chunk_index * BATCH + j;
-                let last = pos + 1 == tokens.len();
-                batch
-                    .add(*token, i32::try_from(pos).unwrap_or(i32::MAX), &[0], last)
-                    .map_err(decode_error)?;
-            }
-            if let Err(e) = slot.ctx.decode(&mut batch) {
-                slot.ctx.clear_kv_cache();
-                slot.tokens.clear();
-                return Err(decode_error(e));
-            }
-            slot.tokens.extend_from_slice(chunk);
-        }
 
         let mut stream = TextStream::new(&request.sampling.stop);
         let mut first_token = None;
@@ -522,7 +549,7 @@ impl Backend for LlamaCppBackend {
             .sampling
             .max_tokens
             .min(u32::try_from(n_ctx - tokens.len()).unwrap_or(u32::MAX));
-        let mut logits_index = batch.n_tokens() - 1;
+        let mut logits_index = logits_index;
         let finish = loop {
             let token = sample(&slot.ctx, logits_index, &mut chain, grammar.as_mut());
             if vocab.is_eog(token) {

@@ -105,6 +105,16 @@ pub enum Progress<'a> {
     Token(&'a str),
 }
 
+/// Prime the model's prompt caches for the next turn of `state` while the
+/// player reads ([`TurnRunner::primers`]); each receiver hears when its
+/// prompt has been read (the bench waits on them, as a reading player would).
+pub fn prime(gateway: &Gateway, state: &SessionState) -> Vec<crossbeam_channel::Receiver<()>> {
+    TurnRunner::primers(state.clone())
+        .into_iter()
+        .map(|request| gateway.prime(request))
+        .collect()
+}
+
 /// Run one turn to its end, making each call through `gateway` and waiting on
 /// them together: calls on the model's two lanes finish in any order, and
 /// streamed narration reaches `progress` as it comes.

@@ -47,6 +47,8 @@ const EXTRACT_HISTORY: usize = 3;
 /// The fewest messages an NPC deciding what to do is shown, newest (#21
 /// prompt diet; older turns reach it as its memories).
 const NPC_HISTORY: usize = 4;
+/// NPCs whose intent prompts are primed between turns.
+const PRIMED_NPCS: usize = 4;
 /// The window over an NPC's history moves in steps of this many messages,
 /// not one message at a time, so between steps its prompt only grows and the
 /// model's cached prefix of the last one carries over (it shows 4 to 11).
@@ -354,10 +356,47 @@ pub struct TurnRunner {
 
 impl TurnRunner {
     /// Start a turn: the persona's intention enters the stream, its resolution and extractor are asked for.
-    pub fn start(state: SessionState, input: PlayerInput) -> Self {
+    /// The calls worth priming ([`crate::llm::Gateway::prime`]) while the
+    /// player reads, for whatever they do next: the referee's prompt for a
+    /// typed move (all but the move itself), the persona's extractor, and the
+    /// intent prompts of the NPCs present, likeliest to act first. Each is
+    /// rendered from `state` as the next turn's call will be, so the model's
+    /// cache holds all of those prompts but the new move and what it brings.
+    pub fn primers(state: SessionState) -> Vec<CallRequest> {
+        let input = PlayerInput {
+            text: String::new(),
+            whisper_to: None,
+            action_id: String::new(),
+            clarified: false,
+            ruling: None,
+        };
+        let runner = Self::new(state, input);
+        let mut primers = vec![runner.resolve_request()];
+        let mut extract = runner.extract_request(PERSONA, runner.persona_intention);
+        extract.background = true;
+        primers.push(extract);
+        let present = runner.present();
+        let mut npcs: Vec<(&String, bool, f64)> = runner
+            .state
+            .campaign
+            .characters
+            .iter()
+            .filter(|(id, c)| c.kind == crate::campaign::CharacterKind::Npc && present.contains(id))
+            .map(|(id, c)| (id, c.baked, c.chattiness))
+            .collect();
+        npcs.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
+        primers.extend(
+            npcs.iter()
+                .take(PRIMED_NPCS)
+                .map(|(npc, _, _)| runner.intent_request(npc)),
+        );
+        primers
+    }
+
+    fn new(state: SessionState, input: PlayerInput) -> Self {
         let turn_id = state.next_turn_id();
         let seed = state.seed ^ turn_id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut runner = Self {
+        Self {
             first_new: state.stream.messages.len(),
             turn_id,
             phase: Phase::Persona,
@@ -388,7 +427,12 @@ impl TurnRunner {
             submitted_at: crate::llm::record::now_seconds(),
             state,
             input,
-        };
+        }
+    }
+
+    pub fn start(state: SessionState, input: PlayerInput) -> Self {
+        let mut runner = Self::new(state, input);
+        let turn_id = runner.turn_id;
         // Seed 004 step 1: the orchestrator marks a scene boundary before the turn.
         if let Some(marker) = pending_marker(&runner.state) {
             runner
@@ -1458,11 +1502,19 @@ impl TurnRunner {
             index,
             narrated: false,
         };
-        let stage = Stage::NpcIntent { npc: npc.clone() };
+        let request = self.intent_request(&npc);
+        self.queue(Purpose::NpcIntent { npc }, request);
+    }
+
+    /// The call in which `npc` decides what to do.
+    fn intent_request(&self, npc: &str) -> CallRequest {
+        let stage = Stage::NpcIntent {
+            npc: npc.to_owned(),
+        };
         let memories: Vec<Value> = self
             .state
             .observations
-            .get(&npc)
+            .get(npc)
             .map(|o| {
                 recall(o, self.state.play_minutes, DEFAULT_LAMBDA, 8)
                     .into_iter()
@@ -1473,14 +1525,14 @@ impl TurnRunner {
         let states: Vec<&StateEntry> = self
             .state
             .states
-            .get(&npc)
+            .get(npc)
             .map(|s| states_for(&stage, s))
             .unwrap_or_default();
         let profile = self
             .state
             .campaign
             .characters
-            .get(&npc)
+            .get(npc)
             .and_then(|c| c.profile.as_ref())
             .map_or(json!({}), |p| {
                 json!({
@@ -1494,19 +1546,19 @@ impl TurnRunner {
         history.drain(..window_start(history.len(), NPC_HISTORY, NPC_HISTORY_STEP));
         let vars = json!({
             "calibration": self.state.calibration,
-            "name": self.name_of(&npc),
+            "name": self.name_of(npc),
             "profile": profile,
             "states": states,
             "history": history,
             "memories": memories,
             "scene": self.state.world.scene,
-            "regard": people::regard_vars(&self.state.campaign, &self.state.world, std::slice::from_ref(&npc)).pop(),
+            "regard": people::regard_vars(&self.state.campaign, &self.state.world, &[npc.to_owned()]).pop(),
             "persona": self.name_of(PERSONA),
         });
         let mut request =
             CallRequest::new("npc_intent", &self.state.small_model, vars).seed(self.call_seed());
         request.cache_slot = Some(format!("npc_intent:{npc}"));
-        self.queue(Purpose::NpcIntent { npc }, request);
+        request
     }
 
     /// Move on when what the current phase waits for has come back.

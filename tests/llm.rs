@@ -503,3 +503,99 @@ fn a_compact_models_referee_only_picks_the_check_and_a_full_one_may_rule_a_move_
     assert_eq!(ruling["possible"], false);
     assert_eq!(outcome.record.attempts.len(), 1);
 }
+
+/// A backend that takes its time priming and logs what it did.
+struct Priming {
+    inner: ScriptedBackend,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl loreloom::llm::Backend for Priming {
+    fn name(&self) -> &'static str {
+        "priming"
+    }
+
+    fn generate(
+        &mut self,
+        request: &loreloom::llm::backend::GenerateRequest,
+        on_token: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<loreloom::llm::Generated, loreloom::llm::BackendError> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("call {}", request.stage));
+        self.inner.generate(request, on_token)
+    }
+
+    fn prefill(
+        &mut self,
+        request: &loreloom::llm::backend::GenerateRequest,
+    ) -> Result<(), loreloom::llm::BackendError> {
+        std::thread::sleep(Duration::from_millis(300));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("prime {}", request.cache_slot));
+        Ok(())
+    }
+}
+
+/// #21: primes wait behind calls and make way for them: a call sent while
+/// primes are queued runs next (at most the prime already under way first),
+/// and the primes it overtook are dropped, their receivers told.
+#[test]
+fn a_call_overtakes_queued_primes_and_they_are_dropped() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let script = ScriptedBackend::new(Script::in_order([VALID]));
+    let shared = log.clone();
+    gw.register_lanes(KEY, 1, move || {
+        Ok(Box::new(Priming {
+            inner: script.clone(),
+            log: shared.clone(),
+        }) as Box<dyn loreloom::llm::Backend>)
+    });
+    let primes: Vec<_> = (0..4)
+        .map(|i| {
+            let mut r = CallRequest::new("reflection", KEY, reflection_vars());
+            r.cache_slot = Some(format!("slot{i}"));
+            gw.prime(r)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let outcome = gw
+        .call(CallRequest::new("reflection", KEY, reflection_vars()))
+        .wait();
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    for done in &primes {
+        done.recv_timeout(Duration::from_secs(5))
+            .expect("every prime's receiver hears");
+    }
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some("call reflection"),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().filter(|l| l.starts_with("prime")).count() <= 1,
+        "only the prime under way ran: {log:?}"
+    );
+    // Alone, primes all run.
+    let gw = gateway(data.path());
+    let log2 = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let shared = log2.clone();
+    gw.register_lanes(KEY, 1, move || {
+        Ok(Box::new(Priming {
+            inner: ScriptedBackend::new(Script::in_order([VALID])),
+            log: shared.clone(),
+        }) as Box<dyn loreloom::llm::Backend>)
+    });
+    for i in 0..2 {
+        let mut r = CallRequest::new("reflection", KEY, reflection_vars());
+        r.cache_slot = Some(format!("slot{i}"));
+        gw.prime(r).recv_timeout(Duration::from_secs(5)).unwrap();
+    }
+    assert_eq!(*log2.lock().unwrap(), ["prime slot0", "prime slot1"]);
+}

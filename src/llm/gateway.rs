@@ -765,7 +765,29 @@ fn finished_early(stage: &str, model_key: &str, message: String) -> LlmEvent {
 fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
     let mut factory = Some(factory);
     let mut backend: Option<Result<Box<dyn Backend>, BackendError>> = None;
-    for work in rx {
+    let mut pending: std::collections::VecDeque<Work> = std::collections::VecDeque::new();
+    loop {
+        if pending.is_empty() {
+            match rx.recv() {
+                Ok(work) => pending.push_back(work),
+                Err(_) => break,
+            }
+        }
+        pending.extend(rx.try_iter());
+        // A call waiting means the player has moved: what was primed for that
+        // move is no use now, and must not keep the call waiting.
+        if pending.iter().any(|w| matches!(w, Work::Call(_))) {
+            pending.retain(|w| match w {
+                Work::Prime(_, done) => {
+                    let _ = done.send(());
+                    false
+                }
+                _ => true,
+            });
+        }
+        let Some(work) = pending.pop_front() else {
+            continue;
+        };
         let loaded = backend.get_or_insert_with(|| match factory.take() {
             Some(f) => f(),
             None => Err(BackendError::Fatal("no backend".into())),

@@ -560,10 +560,25 @@ fn every_op_the_extractor_offer_admits_the_rules_accept() {
     for (name, campaign) in shipped_worlds() {
         let world = &campaign.world;
         let ids: Vec<String> = world.characters.keys().cloned().collect();
+        let here = world
+            .scene
+            .get("location")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let places: Vec<String> = campaign
+            .locations
+            .keys()
+            .filter(|id| id.as_str() != here)
+            .cloned()
+            .collect();
         for owner in &ids {
-            let Some(schema) =
-                loreloom::rules::offer::extractor_ops(world, &campaign.ruleset, owner, &ids)
-            else {
+            let Some(schema) = loreloom::rules::offer::extractor_ops(
+                world,
+                &campaign.ruleset,
+                owner,
+                &ids,
+                &places,
+            ) else {
                 continue;
             };
             let validator = jsonschema::validator_for(&schema).expect("a valid schema");
@@ -575,7 +590,12 @@ fn every_op_the_extractor_offer_admits_the_rules_accept() {
                 let op = s["properties"]["op"]["const"]
                     .as_str()
                     .expect("one op per shape");
-                let Some(paths) = s["properties"]["path"]["enum"].as_array() else {
+                let path = &s["properties"]["path"];
+                let Some(paths) = path["enum"]
+                    .as_array()
+                    .cloned()
+                    .or_else(|| path.get("const").map(|p| vec![p.clone()]))
+                else {
                     continue;
                 };
                 let v = &s["properties"]["value"];
@@ -586,7 +606,7 @@ fn every_op_the_extractor_offer_admits_the_rules_accept() {
                         .cloned()
                         .unwrap_or_else(|| vec!["wary".into()]),
                 };
-                for path in paths {
+                for path in &paths {
                     for value in &values {
                         let raw = json!({"op": op, "path": path, "value": value});
                         assert!(
@@ -614,8 +634,10 @@ fn what_extractors_got_refused_for_cannot_be_written() {
     for (name, campaign) in shipped_worlds() {
         let world = &campaign.world;
         let owner = world.characters.keys().next().expect("a character").clone();
-        let schema = loreloom::rules::offer::extractor_ops(world, &campaign.ruleset, &owner, &[])
-            .expect("something can change");
+        let places = vec!["somewhere_known".to_owned()];
+        let schema =
+            loreloom::rules::offer::extractor_ops(world, &campaign.ruleset, &owner, &[], &places)
+                .expect("something can change");
         let validator = jsonschema::validator_for(&schema).expect("a valid schema");
         let stat = campaign.ruleset.stat_names()[0].clone();
         for bad in [
@@ -628,8 +650,18 @@ fn what_extractors_got_refused_for_cannot_be_written() {
             json!({"op": "relation", "path": format!("relations.{owner}.{owner}.trust"), "value": 1}),
             json!({"op": "increment", "path": format!("characters.{owner}.stats.{stat}"), "value": 9}),
             json!({"op": "set", "path": format!("characters.{owner}.stats.{stat}"), "value": 1}),
+            // A move only to a place the engine offered.
+            json!({"op": "set", "path": "scene.location", "value": "nowhere_at_all"}),
+            json!({"op": "set", "path": "scene.mood", "value": "somewhere_known"}),
         ] {
             assert!(!validator.is_valid(&bad), "{name}: {bad} should not fit");
         }
+        let go = json!({"op": "set", "path": "scene.location", "value": "somewhere_known"});
+        assert!(validator.is_valid(&go), "{name}: the offered move fits");
+        // Without places (an NPC's extractor) the scene cannot move.
+        let npc = loreloom::rules::offer::extractor_ops(world, &campaign.ruleset, &owner, &[], &[])
+            .expect("something can change");
+        let npc = jsonschema::validator_for(&npc).expect("a valid schema");
+        assert!(!npc.is_valid(&go), "{name}: only the offered moves fit");
     }
 }

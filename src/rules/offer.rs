@@ -3,7 +3,8 @@
 //! The extractor's contract (`schemas/stages/extract.schema.json`) says what an
 //! op looks like; this says which ones exist right now, from the world and the
 //! ruleset: the owner's integer stats with room to move, its tags, the clocks
-//! not yet full, its relations with those present, its inventory. The engine
+//! not yet full, its relations with those present, its inventory, and for the
+//! player's character a move of the scene to another known place. The engine
 //! lists the valid moves and the model only picks among them, so an extractor
 //! cannot put a sentence where a path goes (what #20's refused ops were).
 
@@ -19,15 +20,25 @@ const WORD: &str = "[a-z][a-z0-9_]{1,30}";
 pub const MAX_STEP: i64 = 3;
 
 /// The schema of one op `owner`'s extractor may propose, with `others` present
-/// (ids; those the world does not know are left out). `None` when nothing at
-/// all could change (the extractor then can only answer with no ops).
+/// (ids; those the world does not know are left out), who may move the scene
+/// to one of `places` (location ids; the player's extractor gets the
+/// campaign's other places, an NPC's none). `None` when nothing at all could
+/// change (the extractor then can only answer with no ops).
 pub fn extractor_ops(
     world: &WorldState,
     ruleset: &Ruleset,
     owner: &str,
     others: &[String],
+    places: &[String],
 ) -> Option<Value> {
     let mut shapes = Vec::new();
+    if !places.is_empty() {
+        shapes.push(shape(
+            &json!({"const": "set"}),
+            &json!({"const": "scene.location"}),
+            json!({"enum": places}),
+        ));
+    }
     if let Some(character) = world.characters.get(owner) {
         let mut up: Vec<(i64, String)> = Vec::new();
         let mut down: Vec<(i64, String)> = Vec::new();
@@ -137,6 +148,13 @@ pub fn describe(offer: &Value) -> String {
     for s in &shapes {
         let p = &s["properties"];
         let op = p["op"]["const"].as_str().unwrap_or_default().to_owned();
+        // A move names where to: `set: scene.location = <lamp_chapel|toll_house>`.
+        if let Some(places) = p["value"]["enum"].as_array().filter(|_| op == "set") {
+            let places: Vec<&str> = places.iter().filter_map(Value::as_str).collect();
+            let path = p["path"]["const"].as_str().unwrap_or_default();
+            by_op.push((op, vec![format!("{path} = <{}>", places.join("|"))]));
+            continue;
+        }
         let paths: Vec<String> = match (p["path"]["enum"].as_array(), p["path"]["const"].as_str()) {
             (Some(list), _) => list
                 .iter()

@@ -14,6 +14,7 @@ pub mod people;
 pub mod play;
 #[cfg(feature = "store")]
 pub mod remember;
+pub mod scenery;
 pub mod stream;
 pub mod turn;
 

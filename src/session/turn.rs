@@ -968,11 +968,26 @@ impl TurnRunner {
         // #20: the ops the rules would take right now, as the grammar of one op;
         // the prompt names the same paths.
         let present = self.present();
+        // The player may go elsewhere: the scene moves to another known place
+        // (a `location_change` marker opens the next turn).
+        let places: Vec<String> = if owner == PERSONA {
+            let here = self.state.place().0;
+            self.state
+                .campaign
+                .locations
+                .keys()
+                .filter(|id| **id != here)
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
         let offer = offer::extractor_ops(
             &self.state.world,
             &self.state.campaign.ruleset,
             owner,
             &present,
+            &places,
         );
         let paths = offer.as_ref().map_or_else(String::new, offer::describe);
         let vars = json!({

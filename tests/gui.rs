@@ -190,3 +190,132 @@ fn a_session_plays_two_turns_in_the_window_and_saves_them() {
     );
     assert_eq!(store.play_sessions().unwrap().len(), 1);
 }
+
+/// The mean colour of the picture band of a screenshot (below the top bar,
+/// above the text box), to tell one backdrop from another.
+fn picture_colour(path: &Path) -> [f64; 3] {
+    let image = image::open(path).unwrap().to_rgb8();
+    let (w, h) = (image.width(), image.height());
+    let mut sum = [0.0; 3];
+    let mut n = 0.0;
+    for y in (h / 10)..(h / 2) {
+        for x in (w / 10)..(w * 6 / 10) {
+            let p = image.get_pixel(x, y).0;
+            for i in 0..3 {
+                sum[i] += f64::from(p[i]);
+            }
+            n += 1.0;
+        }
+    }
+    sum.map(|s| s / n)
+}
+
+/// #22: a session is played on the place's art. The opening shows the quay's
+/// picture; a move that takes the player to the Drowned Reach (the persona's
+/// extractor sets `scene.location`, as the offer allows) changes the backdrop
+/// to that place's art; a place with no art gets a painted one.
+#[test]
+fn the_session_stage_shows_the_place_and_follows_a_move_elsewhere() {
+    use common::scripted::{reply, turn_replies};
+    let dir = tempfile::tempdir().unwrap();
+    let campaign =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
+    let shoot = |name: &str, go_to: Option<&str>| {
+        let save = dir.path().join(format!("{name}.db"));
+        let out = common::loreloom(
+            &[
+                "session",
+                "new",
+                campaign.to_str().unwrap(),
+                "--save",
+                save.to_str().unwrap(),
+                "--seed",
+                "3",
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let mut replies = turn_replies(1);
+        if let Some(place) = go_to {
+            let at = replies
+                .iter()
+                .position(|r| r.stage.as_deref() == Some("extract"))
+                .unwrap();
+            replies[at] = reply(
+                "extract",
+                serde_json::json!({"state_ops": [{"op": "set", "path": "scene.location", "value": place}], "observations": []})
+                    .to_string(),
+            );
+        }
+        let replies_file = dir.path().join(format!("{name}.json"));
+        std::fs::write(
+            &replies_file,
+            serde_json::to_string(&loreloom::llm::Script { replies }).unwrap(),
+        )
+        .unwrap();
+        let input = dir.path().join(format!("{name}.txt"));
+        let lines = if go_to.is_some() {
+            "I take the skiff out onto the water.\n"
+        } else {
+            "\n"
+        };
+        std::fs::write(&input, lines).unwrap();
+        let shot = dir.path().join(format!("{name}.png"));
+        let out = in_xvfb(
+            &[
+                "session",
+                "play",
+                save.to_str().unwrap(),
+                "--window",
+                "--script",
+                input.to_str().unwrap(),
+                "--model-script",
+                replies_file.to_str().unwrap(),
+                "--screenshot",
+                shot.to_str().unwrap(),
+                "--exit",
+            ],
+            dir.path(),
+        );
+        assert!(
+            out.status.success(),
+            "loreloom exited {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if let Some(keep) = std::env::var_os("KEEP_SHOTS") {
+            std::fs::copy(&shot, Path::new(&keep).join(format!("{name}.png"))).unwrap();
+        }
+        let store = loreloom::store::Store::open(&save).unwrap();
+        let scene = store.current_scene().unwrap();
+        let place = scene
+            .state
+            .get("location")
+            .or_else(|| scene.world.scene.get("location"))
+            .cloned()
+            .unwrap_or_default();
+        (picture_colour(&shot), place)
+    };
+    let (quay, at_quay) = shoot("quay", None);
+    let (reach, at_reach) = shoot("reach", Some("drowned_reach"));
+    let (toll, at_toll) = shoot("toll", Some("toll_house"));
+    assert_eq!(at_quay, "reedmere_quay");
+    assert_eq!(at_reach, "drowned_reach");
+    assert_eq!(at_toll, "toll_house");
+    let apart = |a: [f64; 3], b: [f64; 3]| (0..3).map(|i| (a[i] - b[i]).abs()).sum::<f64>();
+    // Not the flat stage colour: a picture is behind the words.
+    for (name, c) in [("quay", quay), ("reach", reach), ("toll", toll)] {
+        assert!(
+            c.iter().sum::<f64>() > 60.0,
+            "{name}: a dark, empty stage {c:?}"
+        );
+    }
+    assert!(
+        apart(quay, reach) > 12.0,
+        "the backdrop changed: {quay:?} → {reach:?}"
+    );
+    assert!(
+        apart(reach, toll) > 12.0,
+        "the painted backdrop differs: {reach:?} → {toll:?}"
+    );
+}

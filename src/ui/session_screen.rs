@@ -1,4 +1,4 @@
-//! The play screen of open-ended sessions: portraits of who is present, streaming narration, dice, choices and a free-text field, clocks and relations at the side, the failed-turn dialog, session zero and scripted play.
+//! The play screen of open-ended sessions: the place's art behind the words (crossfading as the scene moves), portraits of who is present, streaming narration in a text box, dice, choices and a free-text field, clocks and relations in a side panel that folds away, the failed-turn dialog, session zero and scripted play.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -26,13 +26,21 @@ pub(super) fn plugin(app: &mut App) {
         .init_resource::<SessionZero>()
         .init_resource::<Draft>()
         .init_resource::<SessionPortraits>()
+        .init_resource::<SessionScenery>()
+        .init_resource::<SidePanel>()
         .add_message::<OpenSession>()
         .add_systems(Startup, (find_campaigns, launch_from_options).chain())
         .add_systems(
             Update,
             (
                 open_session,
-                (load_portraits, forward_log, keep_awake, run_script)
+                (
+                    load_portraits,
+                    follow_scene,
+                    forward_log,
+                    keep_awake,
+                    run_script,
+                )
                     .run_if(in_state(Screen::Session)),
             ),
         )
@@ -134,6 +142,44 @@ struct Draft(String);
 /// Portrait textures by character id.
 #[derive(Resource, Debug, Default)]
 struct SessionPortraits(BTreeMap<String, Handle<Image>>);
+
+/// Seconds a new backdrop takes to fade in over the last.
+const BACKDROP_FADE: f32 = 1.2;
+
+/// What the stage shows and plays for the scene now (#22).
+#[derive(Resource, Debug, Default)]
+pub struct SessionScenery {
+    /// Location, mood, time and weather: a change of any moves the backdrop on.
+    key: String,
+    /// The backdrop now: the art, or a painted one, with its alt text.
+    pub backdrop: Option<Handle<Image>>,
+    /// The backdrop it fades from.
+    previous: Option<Handle<Image>>,
+    /// When the backdrop changed (seconds since the app started).
+    changed_at: f32,
+    /// The place's name (the stage's caption), and the art's description.
+    pub name: String,
+    pub alt: String,
+    /// Whether the backdrop is the campaign's art (else painted).
+    pub from_art: bool,
+    /// The music the scene wants (absolute path) and whether it is the tense kind.
+    pub music: Option<PathBuf>,
+    pub tense: bool,
+    /// The view revision last looked at.
+    revision: u64,
+}
+
+impl SessionScenery {
+    /// Whether the backdrop has finished fading in at `now` (seconds since start).
+    pub fn settled(&self, now: f32) -> bool {
+        now - self.changed_at >= BACKDROP_FADE
+    }
+}
+
+/// Whether the side panel (clocks, how people see you, relations) is open; it
+/// starts folded away so the stage takes the width.
+#[derive(Resource, Debug, Default)]
+struct SidePanel(bool);
 
 /// Scripted play of a session.
 #[derive(Resource, Debug)]
@@ -261,10 +307,15 @@ fn open_session(
     next.set(Screen::Session);
 }
 
-fn leave_session(mut commands: Commands, session: Option<ResMut<ActiveSession>>) {
+fn leave_session(
+    mut commands: Commands,
+    session: Option<ResMut<ActiveSession>>,
+    mut scenery: ResMut<SessionScenery>,
+) {
     if let Some(mut s) = session {
         s.close();
     }
+    *scenery = SessionScenery::default();
     commands.remove_resource::<ActiveSession>();
 }
 
@@ -288,6 +339,90 @@ fn load_portraits(
     }
 }
 
+/// Moves the backdrop and the music on when the scene changes: the place's
+/// art (`session::scenery`), or one painted from its name and mood.
+fn follow_scene(
+    session: Option<ResMut<ActiveSession>>,
+    view: Res<SessionView>,
+    mut scenery: ResMut<SessionScenery>,
+    server: Res<AssetServer>,
+    mut images: ResMut<Assets<Image>>,
+    time: Res<Time>,
+    mut lines: MessageWriter<DebugLine>,
+) {
+    let Some(mut session) = session else { return };
+    if scenery.revision == view.revision && !scenery.key.is_empty() {
+        return;
+    }
+    scenery.revision = view.revision;
+    let state = &session.controller().state;
+    let scene = &state.world.scene;
+    let key = ["location", "mood", "time", "weather"]
+        .iter()
+        .map(|k| {
+            scene
+                .get(*k)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+        })
+        .collect::<Vec<_>>()
+        .join("|");
+    let number = crate::session::beats::scene_number(&state.stream);
+    let beat = crate::session::beats::current(&state.campaign.beats, &state.world, number)
+        .first()
+        .copied();
+    let cue = crate::session::scenery::music(&state.campaign, &state.world, beat);
+    if cue.track != scenery.music {
+        lines.write(DebugLine {
+            section: "session",
+            text: format!(
+                "music: {} ({:?})",
+                cue.track
+                    .as_ref()
+                    .map_or_else(|| "none".into(), |p| p.display().to_string()),
+                cue.mood
+            ),
+        });
+    }
+    scenery.music = cue.track;
+    scenery.tense = cue.mood == crate::session::scenery::Mood::Tension;
+    if key == scenery.key {
+        return;
+    }
+    let backdrop = crate::session::scenery::backdrop(&state.campaign, scene);
+    let handle = match &backdrop.image {
+        Some(path) => server.load(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone())),
+        None => images.add(super::portrait::painted_backdrop(
+            &backdrop.place,
+            &backdrop.mood,
+        )),
+    };
+    lines.write(DebugLine {
+        section: "session",
+        text: format!(
+            "backdrop: {} for {}",
+            backdrop
+                .image
+                .as_ref()
+                .map_or_else(|| "painted".into(), |p| p.display().to_string()),
+            backdrop.name
+        ),
+    });
+    // The first backdrop of a session appears at once; later ones fade in.
+    let first = scenery.key.is_empty();
+    scenery.previous = if first { None } else { scenery.backdrop.take() };
+    scenery.backdrop = Some(handle);
+    scenery.changed_at = if first {
+        time.elapsed_secs() - BACKDROP_FADE
+    } else {
+        time.elapsed_secs()
+    };
+    scenery.from_art = backdrop.image.is_some();
+    scenery.name = backdrop.name;
+    scenery.alt = backdrop.alt;
+    scenery.key = key;
+}
+
 fn forward_log(
     view: Res<SessionView>,
     mut seen: Local<usize>,
@@ -305,8 +440,13 @@ fn forward_log(
     *seen = view.log.len();
 }
 
-fn keep_awake(view: Res<SessionView>, mut redraw: MessageWriter<RequestRedraw>) {
-    if view.busy {
+fn keep_awake(
+    view: Res<SessionView>,
+    scenery: Res<SessionScenery>,
+    time: Res<Time>,
+    mut redraw: MessageWriter<RequestRedraw>,
+) {
+    if view.busy || !scenery.settled(time.elapsed_secs() - 0.1) {
         redraw.write(RequestRedraw);
     }
 }
@@ -319,6 +459,7 @@ const PATIENCE_FRAMES: u32 = 100_000;
 fn run_script(
     script: Option<ResMut<SessionScript>>,
     view: Res<SessionView>,
+    (scenery, time): (Res<SessionScenery>, Res<Time>),
     mut inputs: MessageWriter<SessionInput>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
@@ -336,6 +477,11 @@ fn run_script(
         return;
     }
     script.waited = 0;
+    // A backdrop still fading in is not what the screenshot is for.
+    if !scenery.settled(time.elapsed_secs()) {
+        script.settle = 0;
+        return;
+    }
     script.settle += 1;
     if script.settle < SETTLE_FRAMES {
         return;
@@ -384,6 +530,7 @@ fn session_screen(
     overlays: Res<Overlays>,
     mut next: ResMut<NextState<Screen>>,
     keys: Res<ButtonInput<KeyCode>>,
+    (scenery, time, mut side): (Res<SessionScenery>, Res<Time>, ResMut<SidePanel>),
 ) -> Result {
     let mut present: Vec<&Character> = people.iter().filter(|c| !c.persona).collect();
     present.sort_by(|a, b| a.name.cmp(&b.name));
@@ -402,29 +549,76 @@ fn session_screen(
         .iter()
         .map(|c| (c.id.as_str(), c.name.as_str()))
         .collect();
+    // The backdrop now and the one it fades from, as egui textures with their sizes.
+    let mut texture = |h: &Option<Handle<Image>>| {
+        h.as_ref().and_then(|h| {
+            let pixels = images.get(h.id())?.size();
+            Some((contexts.add_image(EguiTextureHandle::Weak(h.id())), pixels))
+        })
+    };
+    let backdrop = texture(&scenery.backdrop);
+    let previous = texture(&scenery.previous);
     let ctx = contexts.ctx_mut()?.clone();
-    let mut root = root_ui(&ctx, "session", ctx.viewport_rect());
+    let screen = ctx.viewport_rect();
+    let mut root = root_ui(&ctx, "session", screen);
     let mut send: Option<String> = None;
+
+    // The place behind the words: the whole window, the last place fading out.
+    root.painter()
+        .rect_filled(screen, 0.0, egui::Color32::from_rgb(14, 16, 22));
+    let fade = ((time.elapsed_secs() - scenery.changed_at) / BACKDROP_FADE).clamp(0.0, 1.0);
+    if let Some((tex, size)) = previous
+        && fade < 1.0
+    {
+        super::title::paint_cover(&root, tex, size, screen);
+    }
+    if let Some((tex, size)) = backdrop {
+        let tint = egui::Color32::WHITE.gamma_multiply(fade);
+        super::title::paint_cover_tinted(&root, tex, size, screen, tint);
+    }
 
     egui::Panel::top("session-bar").show(&mut root, |ui| {
         ui.horizontal(|ui| {
             ui.label(egui::RichText::new(&view.title).strong());
             let place = scene_line(&view.scene);
             if !place.is_empty() {
-                ui.label(egui::RichText::new(place).italics().weak());
+                // The room the buttons leave; the whole line on hover.
+                let width = (ui.available_width() - 330.0).max(0.0);
+                ui.scope(|ui| {
+                    ui.set_max_width(width);
+                    ui.add(
+                        egui::Label::new(egui::RichText::new(&place).italics().weak()).truncate(),
+                    )
+                    .on_hover_text(&place);
+                });
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 if ui.button("Title").clicked() {
                     next.set(Screen::Title);
+                }
+                let label = if side.0 {
+                    "Hide clocks and people"
+                } else {
+                    "Clocks and people"
+                };
+                if ui.button(label).clicked() {
+                    side.0 = !side.0;
                 }
                 ui.label(egui::RichText::new(format!("scene {}", view.scene_index)).weak());
             });
         });
     });
 
+    let translucent = |alpha: u8| {
+        egui::Frame::new()
+            .fill(egui::Color32::from_rgba_unmultiplied(10, 12, 18, alpha))
+            .inner_margin(egui::Margin::symmetric(18, 10))
+    };
+    let mut open = side.0;
     egui::Panel::right("session-world")
         .exact_size(270.0)
-        .show(&mut root, |ui| {
+        .frame(translucent(235))
+        .show_collapsible(&mut root, &mut open, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 ui.heading("Clocks");
                 let mut sorted: Vec<_> = clocks.iter().map(|c| &c.0).collect();
@@ -456,120 +650,158 @@ fn session_screen(
                 }
             });
         });
+    side.0 = open;
 
-    egui::Panel::bottom("session-input").show(&mut root, |ui| {
-        ui.add_space(6.0);
-        if let Some(q) = &view.question {
-            ui.label(
-                egui::RichText::new(format!("Before that: {q}"))
-                    .italics()
-                    .color(egui::Color32::from_rgb(240, 210, 140)),
+    egui::Panel::bottom("session-input")
+        .frame(translucent(240))
+        .show(&mut root, |ui| {
+            ui.add_space(6.0);
+            if let Some(q) = &view.question {
+                ui.label(
+                    egui::RichText::new(format!("Before that: {q}"))
+                        .italics()
+                        .color(egui::Color32::from_rgb(240, 210, 140)),
+                );
+            }
+            ui.add_enabled_ui(!view.busy, |ui| {
+                for (i, choice) in view.choices.iter().enumerate() {
+                    let label = egui::RichText::new(format!("{}. {choice}", i + 1)).size(18.0);
+                    ui.horizontal(|ui| {
+                        if ui.add(egui::Button::new(label).frame(false)).clicked() {
+                            send = Some((i + 1).to_string());
+                        }
+                        if let Some(Some(mark)) = view.choice_marks.get(i) {
+                            ui.label(
+                                egui::RichText::new(mark)
+                                    .size(14.0)
+                                    .italics()
+                                    .color(egui::Color32::from_rgb(214, 150, 120)),
+                            );
+                        }
+                    });
+                }
+                if view.free_text {
+                    ui.horizontal(|ui| {
+                        let field = ui.add(
+                            egui::TextEdit::singleline(&mut draft.0)
+                                .hint_text(
+                                    "Write what you do (or /rewind N, /end-scene, /whisper NPC …)",
+                                )
+                                .desired_width(ui.available_width() - 90.0),
+                        );
+                        let enter =
+                            field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                        if (ui.button("Do it").clicked() || enter) && !draft.0.trim().is_empty() {
+                            send = Some(std::mem::take(&mut draft.0));
+                        }
+                        if !field.has_focus() && !overlays.any_modal() {
+                            for (n, key) in [
+                                KeyCode::Digit1,
+                                KeyCode::Digit2,
+                                KeyCode::Digit3,
+                                KeyCode::Digit4,
+                            ]
+                            .iter()
+                            .enumerate()
+                            {
+                                if keys.just_pressed(*key) && n < view.choices.len() {
+                                    send = Some((n + 1).to_string());
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+            ui.add_space(6.0);
+        });
+
+    let text_height = (screen.height() * 0.38).clamp(200.0, 480.0);
+    egui::Panel::bottom("session-text")
+        .exact_size(text_height)
+        .frame(translucent(215))
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical()
+                .stick_to_bottom(true)
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    ui.set_max_width(ui.available_width().min(900.0));
+                    for entry in &view.entries {
+                        entry_ui(ui, entry, &names);
+                    }
+                    if !view.streaming.is_empty() {
+                        ui.label(egui::RichText::new(format!("{}▌", view.streaming)).size(19.0));
+                    }
+                    if view.busy {
+                        ui.horizontal(|ui| {
+                            ui.spinner();
+                            ui.label(egui::RichText::new(busy_words(&view)).weak().italics());
+                        });
+                    }
+                });
+        });
+
+    egui::CentralPanel::no_frame().show(&mut root, |ui| {
+        let area = ui.max_rect();
+        // The place's name (and, for art, its description on hover).
+        if !scenery.name.is_empty() {
+            egui::Area::new(egui::Id::new("session-place"))
+                .fixed_pos(area.min + egui::vec2(16.0, 12.0))
+                .show(ui.ctx(), |ui| {
+                    egui::Frame::new()
+                        .fill(egui::Color32::from_black_alpha(150))
+                        .inner_margin(egui::Margin::symmetric(10, 6))
+                        .corner_radius(4.0)
+                        .show(ui, |ui| {
+                            ui.label(
+                                egui::RichText::new(&scenery.name)
+                                    .italics()
+                                    .size(17.0)
+                                    .color(egui::Color32::from_gray(235)),
+                            )
+                            .on_hover_text(&scenery.alt);
+                        });
+                });
+        }
+        // Who is here, along the foot of the picture.
+        let portrait = egui::vec2(96.0, 120.0) * (area.height() / 360.0).clamp(0.6, 1.4);
+        let mut x = area.max.x - 16.0;
+        for (name, tex) in faces.iter().rev() {
+            let frame = egui::Rect::from_min_size(
+                egui::pos2(x - portrait.x, area.max.y - portrait.y - 26.0),
+                size,
+            );
+            x -= portrait.x + 28.0;
+            if frame.min.x < area.min.x {
+                break;
+            }
+            match tex {
+                Some(t) => {
+                    ui.painter().image(
+                        *t,
+                        frame,
+                        egui::Rect::from_min_max(egui::Pos2::ZERO, egui::pos2(1.0, 1.0)),
+                        egui::Color32::WHITE,
+                    );
+                }
+                None => {
+                    ui.painter()
+                        .rect_filled(frame, 3.0, egui::Color32::from_black_alpha(120));
+                }
+            }
+            ui.painter().rect_stroke(
+                frame,
+                3.0,
+                egui::Stroke::new(1.5, egui::Color32::from_gray(210)),
+                egui::StrokeKind::Outside,
+            );
+            ui.painter().text(
+                egui::pos2(frame.center().x, frame.max.y + 4.0),
+                egui::Align2::CENTER_TOP,
+                name,
+                egui::FontId::proportional(14.0),
+                egui::Color32::from_gray(235),
             );
         }
-        ui.add_enabled_ui(!view.busy, |ui| {
-            for (i, choice) in view.choices.iter().enumerate() {
-                let label = egui::RichText::new(format!("{}. {choice}", i + 1)).size(18.0);
-                ui.horizontal(|ui| {
-                    if ui.add(egui::Button::new(label).frame(false)).clicked() {
-                        send = Some((i + 1).to_string());
-                    }
-                    if let Some(Some(mark)) = view.choice_marks.get(i) {
-                        ui.label(
-                            egui::RichText::new(mark)
-                                .size(14.0)
-                                .italics()
-                                .color(egui::Color32::from_rgb(214, 150, 120)),
-                        );
-                    }
-                });
-            }
-            if view.free_text {
-                ui.horizontal(|ui| {
-                    let field = ui.add(
-                        egui::TextEdit::singleline(&mut draft.0)
-                            .hint_text(
-                                "Write what you do (or /rewind N, /end-scene, /whisper NPC …)",
-                            )
-                            .desired_width(ui.available_width() - 90.0),
-                    );
-                    let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                    if (ui.button("Do it").clicked() || enter) && !draft.0.trim().is_empty() {
-                        send = Some(std::mem::take(&mut draft.0));
-                    }
-                    if !field.has_focus() && !overlays.any_modal() {
-                        for (n, key) in [
-                            KeyCode::Digit1,
-                            KeyCode::Digit2,
-                            KeyCode::Digit3,
-                            KeyCode::Digit4,
-                        ]
-                        .iter()
-                        .enumerate()
-                        {
-                            if keys.just_pressed(*key) && n < view.choices.len() {
-                                send = Some((n + 1).to_string());
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        ui.add_space(6.0);
-    });
-
-    egui::CentralPanel::default().show(&mut root, |ui| {
-        if !faces.is_empty() {
-            ui.horizontal(|ui| {
-                for (name, tex) in &faces {
-                    ui.vertical(|ui| {
-                        match tex {
-                            Some(t) => {
-                                ui.add(egui::Image::new((*t, egui::vec2(72.0, 96.0))));
-                            }
-                            None => {
-                                ui.add_sized([72.0, 96.0], egui::Spinner::new());
-                            }
-                        }
-                        ui.label(egui::RichText::new(name).small());
-                    });
-                }
-            });
-            ui.separator();
-        }
-        egui::ScrollArea::vertical()
-            .stick_to_bottom(true)
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                ui.set_max_width(ui.available_width().min(820.0));
-                for entry in &view.entries {
-                    entry_ui(ui, entry, &names);
-                }
-                if !view.streaming.is_empty() {
-                    ui.label(egui::RichText::new(format!("{}▌", view.streaming)).size(19.0));
-                }
-                if view.busy {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        let what = match view.stage.as_deref() {
-                            Some("narrate") => "the narrator is writing…",
-                            Some("recap") => "remembering what happened…",
-                            Some("resolve") => "the referee weighs your move…",
-                            Some("extract") if !view.choices.is_empty() => {
-                                "keeping the books; your choices open in a moment…"
-                            }
-                            Some("lore_extract") if !view.choices.is_empty() => {
-                                "noting what is new; your choices open in a moment…"
-                            }
-                            Some("extract") => "keeping the books…",
-                            Some("npc_intent") => "the others decide what to do…",
-                            Some("lore_extract") => "noting what is new…",
-                            Some("choices") => "thinking of what you might do next…",
-                            _ => "thinking…",
-                        };
-                        ui.label(egui::RichText::new(what).weak().italics());
-                    });
-                }
-            });
     });
 
     if let Some(failure) = &view.failure {
@@ -593,6 +825,26 @@ fn session_screen(
         inputs.write(SessionInput(line));
     }
     Ok(())
+}
+
+/// What the model is doing, in the player's words.
+fn busy_words(view: &SessionView) -> &'static str {
+    match view.stage.as_deref() {
+        Some("narrate") => "the narrator is writing…",
+        Some("recap") => "remembering what happened…",
+        Some("resolve") => "the referee weighs your move…",
+        Some("extract") if !view.choices.is_empty() => {
+            "keeping the books; your choices open in a moment…"
+        }
+        Some("lore_extract") if !view.choices.is_empty() => {
+            "noting what is new; your choices open in a moment…"
+        }
+        Some("extract") => "keeping the books…",
+        Some("npc_intent") => "the others decide what to do…",
+        Some("lore_extract") => "noting what is new…",
+        Some("choices") => "thinking of what you might do next…",
+        _ => "thinking…",
+    }
 }
 
 fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>) {

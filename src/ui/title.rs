@@ -259,6 +259,17 @@ fn title_screen(
 
 /// Paint an image to fill `rect`, cropping the overflow (like CSS `object-fit: cover`).
 pub fn paint_cover(ui: &egui::Ui, tex: egui::TextureId, size: UVec2, rect: egui::Rect) {
+    paint_cover_tinted(ui, tex, size, rect, egui::Color32::WHITE);
+}
+
+/// [`paint_cover`] multiplied by `tint` (a backdrop fading in: white at an alpha).
+pub fn paint_cover_tinted(
+    ui: &egui::Ui,
+    tex: egui::TextureId,
+    size: UVec2,
+    rect: egui::Rect,
+    tint: egui::Color32,
+) {
     let image_aspect = size.x.max(1) as f32 / size.y.max(1) as f32;
     let rect_aspect = rect.width() / rect.height().max(1.0);
     let uv = if image_aspect > rect_aspect {
@@ -274,5 +285,5 @@ pub fn paint_cover(ui: &egui::Ui, tex: egui::TextureId, size: UVec2, rect: egui:
             egui::pos2(1.0, f32::midpoint(1.0, h)),
         )
     };
-    ui.painter().image(tex, rect, uv, egui::Color32::WHITE);
+    ui.painter().image(tex, rect, uv, tint);
 }

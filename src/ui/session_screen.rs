@@ -768,7 +768,7 @@ fn session_screen(
         for (name, tex) in faces.iter().rev() {
             let frame = egui::Rect::from_min_size(
                 egui::pos2(x - portrait.x, area.max.y - portrait.y - 26.0),
-                size,
+                portrait,
             );
             x -= portrait.x + 28.0;
             if frame.min.x < area.min.x {

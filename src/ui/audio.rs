@@ -1,4 +1,4 @@
-//! Music and ambience from the story's cues, crossfading on change, a soft chime on choices, volumes from settings.
+//! Music and ambience from the story's cues and from a session's scene (its place, danger and clocks: `session::scenery`), crossfading on change, a soft chime on choices, volumes from settings.
 
 use std::time::Duration;
 
@@ -28,8 +28,13 @@ pub(super) fn plugin(app: &mut App) {
             )
                 .run_if(in_state(Screen::Playing)),
         )
+        .add_systems(
+            Update,
+            follow_session_music.run_if(in_state(Screen::Session)),
+        )
         .add_systems(Update, apply_volumes.run_if(resource_changed::<Settings>))
-        .add_systems(OnExit(Screen::Playing), fade_out_all);
+        .add_systems(OnExit(Screen::Playing), fade_out_all)
+        .add_systems(OnExit(Screen::Session), fade_out_all);
 }
 
 /// The music channel.
@@ -44,10 +49,12 @@ struct Sfx;
 
 const CROSSFADE: Duration = Duration::from_millis(1500);
 
-/// What plays now, by story path.
+/// What plays now, by story path (or a session's file).
 #[derive(Resource, Debug, Default)]
 struct NowPlaying {
     music: Option<String>,
+    /// A session's track, absolute.
+    session: Option<std::path::PathBuf>,
     ambience: Option<String>,
     chime: Option<Handle<AudioSource>>,
 }
@@ -122,6 +129,29 @@ fn follow_cues(
     crossfade(&ambience, &mut now.ambience, cue.ambience, &art);
 }
 
+/// A session's music follows its scene: ambient, or tension in danger or
+/// near a full clock, crossfading when the cue changes; none when the
+/// campaign has no music of that kind.
+fn follow_session_music(
+    scenery: Res<super::session_screen::SessionScenery>,
+    server: Res<AssetServer>,
+    mut now: ResMut<NowPlaying>,
+    music: Res<AudioChannel<Music>>,
+) {
+    if now.session == scenery.music {
+        return;
+    }
+    music.stop().fade_out(AudioTween::linear(CROSSFADE));
+    if let Some(path) = &scenery.music {
+        let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        music
+            .play(server.load::<AudioSource>(file))
+            .looped()
+            .fade_in(AudioTween::new(CROSSFADE, AudioEasing::OutPowi(2)));
+    }
+    now.session.clone_from(&scenery.music);
+}
+
 fn chime_on_choice(
     mut commands: MessageReader<StoryCommand>,
     now: Res<NowPlaying>,
@@ -156,4 +186,5 @@ fn fade_out_all(
     ambience.stop().fade_out(AudioTween::linear(CROSSFADE));
     now.music = None;
     now.ambience = None;
+    now.session = None;
 }

@@ -10,7 +10,7 @@ use super::assets::StoryArt;
 use super::markdown::{self, Span};
 use super::screens::{Overlays, SavesMode, Screen, Toasts, UiLayout, root_ui};
 use super::settings::Settings;
-use super::title::paint_cover;
+use super::title::paint_cover_tinted;
 use crate::engine::story_player::{
     ActiveStory, CodexUnlocked, OfferedChoice, PresentPassage, StoryCommand, StoryNotice,
     StorySystems,
@@ -61,6 +61,9 @@ pub struct Stage {
     pub fresh_codex: Vec<CodexIx>,
     /// How many passages have been presented (changes even when a passage repeats).
     pub presentations: u64,
+    /// The illustration last shown (an index into the story's), kept behind
+    /// passages that have none of their own.
+    pub last_illustration: Option<usize>,
 }
 
 /// The whole texture, as egui's UV rectangle.
@@ -308,12 +311,25 @@ fn stage_ui(
     let story = active.package.story.clone();
     let file = story.file();
     let passage = story.passage(passage_ix);
-    let illustration = story
-        .illustrations(passage_ix)
-        .first()
-        .map(|&i| &file.illustrations[i]);
-    let picture = illustration.and_then(|ill| {
-        let handle = art.image(&ill.asset)?;
+    // A passage without an illustration of its own keeps the last one shown,
+    // dimmed (or the cover, dimmed, before any): never an empty stage (#22).
+    let own = story.illustrations(passage_ix).first().copied();
+    if own.is_some() {
+        stage.last_illustration = own;
+    }
+    let illustration = own.map(|i| &file.illustrations[i]);
+    let kept_asset = stage
+        .last_illustration
+        .map(|i| file.illustrations[i].asset.clone())
+        .or_else(|| file.meta.cover.clone());
+    let shown_asset = illustration.map(|ill| ill.asset.clone()).or(kept_asset);
+    let tint = if own.is_some() {
+        egui::Color32::WHITE
+    } else {
+        egui::Color32::from_gray(105)
+    };
+    let picture = shown_asset.and_then(|asset| {
+        let handle = art.image(&asset)?;
         let size = images.get(handle.id())?.size();
         Some((
             contexts.add_image(EguiTextureHandle::Weak(handle.id())),
@@ -392,7 +408,9 @@ fn stage_ui(
             .map_or(Framing::FullBleed, |a| a.framing);
         ui.painter().rect_filled(area, 0.0, backdrop(file));
         match (picture, framing) {
-            (Some((tex, size)), Framing::FullBleed) => paint_cover(ui, tex, size, area),
+            (Some((tex, size)), Framing::FullBleed) => {
+                paint_cover_tinted(ui, tex, size, area, tint);
+            }
             (Some((tex, size)), Framing::Framed) => {
                 let inner = area.shrink(24.0);
                 let scale = (inner.width() / size.x as f32).min(inner.height() / size.y as f32);
@@ -400,8 +418,7 @@ fn stage_ui(
                     inner.center(),
                     egui::vec2(size.x as f32, size.y as f32) * scale,
                 );
-                ui.painter()
-                    .image(tex, fitted, FULL_UV, egui::Color32::WHITE);
+                ui.painter().image(tex, fitted, FULL_UV, tint);
                 ui.painter().rect_stroke(
                     fitted,
                     2.0,

@@ -329,7 +329,7 @@ fn picture_variance(path: &Path) -> f64 {
         .flat_map(|y| (0..w * 7 / 10).map(move |x| (x, y)))
         .map(|(x, y)| f64::from(image.get_pixel(x, y).0[0]))
         .collect();
-    let n = pixels.len() as f64;
+    let n = f64::from(u32::try_from(pixels.len()).unwrap());
     let mean = pixels.iter().sum::<f64>() / n;
     pixels.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / n
 }

@@ -111,7 +111,7 @@ pub fn painted_backdrop(place: &str, mood: &str) -> Image {
     } else {
         1.0
     };
-    let warm = has(&["dusk", "dawn", "sunset", "fire", "lantern", "candle"]);
+    let warm = has(&["dusk", "dawn", "sunset", "fire", "lantern", "lamp"]);
     let hue = (h % 360) as f32;
     let sky_top = hsv(hue, 0.35 * grey, 0.45 * light);
     let sky_low = hsv(

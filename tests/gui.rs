@@ -30,6 +30,33 @@ fn in_xvfb(args: &[&str], data_dir: &Path) -> std::process::Output {
         .expect("xvfb-run starts")
 }
 
+/// `session play SAVE --window` under Xvfb: the player's lines from `input`,
+/// the model's from `replies`, a screenshot to `shot` when done.
+fn play_session(save: &Path, input: &Path, replies: &Path, shot: &Path, data_dir: &Path) {
+    let out = in_xvfb(
+        &[
+            "session",
+            "play",
+            save.to_str().unwrap(),
+            "--window",
+            "--script",
+            input.to_str().unwrap(),
+            "--model-script",
+            replies.to_str().unwrap(),
+            "--screenshot",
+            shot.to_str().unwrap(),
+            "--exit",
+        ],
+        data_dir,
+    );
+    assert!(
+        out.status.success(),
+        "loreloom exited {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Width, height and the variance of the luminance of a PNG.
 fn measure(path: &Path) -> (u32, u32, f64) {
     let image = image::open(path)
@@ -117,21 +144,7 @@ fn a_session_plays_two_turns_in_the_window_and_saves_them() {
     use common::scripted::turn_replies;
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().join("reach.db");
-    let campaign =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
-    let out = common::loreloom(
-        &[
-            "session",
-            "new",
-            campaign.to_str().unwrap(),
-            "--save",
-            save.to_str().unwrap(),
-            "--seed",
-            "3",
-        ],
-        None,
-    );
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::new_drowned_reach_save(&save, 3);
     let replies = dir.path().join("replies.json");
     let mut all = turn_replies(1);
     all.extend(turn_replies(2));
@@ -143,28 +156,7 @@ fn a_session_plays_two_turns_in_the_window_and_saves_them() {
     let input = dir.path().join("input.txt");
     std::fs::write(&input, "I step aboard and grab the rail.\n2\n").unwrap();
     let shot = dir.path().join("session.png");
-    let out = in_xvfb(
-        &[
-            "session",
-            "play",
-            save.to_str().unwrap(),
-            "--window",
-            "--script",
-            input.to_str().unwrap(),
-            "--model-script",
-            replies.to_str().unwrap(),
-            "--screenshot",
-            shot.to_str().unwrap(),
-            "--exit",
-        ],
-        dir.path(),
-    );
-    assert!(
-        out.status.success(),
-        "loreloom exited {:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    play_session(&save, &input, &replies, &shot, dir.path());
     let (w, h, variance) = measure(&shot);
     assert_eq!((w, h), (1280, 720));
     assert!(
@@ -218,23 +210,9 @@ fn picture_colour(path: &Path) -> [f64; 3] {
 fn the_session_stage_shows_the_place_and_follows_a_move_elsewhere() {
     use common::scripted::{reply, turn_replies};
     let dir = tempfile::tempdir().unwrap();
-    let campaign =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
     let shoot = |name: &str, go_to: Option<&str>| {
         let save = dir.path().join(format!("{name}.db"));
-        let out = common::loreloom(
-            &[
-                "session",
-                "new",
-                campaign.to_str().unwrap(),
-                "--save",
-                save.to_str().unwrap(),
-                "--seed",
-                "3",
-            ],
-            None,
-        );
-        assert!(out.status.success(), "{}", common::stderr(&out));
+        common::new_drowned_reach_save(&save, 3);
         let mut replies = turn_replies(1);
         if let Some(place) = go_to {
             let at = replies
@@ -261,28 +239,7 @@ fn the_session_stage_shows_the_place_and_follows_a_move_elsewhere() {
         };
         std::fs::write(&input, lines).unwrap();
         let shot = dir.path().join(format!("{name}.png"));
-        let out = in_xvfb(
-            &[
-                "session",
-                "play",
-                save.to_str().unwrap(),
-                "--window",
-                "--script",
-                input.to_str().unwrap(),
-                "--model-script",
-                replies_file.to_str().unwrap(),
-                "--screenshot",
-                shot.to_str().unwrap(),
-                "--exit",
-            ],
-            dir.path(),
-        );
-        assert!(
-            out.status.success(),
-            "loreloom exited {:?}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        play_session(&save, &input, &replies_file, &shot, dir.path());
         if let Some(keep) = std::env::var_os("KEEP_SHOTS") {
             std::fs::copy(&shot, Path::new(&keep).join(format!("{name}.png"))).unwrap();
         }

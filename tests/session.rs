@@ -765,20 +765,7 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
         "I step aboard and grab the rail.\n2\n/rewind 1\n/whisper tamsin_reed Meet me at the chapel.\n/end-scene\n/quit\n",
     )
     .unwrap();
-    let campaign = root().join("campaigns/drowned-reach");
-    let out = common::loreloom(
-        &[
-            "session",
-            "new",
-            campaign.to_str().unwrap(),
-            "--save",
-            save.to_str().unwrap(),
-            "--seed",
-            "5",
-        ],
-        None,
-    );
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = common::new_drowned_reach_save(&save, 5);
     assert!(common::stdout(&out).contains("The coach door opens on fog"));
     let play = |script: &Path| {
         common::loreloom(
@@ -903,20 +890,7 @@ fn a_failed_turn_saves_nothing_and_fallback_continues_with_a_recorded_template_t
     std::fs::write(&replies, serde_json::to_string(&script).unwrap()).unwrap();
     let input = dir.path().join("input.txt");
     std::fs::write(&input, "I leap for the chain.\n/fallback\n/quit\n").unwrap();
-    let campaign = root().join("campaigns/drowned-reach");
-    let out = common::loreloom(
-        &[
-            "session",
-            "new",
-            campaign.to_str().unwrap(),
-            "--save",
-            save.to_str().unwrap(),
-            "--seed",
-            "5",
-        ],
-        None,
-    );
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::new_drowned_reach_save(&save, 5);
     let out = common::loreloom(
         &[
             "session",
@@ -978,21 +952,8 @@ fn a_stored_turn_replays_identically_and_a_tampered_one_does_not() {
         "I step aboard and grab the rail.\n/whisper tamsin_reed Meet me at the chapel.\n3\n",
     )
     .unwrap();
-    let campaign = root().join("campaigns/drowned-reach");
     let s = save.to_str().unwrap();
-    let out = common::loreloom(
-        &[
-            "session",
-            "new",
-            campaign.to_str().unwrap(),
-            "--save",
-            s,
-            "--seed",
-            "9",
-        ],
-        None,
-    );
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::new_drowned_reach_save(&save, 9);
     let out = common::loreloom(
         &[
             "session",

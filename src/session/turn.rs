@@ -375,18 +375,10 @@ impl TurnRunner {
         let mut extract = runner.extract_request(PERSONA, runner.persona_intention);
         extract.background = true;
         primers.push(extract);
-        let present = runner.present();
-        let mut npcs: Vec<(&String, bool, f64)> = runner
-            .state
-            .campaign
-            .characters
-            .iter()
-            .filter(|(id, c)| c.kind == crate::campaign::CharacterKind::Npc && present.contains(id))
-            .map(|(id, c)| (id, c.baked, c.chattiness))
-            .collect();
-        npcs.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
         primers.extend(
-            npcs.iter()
+            runner
+                .npcs_present()
+                .iter()
                 .take(PRIMED_NPCS)
                 .map(|(npc, _, _)| runner.intent_request(npc)),
         );
@@ -1414,17 +1406,24 @@ impl TurnRunner {
     }
 
     /// Seed 004 step 4: baked NPCs first, then by chattiness; each non-baked one rolls against it.
-    fn activate_npcs(&mut self) {
+    /// The NPCs present with whether they are baked and their chattiness,
+    /// baked first, then the chattiest (the order they are activated in).
+    fn npcs_present(&self) -> Vec<(String, bool, f64)> {
         let present = self.present();
-        let mut npcs: Vec<(&String, bool, f64)> = self
+        let mut npcs: Vec<(String, bool, f64)> = self
             .state
             .campaign
             .characters
             .iter()
             .filter(|(id, c)| c.kind == crate::campaign::CharacterKind::Npc && present.contains(id))
-            .map(|(id, c)| (id, c.baked, c.chattiness))
+            .map(|(id, c)| (id.clone(), c.baked, c.chattiness))
             .collect();
-        npcs.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
+        npcs.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
+        npcs
+    }
+
+    fn activate_npcs(&mut self) {
+        let npcs = self.npcs_present();
         let mut order = Vec::new();
         let mut skipped = Vec::new();
         for (id, baked, chattiness) in npcs {

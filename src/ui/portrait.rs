@@ -88,6 +88,45 @@ pub fn placeholder(id: &str, kind: &str) -> Image {
     )
 }
 
+/// A portrait in its frame with the name under it, as the story and session
+/// stages draw the people present (a dark frame while the picture loads).
+pub fn paint_framed(
+    ui: &bevy_egui::egui::Ui,
+    frame: bevy_egui::egui::Rect,
+    tex: Option<bevy_egui::egui::TextureId>,
+    name: &str,
+    text_size: f32,
+) {
+    use bevy_egui::egui;
+    let painter = ui.painter();
+    match tex {
+        Some(tex) => {
+            painter.image(
+                tex,
+                frame,
+                egui::Rect::from_min_max(egui::Pos2::ZERO, egui::pos2(1.0, 1.0)),
+                egui::Color32::WHITE,
+            );
+        }
+        None => {
+            painter.rect_filled(frame, 3.0, egui::Color32::from_black_alpha(120));
+        }
+    }
+    painter.rect_stroke(
+        frame,
+        3.0,
+        egui::Stroke::new(1.5, egui::Color32::from_gray(210)),
+        egui::StrokeKind::Outside,
+    );
+    painter.text(
+        egui::pos2(frame.center().x, frame.max.y + 4.0),
+        egui::Align2::CENTER_TOP,
+        name,
+        egui::FontId::proportional(text_size),
+        egui::Color32::from_gray(240),
+    );
+}
+
 /// Backdrop size in pixels (stretched to cover the stage; it is only light).
 const BACKDROP: (u32, u32) = (480, 270);
 

@@ -744,23 +744,15 @@ fn session_screen(
         let area = ui.max_rect();
         // The place's name (and, for art, its description on hover).
         if !scenery.name.is_empty() {
-            egui::Area::new(egui::Id::new("session-place"))
-                .fixed_pos(area.min + egui::vec2(16.0, 12.0))
-                .show(ui.ctx(), |ui| {
-                    egui::Frame::new()
-                        .fill(egui::Color32::from_black_alpha(150))
-                        .inner_margin(egui::Margin::symmetric(10, 6))
-                        .corner_radius(4.0)
-                        .show(ui, |ui| {
-                            ui.label(
-                                egui::RichText::new(&scenery.name)
-                                    .italics()
-                                    .size(17.0)
-                                    .color(egui::Color32::from_gray(235)),
-                            )
-                            .on_hover_text(&scenery.alt);
-                        });
-                });
+            super::stage::caption_box(ui.ctx(), "session-place", area, |ui| {
+                ui.label(
+                    egui::RichText::new(&scenery.name)
+                        .italics()
+                        .size(17.0)
+                        .color(egui::Color32::from_gray(235)),
+                )
+                .on_hover_text(&scenery.alt);
+            });
         }
         // Who is here, along the foot of the picture.
         let portrait = egui::vec2(96.0, 120.0) * (area.height() / 360.0).clamp(0.6, 1.4);
@@ -774,33 +766,7 @@ fn session_screen(
             if frame.min.x < area.min.x {
                 break;
             }
-            match tex {
-                Some(t) => {
-                    ui.painter().image(
-                        *t,
-                        frame,
-                        egui::Rect::from_min_max(egui::Pos2::ZERO, egui::pos2(1.0, 1.0)),
-                        egui::Color32::WHITE,
-                    );
-                }
-                None => {
-                    ui.painter()
-                        .rect_filled(frame, 3.0, egui::Color32::from_black_alpha(120));
-                }
-            }
-            ui.painter().rect_stroke(
-                frame,
-                3.0,
-                egui::Stroke::new(1.5, egui::Color32::from_gray(210)),
-                egui::StrokeKind::Outside,
-            );
-            ui.painter().text(
-                egui::pos2(frame.center().x, frame.max.y + 4.0),
-                egui::Align2::CENTER_TOP,
-                name,
-                egui::FontId::proportional(14.0),
-                egui::Color32::from_gray(235),
-            );
+            super::portrait::paint_framed(ui, frame, *tex, name, 14.0);
         }
     });
 

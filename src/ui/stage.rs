@@ -436,18 +436,10 @@ fn stage_ui(
                     .color(egui::Color32::from_gray(235)),
             )
             .wrap();
-            egui::Area::new(egui::Id::new("caption"))
-                .fixed_pos(area.min + egui::vec2(16.0, 12.0))
-                .show(ui.ctx(), |ui| {
-                    egui::Frame::new()
-                        .fill(egui::Color32::from_black_alpha(150))
-                        .inner_margin(egui::Margin::symmetric(10, 6))
-                        .corner_radius(4.0)
-                        .show(ui, |ui| {
-                            ui.set_max_width(area.width() * 0.45);
-                            ui.add(caption);
-                        });
-                });
+            caption_box(ui.ctx(), "caption", area, |ui| {
+                ui.set_max_width(area.width() * 0.45);
+                ui.add(caption);
+            });
         }
         let size = egui::vec2(120.0, 150.0) * (area.height() / 420.0).clamp(0.6, 1.4);
         let mut x = area.max.x - 16.0;
@@ -455,26 +447,28 @@ fn stage_ui(
             let frame =
                 egui::Rect::from_min_size(egui::pos2(x - size.x, area.max.y - size.y - 28.0), size);
             x -= size.x + 12.0;
-            if let Some(tex) = tex {
-                ui.painter()
-                    .image(*tex, frame, FULL_UV, egui::Color32::WHITE);
-            }
-            ui.painter().rect_stroke(
-                frame,
-                3.0,
-                egui::Stroke::new(1.5, egui::Color32::from_gray(210)),
-                egui::StrokeKind::Outside,
-            );
-            ui.painter().text(
-                egui::pos2(frame.center().x, frame.max.y + 4.0),
-                egui::Align2::CENTER_TOP,
-                name,
-                egui::FontId::proportional(15.0),
-                egui::Color32::WHITE,
-            );
+            super::portrait::paint_framed(ui, frame, *tex, name, 15.0);
         }
     });
     Ok(())
+}
+
+/// A caption in a dark box at the top left of the picture `area`.
+pub(super) fn caption_box(
+    ctx: &egui::Context,
+    id: &str,
+    area: egui::Rect,
+    add: impl FnOnce(&mut egui::Ui),
+) {
+    egui::Area::new(egui::Id::new(id))
+        .fixed_pos(area.min + egui::vec2(16.0, 12.0))
+        .show(ctx, |ui| {
+            egui::Frame::new()
+                .fill(egui::Color32::from_black_alpha(150))
+                .inner_margin(egui::Margin::symmetric(10, 6))
+                .corner_radius(4.0)
+                .show(ui, add);
+        });
 }
 
 /// The colour behind the illustration: the art direction's first palette colour when it is a hex code.

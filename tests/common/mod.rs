@@ -68,3 +68,24 @@ pub fn redact(text: &str) -> String {
     text.replace(&shared.display().to_string(), "<shared>")
         .replace(&root.display().to_string(), "<repo>")
 }
+
+/// `loreloom session new` of the Drowned Reach into `save` with `seed`, through
+/// the real binary (its output); panics with its stderr when it fails.
+pub fn new_drowned_reach_save(save: &Path, seed: u64) -> Output {
+    let campaign = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
+    let seed = seed.to_string();
+    let out = loreloom(
+        &[
+            "session",
+            "new",
+            campaign.to_str().unwrap(),
+            "--save",
+            save.to_str().unwrap(),
+            "--seed",
+            &seed,
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}

@@ -21,6 +21,7 @@ mod audio;
 mod autoplay;
 mod backlog;
 mod codex;
+pub mod fonts;
 mod library;
 mod markdown;
 mod metrics;

@@ -109,6 +109,9 @@ fn apply_settings(
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
+    if applied.is_none() {
+        super::fonts::install(ctx);
+    }
     let fit = (height / 720.0).clamp(1.0, 1.75);
     ctx.set_zoom_factor((settings.ui_scale * fit).clamp(0.75, 3.0));
     ctx.options_mut(|o| o.zoom_with_keyboard = false);

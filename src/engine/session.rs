@@ -183,6 +183,9 @@ pub struct SessionView {
     pub entries: Vec<Entry>,
     /// Narration arriving now, token by token.
     pub streaming: String,
+    /// Whose narration is being written now (a character id), for the stage
+    /// to light their portrait.
+    pub speaker: Option<String>,
     /// The stage running now (for the "writing…" line and the overlay).
     pub stage: Option<String>,
     pub choices: Vec<String>,
@@ -421,11 +424,13 @@ fn launch_calls(
     };
     for call in pending {
         let stage = call.request.stage.clone();
+        let actor = call.request.vars["actor"]["id"].as_str().map(str::to_owned);
         let id = calls.start(&gateway.0, TURN_TAG, call.request);
         turn.calls.insert(id, call.id);
         if stage == "narrate" {
             turn.narrating = Some(id);
             view.stage = Some("narrate".into());
+            view.speaker = actor;
         } else if view.stage.as_deref() != Some("narrate") {
             view.stage = Some(stage.clone());
         }
@@ -497,6 +502,7 @@ fn collect_calls(
         ));
         if turn.narrating == Some(done.call) {
             turn.narrating = None;
+            view.speaker = None;
             view.streaming.clear();
             view.revision += 1;
         }

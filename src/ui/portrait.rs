@@ -89,16 +89,26 @@ pub fn placeholder(id: &str, kind: &str) -> Image {
 }
 
 /// A portrait in its frame with the name under it, as the story and session
-/// stages draw the people present (a dark frame while the picture loads).
+/// stages draw the people present (a dark frame while the picture loads),
+/// `lit` for the one speaking.
 pub fn paint_framed(
     ui: &bevy_egui::egui::Ui,
     frame: bevy_egui::egui::Rect,
     tex: Option<bevy_egui::egui::TextureId>,
     name: &str,
     text_size: f32,
+    lit: bool,
 ) {
     use bevy_egui::egui;
     let painter = ui.painter();
+    if lit {
+        // The one speaking: a warm glow around the frame.
+        painter.rect_filled(
+            frame.expand(5.0),
+            6.0,
+            egui::Color32::from_rgba_unmultiplied(240, 200, 120, 90),
+        );
+    }
     match tex {
         Some(tex) => {
             painter.image(
@@ -112,12 +122,12 @@ pub fn paint_framed(
             painter.rect_filled(frame, 3.0, egui::Color32::from_black_alpha(120));
         }
     }
-    painter.rect_stroke(
-        frame,
-        3.0,
-        egui::Stroke::new(1.5, egui::Color32::from_gray(210)),
-        egui::StrokeKind::Outside,
-    );
+    let stroke = if lit {
+        egui::Stroke::new(2.5, egui::Color32::from_rgb(240, 200, 120))
+    } else {
+        egui::Stroke::new(1.5, egui::Color32::from_gray(210))
+    };
+    painter.rect_stroke(frame, 3.0, stroke, egui::StrokeKind::Outside);
     painter.text(
         egui::pos2(frame.center().x, frame.max.y + 4.0),
         egui::Align2::CENTER_TOP,

@@ -28,6 +28,7 @@ pub(super) fn plugin(app: &mut App) {
         .init_resource::<SessionPortraits>()
         .init_resource::<SessionScenery>()
         .init_resource::<SidePanel>()
+        .init_resource::<DiceShown>()
         .add_message::<OpenSession>()
         .add_systems(Startup, (find_campaigns, launch_from_options).chain())
         .add_systems(
@@ -530,11 +531,32 @@ fn session_screen(
     overlays: Res<Overlays>,
     mut next: ResMut<NextState<Screen>>,
     keys: Res<ButtonInput<KeyCode>>,
-    (scenery, time, mut side): (Res<SessionScenery>, Res<Time>, ResMut<SidePanel>),
+    (scenery, time, mut side, mut dice): (
+        Res<SessionScenery>,
+        Res<Time>,
+        ResMut<SidePanel>,
+        ResMut<DiceShown>,
+    ),
 ) -> Result {
+    // A new roll tumbles a moment before its faces settle.
+    let rolls = view
+        .entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Roll(_)))
+        .count();
+    let now = time.elapsed_secs();
+    if rolls < dice.rolls {
+        dice.rolls = rolls;
+    } else if rolls > dice.rolls {
+        *dice = DiceShown { rolls, at: now };
+    }
+    let rolling = Some(now - dice.at).filter(|t| *t < DICE_TUMBLE && dice.rolls > 0);
+    if rolling.is_some() {
+        contexts.ctx_mut()?.request_repaint();
+    }
     let mut present: Vec<&Character> = people.iter().filter(|c| !c.persona).collect();
     present.sort_by(|a, b| a.name.cmp(&b.name));
-    let faces: Vec<(String, Option<egui::TextureId>)> = present
+    let faces: Vec<(String, Option<egui::TextureId>, bool)> = present
         .iter()
         .map(|c| {
             let tex = portraits
@@ -542,7 +564,11 @@ fn session_screen(
                 .get(&c.id)
                 .filter(|h| images.contains(h.id()))
                 .map(|h| contexts.add_image(EguiTextureHandle::Weak(h.id())));
-            (c.name.clone(), tex)
+            (
+                c.name.clone(),
+                tex,
+                view.speaker.as_deref() == Some(c.id.as_str()),
+            )
         })
         .collect();
     let names: BTreeMap<&str, &str> = everyone
@@ -725,8 +751,13 @@ fn session_screen(
                 .auto_shrink([false, false])
                 .show(ui, |ui| {
                     ui.set_max_width(ui.available_width().min(900.0));
-                    for entry in &view.entries {
-                        entry_ui(ui, entry, &names);
+                    let newest_roll = view
+                        .entries
+                        .iter()
+                        .rposition(|e| matches!(e, Entry::Roll(_)));
+                    for (i, entry) in view.entries.iter().enumerate() {
+                        let tumbling = (Some(i) == newest_roll).then_some(rolling).flatten();
+                        entry_ui(ui, entry, &names, tumbling);
                     }
                     if !view.streaming.is_empty() {
                         ui.label(egui::RichText::new(format!("{}▌", view.streaming)).size(19.0));
@@ -757,7 +788,7 @@ fn session_screen(
         // Who is here, along the foot of the picture.
         let portrait = egui::vec2(96.0, 120.0) * (area.height() / 360.0).clamp(0.6, 1.4);
         let mut x = area.max.x - 16.0;
-        for (name, tex) in faces.iter().rev() {
+        for (name, tex, speaking) in faces.iter().rev() {
             let frame = egui::Rect::from_min_size(
                 egui::pos2(x - portrait.x, area.max.y - portrait.y - 26.0),
                 portrait,
@@ -766,7 +797,7 @@ fn session_screen(
             if frame.min.x < area.min.x {
                 break;
             }
-            super::portrait::paint_framed(ui, frame, *tex, name, 14.0);
+            super::portrait::paint_framed(ui, frame, *tex, name, 14.0, *speaking);
         }
     });
 
@@ -813,7 +844,63 @@ fn busy_words(view: &SessionView) -> &'static str {
     }
 }
 
-fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>) {
+/// Seconds the newest roll tumbles before its faces settle.
+const DICE_TUMBLE: f32 = 0.9;
+
+/// Rolls seen on the screen, and when the newest appeared.
+#[derive(Resource, Debug, Default)]
+struct DiceShown {
+    rolls: usize,
+    at: f32,
+}
+
+/// A roll as dice on the table: a small face per die, tumbling through
+/// numbers for `tumbling` seconds in, then the faces rolled, the modifier,
+/// the total and what it means.
+fn dice_ui(ui: &mut egui::Ui, r: &crate::session::turn::RollRecord, tumbling: Option<f32>) {
+    let gold = egui::Color32::from_rgb(230, 200, 120);
+    ui.horizontal(|ui| {
+        ui.label(
+            egui::RichText::new(format!(
+                "{} ({})",
+                r.check,
+                r.stat.as_deref().unwrap_or("no stat")
+            ))
+            .color(gold),
+        );
+        for (i, face) in r.roll.rolls.iter().enumerate() {
+            let shown = match tumbling {
+                // Faces one to six, changing twenty times a second.
+                Some(t) => ((t * 20.0) as u32 + i as u32 * 3) % 6 + 1,
+                None => *face,
+            };
+            egui::Frame::new()
+                .stroke(egui::Stroke::new(1.5, gold))
+                .corner_radius(4.0)
+                .inner_margin(egui::Margin::symmetric(7, 2))
+                .show(ui, |ui| {
+                    ui.label(
+                        egui::RichText::new(shown.to_string())
+                            .monospace()
+                            .strong()
+                            .color(gold),
+                    );
+                });
+        }
+        if tumbling.is_none() {
+            ui.label(
+                egui::RichText::new(format!(
+                    "{:+} = {} — {}",
+                    r.roll.modifier, r.roll.total, r.label
+                ))
+                .monospace()
+                .color(gold),
+            );
+        }
+    });
+}
+
+fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>, tumbling: Option<f32>) {
     match entry {
         Entry::Recap(text) => {
             egui::Frame::group(ui.style()).show(ui, |ui| {
@@ -838,27 +925,7 @@ fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>) {
             ui.label(egui::RichText::new(text).size(19.0));
             ui.add_space(6.0);
         }
-        Entry::Roll(r) => {
-            let dice = r
-                .roll
-                .rolls
-                .iter()
-                .map(|d| format!("[{d}]"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            ui.label(
-                egui::RichText::new(format!(
-                    "Dice, {} ({}): {dice} {:+} = {} — {}",
-                    r.check,
-                    r.stat.as_deref().unwrap_or("no stat"),
-                    r.roll.modifier,
-                    r.roll.total,
-                    r.label
-                ))
-                .monospace()
-                .color(egui::Color32::from_rgb(230, 200, 120)),
-            );
-        }
+        Entry::Roll(r) => dice_ui(ui, r, tumbling),
         Entry::Scene(text) => {
             ui.separator();
             ui.label(egui::RichText::new(text).weak().italics());

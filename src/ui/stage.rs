@@ -447,7 +447,7 @@ fn stage_ui(
             let frame =
                 egui::Rect::from_min_size(egui::pos2(x - size.x, area.max.y - size.y - 28.0), size);
             x -= size.x + 12.0;
-            super::portrait::paint_framed(ui, frame, *tex, name, 15.0);
+            super::portrait::paint_framed(ui, frame, *tex, name, 15.0, false);
         }
     });
     Ok(())

@@ -46,6 +46,7 @@ pub(super) fn plugin(app: &mut App) {
             ),
         )
         .add_systems(OnExit(Screen::Session), leave_session)
+        .add_systems(OnEnter(Screen::Title), refresh_latest_saves)
         .add_systems(
             EguiPrimaryContextPass,
             (
@@ -219,6 +220,14 @@ fn find_campaigns(options: Res<GuiOptions>, mut campaigns: ResMut<Campaigns>) {
         }
     }
     campaigns.0 = found;
+}
+
+/// Back on the title screen, each campaign's latest save is looked up again
+/// (a session played since has written one).
+fn refresh_latest_saves(mut campaigns: ResMut<Campaigns>) {
+    for c in &mut campaigns.0 {
+        c.latest = latest_save(&c.dir);
+    }
 }
 
 fn launch_from_options(

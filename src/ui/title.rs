@@ -47,6 +47,28 @@ fn find_latest_autosave(mut latest: ResMut<LatestAutosave>) {
     latest.0 = SlotStore::new(data_dir()).latest_autosave();
 }
 
+/// The newest session save of any campaign on the shelf: when it was
+/// written (seconds since the epoch, as story slots say), the campaign's
+/// title, the file.
+fn newest_session(
+    campaigns: &[super::session_screen::CampaignEntry],
+) -> Option<(u64, &str, &std::path::PathBuf)> {
+    campaigns
+        .iter()
+        .filter_map(|c| {
+            let save = c.latest.as_ref()?;
+            let at = std::fs::metadata(save)
+                .ok()?
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?
+                .as_secs();
+            Some((at, c.title.as_str(), save))
+        })
+        .max_by_key(|(at, _, _)| *at)
+}
+
 /// Cover art per library entry (by index), loaded on the title screen.
 #[derive(Resource, Debug, Default)]
 struct Covers(Vec<Option<Handle<Image>>>);
@@ -191,7 +213,23 @@ fn title_screen(
                         restore: None,
                     });
                 }
-                if let Some(slot) = latest {
+                // Continue picks up what was played last: the newest story
+                // autosave or the newest session save, whichever is newer.
+                let session = newest_session(&campaigns.0);
+                let story_at = latest.as_ref().map(|s| s.saved_at);
+                if let Some((at, title, save)) = session
+                    && story_at.is_none_or(|story| at >= story)
+                {
+                    if button(ui, "Continue")
+                        .on_hover_text(format!("{title}: {}", save.display()))
+                        .clicked()
+                    {
+                        opens.write(OpenSession {
+                            save: save.clone(),
+                            model_script: None,
+                        });
+                    }
+                } else if let Some(slot) = latest {
                     let hover = format!("{}: {}", slot.story_title, slot.summary);
                     if button(ui, "Continue").on_hover_text(hover).clicked() {
                         let store = SlotStore::new(data_dir());

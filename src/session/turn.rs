@@ -1205,7 +1205,9 @@ impl TurnRunner {
         if ops.is_empty() {
             return;
         }
-        let proposed = source != "ruleset";
+        // The engine's own ops (the rules' band effects, a move elsewhere)
+        // are not the model's proposals.
+        let proposed = !matches!(source, "ruleset" | "move");
         if proposed {
             self.ops_proposed += ops.len();
         }
@@ -1221,6 +1223,36 @@ impl TurnRunner {
                 }
                 self.refused.push(format!("{source}: {e}"));
             }
+        }
+    }
+
+    /// A move that goes to another of the campaign's places ("I row out onto
+    /// the Drowned Reach") takes the scene there before it is narrated,
+    /// unless it was ruled out or its roll failed: the engine reads where, so
+    /// a tiny model's extractor need not (it rarely did).
+    fn go_where_moved(&mut self) {
+        let failed = self
+            .rolls
+            .iter()
+            .any(|r| r.actor == PERSONA && r.band.contains("fail"));
+        if !self.blocked.is_empty() || failed {
+            return;
+        }
+        let here = self.state.place().0;
+        let places: Vec<(&str, &str)> = self
+            .state
+            .campaign
+            .locations
+            .iter()
+            .map(|(id, l)| (id.as_str(), l.name.as_str()))
+            .collect();
+        let Some(place) = destination(&self.input.text, &here, &places) else {
+            return;
+        };
+        if let Ok(op) =
+            StateOp::from_value(&json!({"op": "set", "path": "scene.location", "value": place}))
+        {
+            self.apply_ops("move", &[op]);
         }
     }
 
@@ -1583,6 +1615,7 @@ impl TurnRunner {
                 if waiting(self, |p| matches!(p, Purpose::Resolve)) {
                     return;
                 }
+                self.go_where_moved();
                 let narrate = self.narrate_request(
                     PERSONA,
                     self.persona_intention,
@@ -1721,6 +1754,62 @@ pub fn without_roll(outcome: &str) -> String {
         }
         _ => outcome.to_owned(),
     }
+}
+
+/// The place a move goes to, if it goes anywhere: one of `places` (id, name)
+/// other than `here`, named in `text` (by its name, with or without "the",
+/// or its id's words) right after "to", "onto", "into" or "toward(s)", or
+/// right after a verb of going in with ("enter", "reach", "board", "cross",
+/// "visit"), with a verb of going earlier in the move. "I ask about the way
+/// to the chapel" goes nowhere: asking is not going.
+pub fn destination(text: &str, here: &str, places: &[(&str, &str)]) -> Option<String> {
+    const GOING: [&str; 24] = [
+        "go", "goes", "walk", "head", "row", "take", "cross", "climb", "return", "enter", "reach",
+        "run", "hurry", "sail", "pole", "board", "follow", "leave", "make", "ride", "wade", "swim",
+        "visit", "step",
+    ];
+    const INTO: [&str; 5] = ["to", "onto", "into", "toward", "towards"];
+    const ARRIVING: [&str; 5] = ["enter", "reach", "board", "cross", "visit"];
+    let text = text.to_lowercase();
+    let words_before = |at: usize| -> Vec<&str> {
+        text[..at]
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    let mut best: Option<(usize, &str)> = None;
+    for (id, name) in places.iter().filter(|(id, _)| *id != here) {
+        let name = name.to_lowercase();
+        let bare = name.strip_prefix("the ").unwrap_or(&name).to_owned();
+        for form in [name.clone(), bare, id.replace('_', " ")] {
+            if form.chars().count() < 4 {
+                continue;
+            }
+            let Some(at) = text.find(&form) else { continue };
+            let mut before = words_before(at);
+            if before.last() == Some(&"the") {
+                before.pop();
+            }
+            let Some(last) = before.last() else { continue };
+            // The verb or its -s, -ed, -ing forms ("rowing", "takes"), not
+            // a word that merely starts like one ("gold").
+            let inflected = |w: &str, g: &str| {
+                w == g
+                    || ["s", "es", "ed", "ing"].iter().any(|end| {
+                        w.strip_suffix(end)
+                            .is_some_and(|stem| stem == g || stem == g.trim_end_matches('e'))
+                    })
+            };
+            let going = before.iter().any(|w| GOING.iter().any(|g| inflected(w, g)));
+            if going
+                && (INTO.contains(last) || ARRIVING.iter().any(|a| last.starts_with(a)))
+                && best.is_none_or(|(b, _)| at < b)
+            {
+                best = Some((at, id));
+            }
+        }
+    }
+    best.map(|(_, id)| id.to_owned())
 }
 
 /// Where a window of at least `keep` of the newest `len` messages starts when
@@ -1874,7 +1963,41 @@ fn check_observers(known: &[String], v: &Value) -> Result<(), Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{cut_echo, window_start};
+    use super::{cut_echo, destination, window_start};
+
+    #[test]
+    fn a_move_goes_where_it_says_and_asking_goes_nowhere() {
+        let places = [
+            ("reedmere_quay", "Reedmere Quay"),
+            ("drowned_reach", "The Drowned Reach"),
+            ("lamp_chapel", "The Lamp Chapel of St Wick"),
+            ("toll_house", "The Toll House"),
+        ];
+        let go = |text: &str| destination(text, "reedmere_quay", &places);
+        assert_eq!(
+            go("I take the skiff out onto the Drowned Reach.").as_deref(),
+            Some("drowned_reach")
+        );
+        assert_eq!(
+            go("I follow Tamsin to the toll house").as_deref(),
+            Some("toll_house")
+        );
+        assert_eq!(
+            go("Row out toward the drowned reach").as_deref(),
+            Some("drowned_reach")
+        );
+        assert_eq!(go("I enter the Toll House").as_deref(), Some("toll_house"));
+        // Not going: asking, talking about a place, or where one already is.
+        assert_eq!(go("I ask Hesper about the way to the lamp chapel"), None);
+        assert_eq!(go("I tell Ned the Drowned Reach frightens me"), None);
+        assert_eq!(go("I walk along Reedmere Quay"), None);
+        assert_eq!(go("I walk to the lantern store"), None);
+        assert_eq!(go("I give the gold to the toll house"), None);
+        assert_eq!(
+            go("Rowing hard, I head into the Drowned Reach").as_deref(),
+            Some("drowned_reach")
+        );
+    }
 
     #[test]
     fn an_npc_history_window_moves_in_steps_and_keeps_its_start_between_them() {

@@ -1222,3 +1222,48 @@ fn primers_hold_the_start_of_the_next_turns_prompts() {
         );
     }
 }
+
+/// #22: a move elsewhere takes the scene there with those it names; the
+/// others stay behind and are met again on coming back.
+#[test]
+fn going_elsewhere_takes_the_named_along_and_leaves_the_rest_where_they_were() {
+    let data = tempfile::tempdir().unwrap();
+    let mut state = drowned_reach(7);
+    let before = state.world.present();
+    assert!(before.len() >= 4, "{before:?}");
+    let play = |state: &SessionState, n: usize, text: &str| {
+        // No roll: the referee lets the move simply happen.
+        let mut replies = vec![reply("resolve", resolve("", "", ""))];
+        replies.extend(without("resolve", turn_replies(n)));
+        let (gateway, _) = gateway(data.path(), replies);
+        run_turn(
+            &gateway,
+            state.clone(),
+            input(text, &format!("go-{n}")),
+            |_| {},
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let r = play(&state, 1, "I follow Tamsin Reed to the toll house.");
+    assert_eq!(r.world.scene["location"], "toll_house", "{:?}", r.refused);
+    assert_eq!(r.world.present(), ["player", "tamsin_reed"]);
+    assert_eq!(r.world.scene["whereabouts"]["hesper_vane"], "reedmere_quay");
+    // Only those who came can act there.
+    assert!(
+        r.acted.iter().all(|id| id == "tamsin_reed"),
+        "{:?}",
+        r.acted
+    );
+    state.advance(&r);
+    let r = play(&state, 2, "I walk back to Reedmere Quay alone.");
+    assert_eq!(r.world.scene["location"], "reedmere_quay");
+    let mut back = r.world.present();
+    back.sort();
+    let mut expected: Vec<String> = before
+        .into_iter()
+        .filter(|id| id != "tamsin_reed")
+        .collect();
+    expected.sort();
+    assert_eq!(back, expected, "the others are where they were left");
+    assert_eq!(r.world.scene["whereabouts"]["tamsin_reed"], "toll_house");
+}

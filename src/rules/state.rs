@@ -206,6 +206,11 @@ pub struct CharacterState {
     pub tags: BTreeSet<String>,
 }
 
+/// `scene.whereabouts`: where each character not in the scene was last left
+/// (id → location id), kept by the engine when the player goes elsewhere; a
+/// field of every ruleset's scene.
+pub const WHEREABOUTS: &str = "whereabouts";
+
 /// A progress clock (seed 001): fills from 0 to `max`; triggers fire at values.
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -858,6 +863,10 @@ impl<'r> Checker<'r> {
 
     fn scene_path(&self, path: &[String]) -> Result<(), String> {
         let parts: Vec<&str> = path.iter().map(String::as_str).collect();
+        // The engine's own field, in every ruleset's scene.
+        if parts.first() == Some(&WHEREABOUTS) {
+            return Ok(());
+        }
         if schema_at(&self.ruleset.scene_state_schema, &parts).is_none() {
             return Err(format!(
                 "ruleset `{}` declares no scene field `{}`",

@@ -1249,11 +1249,52 @@ impl TurnRunner {
         let Some(place) = destination(&self.input.text, &here, &places) else {
             return;
         };
-        if let Ok(op) =
-            StateOp::from_value(&json!({"op": "set", "path": "scene.location", "value": place}))
-        {
-            self.apply_ops("move", &[op]);
+        // Who comes along: those the move names; the others stay where they
+        // were (`scene.whereabouts`), and those left at the new place before
+        // are there again.
+        let present = self.state.world.present();
+        let named: Vec<(String, String)> = present
+            .iter()
+            .filter(|id| id.as_str() != PERSONA)
+            .map(|id| (id.clone(), self.name_of(id)))
+            .collect();
+        let company = companions(&self.input.text, &named);
+        let mut whereabouts = self
+            .state
+            .world
+            .scene
+            .get("whereabouts")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (id, _) in &named {
+            if !company.contains(id) {
+                whereabouts.insert(id.clone(), json!(here));
+            }
         }
+        let mut arrived: Vec<String> = vec![PERSONA.to_owned()];
+        arrived.extend(company.iter().cloned());
+        let waiting: Vec<String> = whereabouts
+            .iter()
+            .filter(|(id, at)| at.as_str() == Some(place.as_str()) && !arrived.contains(id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in waiting {
+            whereabouts.remove(&id);
+            arrived.push(id);
+        }
+        for id in &company {
+            whereabouts.remove(id);
+        }
+        let ops: Vec<StateOp> = [
+            json!({"op": "set", "path": "scene.location", "value": place}),
+            json!({"op": "set", "path": "scene.present", "value": arrived}),
+            json!({"op": "set", "path": "scene.whereabouts", "value": whereabouts}),
+        ]
+        .iter()
+        .filter_map(|v| StateOp::from_value(v).ok())
+        .collect();
+        self.apply_ops("move", &ops);
     }
 
     /// Seed 002 §4.2.3: trust and tension with the persona move the NPC's
@@ -1812,6 +1853,27 @@ pub fn destination(text: &str, here: &str, places: &[(&str, &str)]) -> Option<St
     best.map(|(_, id)| id.to_owned())
 }
 
+/// Of `people` (id, name) present, those a move names (by full name, first
+/// name or id), who go along with the player.
+pub fn companions(text: &str, people: &[(String, String)]) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    people
+        .iter()
+        .filter(|(id, name)| {
+            let name = name.to_lowercase();
+            let first = name.split_whitespace().next().unwrap_or_default();
+            lower.contains(&name)
+                || lower.contains(&id.replace('_', " "))
+                || (first.chars().count() >= 3 && words.contains(&first))
+        })
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
 /// Where a window of at least `keep` of the newest `len` messages starts when
 /// it moves `step` messages at a time: a prompt built over it starts alike from
 /// one call to the next until the window moves.
@@ -1963,7 +2025,25 @@ fn check_observers(known: &[String], v: &Value) -> Result<(), Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{cut_echo, destination, window_start};
+    use super::{companions, cut_echo, destination, window_start};
+
+    #[test]
+    fn those_a_move_names_come_along() {
+        let people = [
+            ("tamsin_reed".to_owned(), "Tamsin Reed".to_owned()),
+            ("hesper_vane".to_owned(), "Hesper Vane".to_owned()),
+            ("ned_fallow".to_owned(), "Ned Fallow".to_owned()),
+        ];
+        assert_eq!(
+            companions("I follow Tamsin to the toll house", &people),
+            ["tamsin_reed"]
+        );
+        assert_eq!(
+            companions("Hesper Vane and Ned row me out", &people),
+            ["hesper_vane", "ned_fallow"]
+        );
+        assert!(companions("I take the skiff out alone", &people).is_empty());
+    }
 
     #[test]
     fn a_move_goes_where_it_says_and_asking_goes_nowhere() {

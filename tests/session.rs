@@ -1255,6 +1255,33 @@ fn going_elsewhere_takes_the_named_along_and_leaves_the_rest_where_they_were() {
         r.acted
     );
     state.advance(&r);
+    // The codex: those met (here or left behind), the places been, what play established.
+    let codex = loreloom::session::codex::codex(&state);
+    let tamsin = codex.people.iter().find(|p| p.id == "tamsin_reed").unwrap();
+    assert!(tamsin.here);
+    let hesper = codex.people.iter().find(|p| p.id == "hesper_vane").unwrap();
+    assert!(!hesper.here, "left on the quay");
+    assert!(
+        codex.people.iter().all(|p| p.id != "brinny_sedge"),
+        "not met: {:?}",
+        codex.people
+    );
+    let places: Vec<&str> = codex.places.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(places, ["reedmere_quay", "toll_house"]);
+    assert!(codex.places[1].here && codex.places[1].image.is_none());
+    assert!(codex.places[0].image.is_some(), "the quay has art");
+    assert!(
+        codex.lore.iter().any(|l| l.contains("green (1)")),
+        "what the lore keeper noted: {:?}",
+        codex.lore
+    );
+    // Only what play added: none of the campaign's own facts, public or secret.
+    assert_eq!(
+        codex.lore.len(),
+        state.world.facts.len() - state.campaign.world.facts.len(),
+        "{:?}",
+        codex.lore
+    );
     let r = play(&state, 2, "I walk back to Reedmere Quay alone.");
     assert_eq!(r.world.scene["location"], "reedmere_quay");
     let mut back = r.world.present();

@@ -6,6 +6,7 @@
 
 pub mod beats;
 pub mod budget;
+pub mod codex;
 #[cfg(feature = "store")]
 pub mod controller;
 pub mod drafts;

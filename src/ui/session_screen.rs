@@ -29,6 +29,7 @@ pub(super) fn plugin(app: &mut App) {
         .init_resource::<SessionScenery>()
         .init_resource::<SidePanel>()
         .init_resource::<DiceShown>()
+        .init_resource::<SessionCodexView>()
         .add_message::<OpenSession>()
         .add_systems(Startup, (find_campaigns, launch_from_options).chain())
         .add_systems(
@@ -50,7 +51,9 @@ pub(super) fn plugin(app: &mut App) {
         .add_systems(
             EguiPrimaryContextPass,
             (
-                session_screen.run_if(in_state(Screen::Session)),
+                (session_screen, session_codex_window)
+                    .chain()
+                    .run_if(in_state(Screen::Session)),
                 session_zero_window.run_if(in_state(Screen::Title)),
                 enrichment_window.run_if(resource_exists::<Enriching>),
             ),
@@ -321,11 +324,13 @@ fn leave_session(
     mut commands: Commands,
     session: Option<ResMut<ActiveSession>>,
     mut scenery: ResMut<SessionScenery>,
+    mut codex: ResMut<SessionCodexView>,
 ) {
     if let Some(mut s) = session {
         s.close();
     }
     *scenery = SessionScenery::default();
+    *codex = SessionCodexView::default();
     commands.remove_resource::<ActiveSession>();
 }
 
@@ -540,11 +545,12 @@ fn session_screen(
     overlays: Res<Overlays>,
     mut next: ResMut<NextState<Screen>>,
     keys: Res<ButtonInput<KeyCode>>,
-    (scenery, time, mut side, mut dice): (
+    (scenery, time, mut side, mut dice, mut codex): (
         Res<SessionScenery>,
         Res<Time>,
         ResMut<SidePanel>,
         ResMut<DiceShown>,
+        ResMut<SessionCodexView>,
     ),
 ) -> Result {
     // A new roll tumbles a moment before its faces settle.
@@ -618,7 +624,7 @@ fn session_screen(
             let place = scene_line(&view.scene);
             if !place.is_empty() {
                 // The room the buttons leave; the whole line on hover.
-                let width = (ui.available_width() - 330.0).max(0.0);
+                let width = (ui.available_width() - 520.0).max(0.0);
                 ui.scope(|ui| {
                     ui.set_max_width(width);
                     ui.add(
@@ -630,6 +636,14 @@ fn session_screen(
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 if ui.button("Title").clicked() {
                     next.set(Screen::Title);
+                }
+                let label = if codex.fresh > 0 {
+                    format!("Codex (C) • {} new", codex.fresh)
+                } else {
+                    "Codex (C)".to_owned()
+                };
+                if ui.button(label).clicked() {
+                    codex.open = !codex.open;
                 }
                 let label = if side.0 {
                     "Hide clocks and people"
@@ -851,6 +865,142 @@ fn busy_words(view: &SessionView) -> &'static str {
         Some("choices") => "thinking of what you might do next…",
         _ => "thinking…",
     }
+}
+
+/// The session codex window: open or not, the entries already looked at,
+/// and how many are new.
+#[derive(Resource, Debug, Default)]
+struct SessionCodexView {
+    open: bool,
+    seen: std::collections::BTreeSet<String>,
+    fresh: usize,
+}
+
+/// The codex of a session (C): the people met, with how they regard the
+/// player; the places been, with their art; the lore play has established.
+/// Entries not looked at yet say NEW; closing the codex marks them seen.
+fn session_codex_window(
+    mut contexts: EguiContexts,
+    session: Option<ResMut<ActiveSession>>,
+    mut view: ResMut<SessionCodexView>,
+    keys: Res<ButtonInput<KeyCode>>,
+    server: Res<AssetServer>,
+    mut thumbnails: Local<BTreeMap<PathBuf, Handle<Image>>>,
+    images: Res<Assets<Image>>,
+) -> Result {
+    let Some(mut session) = session else {
+        return Ok(());
+    };
+    let codex = crate::session::codex::codex(&session.controller().state);
+    let keys_now = codex.keys();
+    view.fresh = keys_now.iter().filter(|k| !view.seen.contains(*k)).count();
+    let ctx = contexts.ctx_mut()?.clone();
+    if keys.just_pressed(KeyCode::KeyC) && !ctx.egui_wants_keyboard_input() {
+        view.open = !view.open;
+    }
+    if !view.open {
+        return Ok(());
+    }
+    let mut textures = BTreeMap::new();
+    for place in &codex.places {
+        if let Some(path) = &place.image {
+            let handle = thumbnails
+                .entry(path.clone())
+                .or_insert_with(|| {
+                    server.load(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
+                })
+                .clone();
+            if let Some(image) = images.get(handle.id()) {
+                let size = image.size();
+                textures.insert(
+                    place.id.clone(),
+                    (
+                        contexts.add_image(EguiTextureHandle::Weak(handle.id())),
+                        size,
+                    ),
+                );
+            }
+        }
+    }
+    let seen = view.seen.clone();
+    let new_mark = |ui: &mut egui::Ui, key: &str| {
+        if !seen.contains(key) {
+            ui.label(
+                egui::RichText::new("NEW")
+                    .small()
+                    .strong()
+                    .color(egui::Color32::from_rgb(240, 200, 120)),
+            );
+        }
+    };
+    let mut open = true;
+    egui::Window::new("Codex")
+        .open(&mut open)
+        .default_size([560.0, 480.0])
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .collapsible(false)
+        .show(&ctx, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                ui.heading("People");
+                for p in &codex.people {
+                    ui.horizontal(|ui| {
+                        ui.label(egui::RichText::new(&p.name).strong());
+                        if let Some(regard) = p.regard {
+                            ui.label(egui::RichText::new(format!("({regard} toward you)")).weak());
+                        }
+                        if !p.here {
+                            ui.label(egui::RichText::new("elsewhere").italics().weak());
+                        }
+                        new_mark(ui, &format!("person:{}", p.id));
+                    });
+                    if !p.description.is_empty() {
+                        ui.label(&p.description);
+                    }
+                    ui.add_space(6.0);
+                }
+                ui.separator();
+                ui.heading("Places");
+                for p in &codex.places {
+                    ui.horizontal(|ui| {
+                        if let Some((tex, size)) = textures.get(&p.id) {
+                            let w = 120.0;
+                            let h = w * size.y as f32 / size.x.max(1) as f32;
+                            ui.add(egui::Image::new((*tex, egui::vec2(w, h))));
+                        }
+                        ui.vertical(|ui| {
+                            ui.horizontal(|ui| {
+                                ui.label(egui::RichText::new(&p.name).strong());
+                                if p.here {
+                                    ui.label(egui::RichText::new("you are here").italics().weak());
+                                }
+                                new_mark(ui, &format!("place:{}", p.id));
+                            });
+                            if !p.description.is_empty() {
+                                ui.label(&p.description);
+                            }
+                        });
+                    });
+                    ui.add_space(6.0);
+                }
+                ui.separator();
+                ui.heading("What you have learned");
+                if codex.lore.is_empty() {
+                    ui.label(egui::RichText::new("Nothing yet.").weak());
+                }
+                for l in &codex.lore {
+                    ui.horizontal_wrapped(|ui| {
+                        ui.label(l);
+                        new_mark(ui, &format!("lore:{l}"));
+                    });
+                }
+            });
+        });
+    if !open {
+        view.open = false;
+        view.seen.extend(keys_now);
+        view.fresh = 0;
+    }
+    Ok(())
 }
 
 /// Seconds the newest roll tumbles before its faces settle.

@@ -1,0 +1,155 @@
+//! A session's codex (#22): the people the player has met, the places they have been, and the lore their play has established; never a secret, never someone or somewhere not yet come across. Plain Rust, read by the window.
+
+use std::path::PathBuf;
+
+use super::stream::Kind;
+use super::turn::{PERSONA, SessionState};
+use crate::rules::state::{Visibility, WHEREABOUTS};
+
+/// Someone met.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Person {
+    pub id: String,
+    pub name: String,
+    /// What anyone can see of them (the campaign's public description).
+    pub description: String,
+    /// How they regard the player, in a word ("warm", "wary"), once they have an opinion.
+    pub regard: Option<&'static str>,
+    /// Whether they are in the scene now.
+    pub here: bool,
+}
+
+/// Somewhere been.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Place {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    /// The place's art, when the campaign has some.
+    pub image: Option<PathBuf>,
+    /// Whether the player is there now.
+    pub here: bool,
+}
+
+/// Everything the codex shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionCodex {
+    pub people: Vec<Person>,
+    pub places: Vec<Place>,
+    /// Facts play has established ("ferry lantern, burns: green"), in the order learned.
+    pub lore: Vec<String>,
+}
+
+impl SessionCodex {
+    /// A key per entry, to tell new ones from those already looked at.
+    pub fn keys(&self) -> Vec<String> {
+        self.people
+            .iter()
+            .map(|p| format!("person:{}", p.id))
+            .chain(self.places.iter().map(|p| format!("place:{}", p.id)))
+            .chain(self.lore.iter().map(|l| format!("lore:{l}")))
+            .collect()
+    }
+}
+
+/// The codex of `state`: the people present now or left somewhere on the
+/// way (`scene.whereabouts`), the places its scene markers opened or moved
+/// to, and the public facts play added to the campaign's own.
+pub fn codex(state: &SessionState) -> SessionCodex {
+    let campaign = &state.campaign;
+    let world = &state.world;
+    let mut met: Vec<String> = world
+        .present()
+        .into_iter()
+        .filter(|id| id != PERSONA)
+        .collect();
+    let here_people = met.clone();
+    if let Some(left) = world.scene.get(WHEREABOUTS).and_then(|w| w.as_object()) {
+        met.extend(
+            left.keys()
+                .filter(|id| !met.contains(id))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+    }
+    let mut people: Vec<Person> = met
+        .iter()
+        .filter_map(|id| {
+            let c = campaign.characters.get(id)?;
+            Some(Person {
+                id: id.clone(),
+                name: c.name.clone(),
+                description: c.description.clone(),
+                regard: world
+                    .perception
+                    .get(id)
+                    .map(|score| crate::rules::standing::label(*score)),
+                here: here_people.contains(id),
+            })
+        })
+        .collect();
+    people.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let here = state.place().0;
+    let mut visited: Vec<String> = Vec::new();
+    for m in state
+        .stream
+        .messages
+        .iter()
+        .filter(|m| m.kind == Kind::SceneMarker)
+    {
+        let place = m
+            .content
+            .strip_prefix("scene_open: ")
+            .or_else(|| m.content.split_once(" -> ").map(|(_, to)| to));
+        if let Some(place) = place
+            && !visited.iter().any(|v| v == place)
+        {
+            visited.push(place.to_owned());
+        }
+    }
+    if !here.is_empty() && !visited.contains(&here) {
+        visited.push(here.clone());
+    }
+    let places = visited
+        .into_iter()
+        .map(|id| {
+            let mut scene = world.scene.clone();
+            scene.insert("location".into(), id.clone().into());
+            let backdrop = super::scenery::backdrop(campaign, &scene);
+            Place {
+                description: campaign
+                    .locations
+                    .get(&id)
+                    .map(|l| l.description.clone())
+                    .unwrap_or_default(),
+                here: id == here,
+                name: backdrop.name,
+                image: backdrop.image,
+                id,
+            }
+        })
+        .collect();
+
+    let lore = world
+        .facts
+        .iter()
+        .filter(|f| f.visibility == Visibility::Public && !campaign.world.facts.contains(f))
+        .map(|f| {
+            let object = f
+                .object
+                .as_str()
+                .map_or_else(|| f.object.to_string(), str::to_owned);
+            format!(
+                "{}, {}: {object}",
+                f.subject.replace('_', " "),
+                f.predicate.replace('_', " ")
+            )
+        })
+        .collect();
+    SessionCodex {
+        people,
+        places,
+        lore,
+    }
+}

@@ -268,33 +268,42 @@ fn main() {
     // `ONLY=now` skips the earlier runs (say, to measure another models.ron
     // through `LORELOOM_DATA_DIR`).
     let only_now = std::env::var("ONLY").is_ok_and(|v| v == "now");
-    let unless_only_now = |label: &str, mode: Mode| {
-        if only_now {
-            Figures::default()
-        } else {
-            play(label, mode, turns)
-        }
-    };
-    let before = unless_only_now(
-        "before #21: every NPC acts, the referee rules every move (resolve v1)",
-        Mode::Before,
-    );
-    let one_lane = unless_only_now(
-        "one lane: npcs_per_turn 2, picked choices roll at once, resolve v2, the bookkeeping after the choices",
-        Mode::OneLane,
-    );
-    let four_slots = unless_only_now(
-        "two lanes: as one lane, and the bookkeeping on the model's second lane (four prompt caches a lane)",
-        Mode::FourSlots,
-    );
-    let after = play(
-        "now: two lanes, eight prompt caches a lane, each context as long as its calls need, the next turn's prompts primed while the player reads",
-        Mode::Now,
-        turns,
-    );
+    let runs = [
+        (
+            "before #21",
+            "before #21: every NPC acts, the referee rules every move (resolve v1)",
+            Mode::Before,
+        ),
+        (
+            "one lane",
+            "one lane: npcs_per_turn 2, picked choices roll at once, resolve v2, the bookkeeping after the choices",
+            Mode::OneLane,
+        ),
+        (
+            "two lanes, four caches",
+            "two lanes: as one lane, and the bookkeeping on the model's second lane (four prompt caches a lane)",
+            Mode::FourSlots,
+        ),
+        (
+            "now",
+            "now: two lanes, eight prompt caches a lane, each context as long as its calls need, the next turn's prompts primed while the player reads",
+            Mode::Now,
+        ),
+    ];
+    let figures: Vec<(&str, Figures)> = runs
+        .iter()
+        .map(|(short, label, mode)| {
+            let skipped = only_now && *mode != Mode::Now;
+            let f = if skipped {
+                Figures::default()
+            } else {
+                play(label, *mode, turns)
+            };
+            (*short, f)
+        })
+        .collect();
     println!("\ntargets: first words p50 ≤ 2 s, choices p50 ≤ 10 s, commit p50 ≤ 20 s");
-    report("before #21", &before);
-    report("one lane", &one_lane);
-    report("two lanes, four caches", &four_slots);
-    report("now", &after);
+    for (short, f) in &figures {
+        report(short, f);
+    }
 }

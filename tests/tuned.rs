@@ -64,29 +64,41 @@ fn the_shipped_adapter_is_the_one_its_manifest_names() {
     );
 }
 
-fn narrate(
+/// `backend`'s answer to `messages` as `stage`, in the cache slot `slot`.
+fn answer(
     backend: &mut LlamaCppBackend,
+    stage: &str,
     messages: &[loreloom::llm::Message],
-    seed: u32,
+    sampling: Sampling,
+    slot: &str,
 ) -> String {
     let request = GenerateRequest {
-        stage: "narrate".into(),
-        prompt_id: "narrate@test".into(),
+        stage: stage.into(),
+        prompt_id: format!("{stage}@test"),
         messages: messages.to_vec(),
-        sampling: Sampling {
-            temperature: 0.8,
-            max_tokens: 160,
-            stop: vec!["\n\n".into()],
-            seed,
-            ..Sampling::default()
-        },
+        sampling,
         json_schema: None,
-        cache_slot: "narrate".into(),
+        cache_slot: slot.into(),
     };
     backend
         .generate(&request, &mut |_| true)
         .expect("the model answers")
         .text
+}
+
+fn narrate(
+    backend: &mut LlamaCppBackend,
+    messages: &[loreloom::llm::Message],
+    seed: u32,
+) -> String {
+    let sampling = Sampling {
+        temperature: 0.8,
+        max_tokens: 160,
+        stop: vec!["\n\n".into()],
+        seed,
+        ..Sampling::default()
+    };
+    answer(backend, "narrate", messages, sampling, "narrate")
 }
 
 #[test]
@@ -148,24 +160,14 @@ fn the_adapter_applies_to_the_stages_named_and_no_others() {
         "The ferry waits at the quay. Tell me what you see.",
     )];
     let ask = |backend: &mut LlamaCppBackend, stage: &str| {
-        let request = GenerateRequest {
-            stage: stage.into(),
-            prompt_id: format!("{stage}@test"),
-            messages: messages.clone(),
-            sampling: Sampling {
-                temperature: 0.0,
-                max_tokens: 24,
-                seed: 1,
-                ..Sampling::default()
-            },
-            json_schema: None,
-            // One slot for both stages: the context switches sides.
-            cache_slot: "shared".into(),
+        let sampling = Sampling {
+            temperature: 0.0,
+            max_tokens: 24,
+            seed: 1,
+            ..Sampling::default()
         };
-        backend
-            .generate(&request, &mut |_| true)
-            .expect("the model answers")
-            .text
+        // One slot for both stages: the context switches sides.
+        answer(backend, stage, &messages, sampling, "shared")
     };
     let mut base = LlamaCppBackend::open_with(&model(), None, 1024, 1, 1).unwrap();
     let mut tuned = LlamaCppBackend::open_with(&model(), Some(&adapter()), 1024, 1, 1).unwrap();

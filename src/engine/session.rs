@@ -54,7 +54,7 @@ pub(super) fn plugin(app: &mut App) {
                 launch_calls.in_set(SessionSystems::Launch),
                 collect_calls.in_set(SessionSystems::Collect),
                 commit_turn.in_set(SessionSystems::Commit),
-                sync_world.in_set(SessionSystems::Sync),
+                (sync_world, prime_next_turn).in_set(SessionSystems::Sync),
             ),
         )
         .add_systems(
@@ -293,15 +293,11 @@ fn open_session(
     view.scene_index = ctl.scene_index();
     view.entries = transcript_entries(ctl);
     let recap = ctl.recap_request();
-    if let (Some(request), Some(gateway)) = (recap, gateway.as_ref()) {
+    if let (Some(request), Some(gateway)) = (recap, gateway) {
         view.busy = true;
         view.stage = Some("recap".into());
         let id = calls.start(&gateway.0, RECAP_TAG, request);
         session.recap_call = Some(id);
-    }
-    // #21: the first turn's prompts are read into the model while the player reads.
-    if let Some(gateway) = &gateway {
-        crate::session::play::prime(&gateway.0, &session.controller().state);
     }
     view.revision += 1;
     commands.write_message(WorldChanged);
@@ -394,9 +390,6 @@ fn accept_input(
                 present(&report, ctl, &mut view);
                 if matches!(report, Report::Committed { .. } | Report::Rewound { .. }) {
                     changed.write(WorldChanged);
-                    if let Some(gateway) = &gateway {
-                        crate::session::play::prime(&gateway.0, &ctl.state);
-                    }
                 }
                 reports.write(SessionReport(report));
             }
@@ -424,7 +417,7 @@ fn launch_calls(
     };
     for call in pending {
         let stage = call.request.stage.clone();
-        let actor = call.request.vars["actor"]["id"].as_str().map(str::to_owned);
+        let actor = turn.runner.narrator_of(call.id).map(str::to_owned);
         let id = calls.start(&gateway.0, TURN_TAG, call.request);
         turn.calls.insert(id, call.id);
         if stage == "narrate" {
@@ -606,9 +599,6 @@ fn commit_turn(
             let id = calls.start(&gateway.0, COMPRESS_TAG, c.request.clone());
             session.compression = Some((id, c));
         }
-        if let Some(gateway) = &gateway {
-            crate::session::play::prime(&gateway.0, &session.controller().state);
-        }
     }
     reports.write(SessionReport(report));
     view.revision += 1;
@@ -677,6 +667,21 @@ fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
             show_choices(view, ctl);
         }
         Report::Note(n) => view.entries.push(Entry::Note(n.clone())),
+    }
+}
+
+/// #21: when the session opens and after each commit or rewind, the next
+/// turn's prompts are read into the model while the player reads.
+fn prime_next_turn(
+    mut changed: MessageReader<WorldChanged>,
+    mut session: ResMut<ActiveSession>,
+    gateway: Option<Res<LlmGateway>>,
+) {
+    if changed.read().count() == 0 {
+        return;
+    }
+    if let Some(gateway) = gateway {
+        crate::session::play::prime(&gateway.0, &session.controller().state);
     }
 }
 

@@ -266,6 +266,27 @@ struct Job {
     cancel: Arc<AtomicBool>,
 }
 
+impl Job {
+    /// What the backend is asked: `messages` under `sampling`, decoded to the
+    /// job's contract, in `cache_slot`.
+    fn request(
+        &self,
+        prompt_id: String,
+        messages: Vec<Message>,
+        sampling: Sampling,
+        cache_slot: &str,
+    ) -> GenerateRequest {
+        GenerateRequest {
+            stage: self.stage.clone(),
+            prompt_id,
+            messages,
+            sampling,
+            json_schema: self.contract.as_ref().map(|c| c.schema().clone()),
+            cache_slot: cache_slot.to_owned(),
+        }
+    }
+}
+
 enum Work {
     Call(Box<Job>),
     /// Read a prompt into the model's cache and answer nothing ([`Gateway::prime`]).
@@ -600,6 +621,14 @@ impl Gateway {
     /// How many calls `model_key` runs at once (`lanes` in models.ron; 1 for
     /// registered backends: scripts answer in the order they are asked).
     pub fn lanes(&self, model_key: &str) -> u32 {
+        if let Some(lanes) = self
+            .registered_lanes
+            .lock()
+            .ok()
+            .and_then(|m| m.get(model_key).copied())
+        {
+            return lanes;
+        }
         let registered = self
             .registered
             .lock()
@@ -609,12 +638,7 @@ impl Gateway {
                 .lock()
                 .is_ok_and(|w| w.contains_key(&format!("registered:{model_key}")));
         if registered {
-            return self
-                .registered_lanes
-                .lock()
-                .ok()
-                .and_then(|m| m.get(model_key).copied())
-                .unwrap_or(1);
+            return 1;
         }
         // A script file is read once, in order: one lane.
         self.models
@@ -796,14 +820,12 @@ fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
             Work::Call(job) => job,
             Work::Prime(job, done) => {
                 if let Ok(backend) = loaded {
-                    let request = GenerateRequest {
-                        stage: job.stage.clone(),
-                        prompt_id: format!("{}@{}", job.stage, job.version),
-                        messages: job.messages.clone(),
-                        sampling: job.sampling.clone(),
-                        json_schema: job.contract.as_ref().map(|c| c.schema().clone()),
-                        cache_slot: job.cache_slot.clone(),
-                    };
+                    let request = job.request(
+                        format!("{}@{}", job.stage, job.version),
+                        job.messages.clone(),
+                        job.sampling.clone(),
+                        &job.cache_slot,
+                    );
                     if let Err(e) = backend.prefill(&request) {
                         tracing::debug!("priming `{}` failed: {e}", job.stage);
                     }
@@ -975,14 +997,12 @@ fn attempt(
     cache_slot: &str,
 ) -> Result<String, LlmError> {
     let _ = job.events.send(LlmEvent::AttemptStarted(kind));
-    let request = GenerateRequest {
-        stage: job.stage.clone(),
-        prompt_id: record.prompt_id.clone(),
+    let request = job.request(
+        record.prompt_id.clone(),
         messages,
-        sampling: sampling.clone(),
-        json_schema: job.contract.as_ref().map(|c| c.schema().clone()),
-        cache_slot: cache_slot.to_owned(),
-    };
+        sampling.clone(),
+        cache_slot,
+    );
     let events = job.events.clone();
     let cancel = job.cancel.clone();
     let mut on_token = |t: &str| {

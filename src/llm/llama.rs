@@ -131,8 +131,15 @@ struct Slot {
     last_used: u64,
     /// Whether the adapter is applied in this context (its KV cache was computed so).
     adapted: bool,
-    /// Tokens of the last prompt found already evaluated.
-    common: usize,
+}
+
+/// A prompt read into a slot.
+struct Evaluated {
+    slot: usize,
+    /// Its tokens found already evaluated (the shared prefix).
+    cached: usize,
+    /// Where the last token's logits are in the last batch.
+    logits: i32,
 }
 
 /// The llama.cpp backend.
@@ -273,21 +280,9 @@ impl LlamaCppBackend {
             .checked_next_power_of_two()
             .unwrap_or(u32::MAX)
             .min(self.n_ctx);
-        if let Some(i) = self.slots.iter().position(|s| s.name == name) {
-            self.slots[i].last_used = self.clock;
-            if self.slots[i].n_ctx < n_ctx {
-                // Too short for this call: made again, longer (its cache is lost).
-                self.slots[i].ctx = self.new_context(n_ctx)?;
-                self.slots[i].n_ctx = n_ctx;
-                self.slots[i].tokens.clear();
-                self.slots[i].adapted = false;
-            }
-            return Ok(i);
-        }
-        // All slots in use: the least recently used one is emptied and taken
-        // over (its context, KV memory and adapter kept: creating a context
-        // allocates the whole KV cache again).
-        if self.slots.len() >= self.max_slots
+        let i = if let Some(i) = self.slots.iter().position(|s| s.name == name) {
+            i
+        } else if self.slots.len() >= self.max_slots
             && let Some(oldest) = self
                 .slots
                 .iter()
@@ -295,29 +290,37 @@ impl LlamaCppBackend {
                 .min_by_key(|(_, s)| s.last_used)
                 .map(|(i, _)| i)
         {
-            if self.slots[oldest].n_ctx < n_ctx {
-                self.slots[oldest].ctx = self.new_context(n_ctx)?;
-                self.slots[oldest].n_ctx = n_ctx;
-                self.slots[oldest].adapted = false;
-            }
+            // All slots in use: the least recently used one is emptied and
+            // taken over (its context, KV memory and adapter kept: creating a
+            // context allocates the whole KV cache again).
             let slot = &mut self.slots[oldest];
             slot.ctx.clear_kv_cache();
             slot.tokens.clear();
             name.clone_into(&mut slot.name);
-            slot.last_used = self.clock;
-            return Ok(oldest);
+            oldest
+        } else {
+            let ctx = self.new_context(n_ctx)?;
+            self.slots.push(Slot {
+                name: name.to_owned(),
+                ctx,
+                n_ctx,
+                tokens: Vec::new(),
+                last_used: 0,
+                adapted: false,
+            });
+            self.slots.len() - 1
+        };
+        if self.slots[i].n_ctx < n_ctx {
+            // Too short for this call: made again, longer (its cache is lost).
+            let ctx = self.new_context(n_ctx)?;
+            let slot = &mut self.slots[i];
+            slot.ctx = ctx;
+            slot.n_ctx = n_ctx;
+            slot.tokens.clear();
+            slot.adapted = false;
         }
-        let ctx = self.new_context(n_ctx)?;
-        self.slots.push(Slot {
-            name: name.to_owned(),
-            ctx,
-            n_ctx,
-            tokens: Vec::new(),
-            last_used: self.clock,
-            adapted: false,
-            common: 0,
-        });
-        Ok(self.slots.len() - 1)
+        self.slots[i].last_used = self.clock;
+        Ok(i)
     }
 
     fn new_context(&self, n_ctx: u32) -> Result<LlamaContext<'static>, BackendError> {
@@ -332,13 +335,33 @@ impl LlamaCppBackend {
             .map_err(|e| BackendError::Fatal(format!("cannot create a llama.cpp context: {e}")))
     }
 
+    /// `request`'s prompt as tokens, checked to fit the key's context.
+    fn prompt_tokens(&self, request: &GenerateRequest) -> Result<Vec<LlamaToken>, BackendError> {
+        let tokens = self.tokenize(&self.apply_template(request)?);
+        if tokens.is_empty() {
+            return Err(BackendError::Fatal(format!(
+                "the prompt of stage `{}` is empty",
+                request.stage
+            )));
+        }
+        if tokens.len() + 8 >= usize::try_from(self.n_ctx).unwrap_or(usize::MAX) {
+            return Err(BackendError::Fatal(format!(
+                "the prompt of stage `{}` has {} tokens, more than the model's context of {}; raise `context` in models.ron or shorten the prompt",
+                request.stage,
+                tokens.len(),
+                self.n_ctx
+            )));
+        }
+        Ok(tokens)
+    }
+
     /// Reads `tokens` (`request`'s prompt) into its slot, reusing the prefix
-    /// the slot already holds: the slot and where the last token's logits are.
+    /// the slot already holds.
     fn evaluate(
         &mut self,
         request: &GenerateRequest,
         tokens: &[LlamaToken],
-    ) -> Result<(usize, i32), BackendError> {
+    ) -> Result<Evaluated, BackendError> {
         let needed = u32::try_from(tokens.len())
             .unwrap_or(u32::MAX)
             .saturating_add(request.sampling.max_tokens)
@@ -407,8 +430,11 @@ impl LlamaCppBackend {
             }
             slot.tokens.extend_from_slice(chunk);
         }
-        slot.common = common;
-        Ok((i, batch.n_tokens() - 1))
+        Ok(Evaluated {
+            slot: i,
+            cached: common,
+            logits: batch.n_tokens() - 1,
+        })
     }
 
     fn grammar(&mut self, schema: &serde_json::Value) -> Result<LlamaSampler, BackendError> {
@@ -499,11 +525,7 @@ impl Backend for LlamaCppBackend {
     }
 
     fn prefill(&mut self, request: &GenerateRequest) -> Result<(), BackendError> {
-        let tokens = self.tokenize(&self.apply_template(request)?);
-        let n_ctx = usize::try_from(self.n_ctx).unwrap_or(usize::MAX);
-        if tokens.is_empty() || tokens.len() + 8 >= n_ctx {
-            return Ok(());
-        }
+        let tokens = self.prompt_tokens(request)?;
         self.evaluate(request, &tokens).map(|_| ())
     }
 
@@ -513,31 +535,18 @@ impl Backend for LlamaCppBackend {
         on_token: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Generated, BackendError> {
         let start = Instant::now();
-        let prompt = self.apply_template(request)?;
-        let tokens = self.tokenize(&prompt);
-        if tokens.is_empty() {
-            return Err(BackendError::Fatal(format!(
-                "the prompt of stage `{}` is empty",
-                request.stage
-            )));
-        }
-        let n_ctx = usize::try_from(self.n_ctx).unwrap_or(usize::MAX);
-        if tokens.len() + 8 >= n_ctx {
-            return Err(BackendError::Fatal(format!(
-                "the prompt of stage `{}` has {} tokens, more than the model's context of {}; raise `context` in models.ron or shorten the prompt",
-                request.stage,
-                tokens.len(),
-                self.n_ctx
-            )));
-        }
+        let tokens = self.prompt_tokens(request)?;
         let mut grammar = match &request.json_schema {
             Some(schema) => Some(self.grammar(schema)?),
             None => None,
         };
         let mut chain = chain(self.model, request);
         let vocab = self.model.vocab();
-        let (i, logits_index) = self.evaluate(request, &tokens)?;
-        let common = self.slots[i].common;
+        let Evaluated {
+            slot: i,
+            cached: common,
+            logits: mut logits_index,
+        } = self.evaluate(request, &tokens)?;
         let n_ctx = usize::try_from(self.slots[i].n_ctx).unwrap_or(usize::MAX);
         let slot = &mut self.slots[i];
         let mut batch = LlamaBatch::new(BATCH, 1);
@@ -549,7 +558,6 @@ impl Backend for LlamaCppBackend {
             .sampling
             .max_tokens
             .min(u32::try_from(n_ctx - tokens.len()).unwrap_or(u32::MAX));
-        let mut logits_index = logits_index;
         let finish = loop {
             let token = sample(&slot.ctx, logits_index, &mut chain, grammar.as_mut());
             if vocab.is_eog(token) {

@@ -382,12 +382,12 @@ impl Ruleset {
         out
     }
 
-    /// Names of the stats the character stat schema declares.
     /// The range every relation axis stays in (0..=10 where the ruleset says nothing).
     pub fn relation_range(&self) -> (i64, i64) {
         self.mechanics_guidance.relation_range.unwrap_or((0, 10))
     }
 
+    /// Names of the stats the character stat schema declares.
     pub fn stat_names(&self) -> Vec<String> {
         self.character_stat_schema
             .get("properties")

@@ -386,6 +386,20 @@ pub fn filter_choices(
 
 /// The NPC a text addresses: the first whose id or one of whose names it mentions as a word.
 pub fn addressed<'a>(lower: &str, names: &'a [(String, Vec<String>)]) -> Option<&'a str> {
+    mentions(lower, names).into_iter().min().map(|(_, id)| id)
+}
+
+/// Every NPC a text names (by id or one of its names, as a word), in the
+/// order of `names`.
+pub fn named<'a>(lower: &str, names: &'a [(String, Vec<String>)]) -> Vec<&'a str> {
+    mentions(lower, names)
+        .into_iter()
+        .map(|(_, id)| id)
+        .collect()
+}
+
+/// Where the text first names each NPC it names, with the NPC's id.
+fn mentions<'a>(lower: &str, names: &'a [(String, Vec<String>)]) -> Vec<(usize, &'a str)> {
     names
         .iter()
         .filter_map(|(id, ns)| {
@@ -395,8 +409,7 @@ pub fn addressed<'a>(lower: &str, names: &'a [(String, Vec<String>)]) -> Option<
                 .min()
                 .map(|at| (at, id.as_str()))
         })
-        .min()
-        .map(|(_, id)| id)
+        .collect()
 }
 
 fn contains_any(lower: &str, words: &[&str]) -> bool {

@@ -31,6 +31,7 @@ use super::{drafts, people};
 use crate::campaign::{Campaign, slug};
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError};
 use crate::memory::Recalled;
+use crate::rules::state::WHEREABOUTS;
 use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp, WorldState};
 use crate::rules::{offer, standing};
 
@@ -145,7 +146,7 @@ impl SessionState {
 }
 
 /// The player's submission.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlayerInput {
     pub text: String,
     /// `/whisper NPC text`: the narrator sees whom it is for.
@@ -363,14 +364,7 @@ impl TurnRunner {
     /// rendered from `state` as the next turn's call will be, so the model's
     /// cache holds all of those prompts but the new move and what it brings.
     pub fn primers(state: SessionState) -> Vec<CallRequest> {
-        let input = PlayerInput {
-            text: String::new(),
-            whisper_to: None,
-            action_id: String::new(),
-            clarified: false,
-            ruling: None,
-        };
-        let runner = Self::new(state, input);
+        let runner = Self::new(state, PlayerInput::default());
         let mut primers = vec![runner.resolve_request()];
         let mut extract = runner.extract_request(PERSONA, runner.persona_intention);
         extract.background = true;
@@ -463,6 +457,14 @@ impl TurnRunner {
             None => {}
         }
         runner
+    }
+
+    /// Whose narration the call `id` writes (a character id), if it writes one.
+    pub fn narrator_of(&self, id: u32) -> Option<&str> {
+        match self.in_flight.get(&id) {
+            Some(Purpose::Narrate { actor }) => Some(actor),
+            _ => None,
+        }
     }
 
     /// Calls to launch now; each is returned once.
@@ -840,7 +842,8 @@ impl TurnRunner {
                 keys
             })
             .collect();
-        self.state
+        let mut facts = self
+            .state
             .world
             .facts
             .iter()
@@ -852,12 +855,11 @@ impl TurnRunner {
             })
             .take(max)
             .map(|f| json!({"subject": f.subject, "predicate": f.predicate, "object": f.object}))
-            .collect::<Vec<_>>()
-            .into_iter()
-            // Oldest first: a prompt that lists them starts alike from call to
-            // call (the model's cached prefix) until the chosen facts change.
-            .rev()
-            .collect()
+            .collect::<Vec<_>>();
+        // Oldest first: a prompt that lists them starts alike from call to
+        // call (the model's cached prefix) until the chosen facts change.
+        facts.reverse();
+        facts
     }
 
     fn resolve_request(&self) -> CallRequest {
@@ -1252,22 +1254,21 @@ impl TurnRunner {
         // Who comes along: those the move names; the others stay where they
         // were (`scene.whereabouts`), and those left at the new place before
         // are there again.
-        let present = self.state.world.present();
-        let named: Vec<(String, String)> = present
-            .iter()
-            .filter(|id| id.as_str() != PERSONA)
-            .map(|id| (id.clone(), self.name_of(id)))
-            .collect();
-        let company = companions(&self.input.text, &named);
+        let present = self.present();
+        let company = companions(
+            &self.input.text,
+            &people::names(&self.state.campaign),
+            &present,
+        );
         let mut whereabouts = self
             .state
             .world
             .scene
-            .get("whereabouts")
+            .get(WHEREABOUTS)
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        for (id, _) in &named {
+        for id in present.iter().filter(|id| *id != PERSONA) {
             if !company.contains(id) {
                 whereabouts.insert(id.clone(), json!(here));
             }
@@ -1289,7 +1290,7 @@ impl TurnRunner {
         let ops: Vec<StateOp> = [
             json!({"op": "set", "path": "scene.location", "value": place}),
             json!({"op": "set", "path": "scene.present", "value": arrived}),
-            json!({"op": "set", "path": "scene.whereabouts", "value": whereabouts}),
+            json!({"op": "set", "path": format!("scene.{WHEREABOUTS}"), "value": whereabouts}),
         ]
         .iter()
         .filter_map(|v| StateOp::from_value(v).ok())
@@ -1804,13 +1805,22 @@ pub fn without_roll(outcome: &str) -> String {
 /// "visit"), with a verb of going earlier in the move. "I ask about the way
 /// to the chapel" goes nowhere: asking is not going.
 pub fn destination(text: &str, here: &str, places: &[(&str, &str)]) -> Option<String> {
-    const GOING: [&str; 24] = [
-        "go", "goes", "walk", "head", "row", "take", "cross", "climb", "return", "enter", "reach",
-        "run", "hurry", "sail", "pole", "board", "follow", "leave", "make", "ride", "wade", "swim",
+    const GOING: [&str; 23] = [
+        "go", "walk", "head", "row", "take", "cross", "climb", "return", "enter", "reach", "run",
+        "hurry", "sail", "pole", "board", "follow", "leave", "make", "ride", "wade", "swim",
         "visit", "step",
     ];
     const INTO: [&str; 5] = ["to", "onto", "into", "toward", "towards"];
     const ARRIVING: [&str; 5] = ["enter", "reach", "board", "cross", "visit"];
+    // The verb or its -s, -es, -ed, -ing forms ("goes", "rowing"), not a
+    // word that merely starts like one ("gold").
+    let inflected = |w: &str, g: &str| {
+        w == g
+            || ["s", "es", "ed", "ing"].iter().any(|end| {
+                w.strip_suffix(end)
+                    .is_some_and(|stem| stem == g || stem == g.trim_end_matches('e'))
+            })
+    };
     let text = text.to_lowercase();
     let words_before = |at: usize| -> Vec<&str> {
         text[..at]
@@ -1832,15 +1842,6 @@ pub fn destination(text: &str, here: &str, places: &[(&str, &str)]) -> Option<St
                 before.pop();
             }
             let Some(last) = before.last() else { continue };
-            // The verb or its -s, -ed, -ing forms ("rowing", "takes"), not
-            // a word that merely starts like one ("gold").
-            let inflected = |w: &str, g: &str| {
-                w == g
-                    || ["s", "es", "ed", "ing"].iter().any(|end| {
-                        w.strip_suffix(end)
-                            .is_some_and(|stem| stem == g || stem == g.trim_end_matches('e'))
-                    })
-            };
             let going = before.iter().any(|w| GOING.iter().any(|g| inflected(w, g)));
             if going
                 && (INTO.contains(last) || ARRIVING.iter().any(|a| last.starts_with(a)))
@@ -1853,24 +1854,13 @@ pub fn destination(text: &str, here: &str, places: &[(&str, &str)]) -> Option<St
     best.map(|(_, id)| id.to_owned())
 }
 
-/// Of `people` (id, name) present, those a move names (by full name, first
-/// name or id), who go along with the player.
-pub fn companions(text: &str, people: &[(String, String)]) -> Vec<String> {
-    let lower = text.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    people
-        .iter()
-        .filter(|(id, name)| {
-            let name = name.to_lowercase();
-            let first = name.split_whitespace().next().unwrap_or_default();
-            lower.contains(&name)
-                || lower.contains(&id.replace('_', " "))
-                || (first.chars().count() >= 3 && words.contains(&first))
-        })
-        .map(|(id, _)| id.clone())
+/// Of the NPCs `present`, those a move names (by a name or id, as
+/// `people::names` lists them), who go along with the player.
+pub fn companions(text: &str, names: &[(String, Vec<String>)], present: &[String]) -> Vec<String> {
+    standing::named(&text.to_lowercase(), names)
+        .into_iter()
+        .filter(|id| present.iter().any(|p| p == id))
+        .map(str::to_owned)
         .collect()
 }
 
@@ -2029,20 +2019,27 @@ mod tests {
 
     #[test]
     fn those_a_move_names_come_along() {
-        let people = [
-            ("tamsin_reed".to_owned(), "Tamsin Reed".to_owned()),
-            ("hesper_vane".to_owned(), "Hesper Vane".to_owned()),
-            ("ned_fallow".to_owned(), "Ned Fallow".to_owned()),
-        ];
+        let people: Vec<(String, Vec<String>)> = [
+            ("hesper_vane", "Hesper Vane", "Hesper"),
+            ("ned_fallow", "Ned Fallow", "Ned"),
+            ("tamsin_reed", "Tamsin Reed", "Tamsin"),
+        ]
+        .iter()
+        .map(|(id, name, first)| {
+            (
+                (*id).to_owned(),
+                vec![(*name).to_owned(), (*first).to_owned()],
+            )
+        })
+        .collect();
+        let present: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
+        let go = |text: &str| companions(text, &people, &present);
+        assert_eq!(go("I follow Tamsin to the toll house"), ["tamsin_reed"]);
         assert_eq!(
-            companions("I follow Tamsin to the toll house", &people),
-            ["tamsin_reed"]
-        );
-        assert_eq!(
-            companions("Hesper Vane and Ned row me out", &people),
+            go("Hesper Vane and Ned row me out"),
             ["hesper_vane", "ned_fallow"]
         );
-        assert!(companions("I take the skiff out alone", &people).is_empty());
+        assert!(go("I take the skiff out alone").is_empty());
     }
 
     #[test]

@@ -30,7 +30,10 @@ pub(super) fn plugin(app: &mut App) {
         )
         .add_systems(
             Update,
-            follow_session_music.run_if(in_state(Screen::Session)),
+            follow_session_music.run_if(
+                in_state(Screen::Session)
+                    .and_then(resource_changed::<super::session_screen::SessionScenery>),
+            ),
         )
         .add_systems(Update, apply_volumes.run_if(resource_changed::<Settings>))
         .add_systems(OnExit(Screen::Playing), fade_out_all)
@@ -90,26 +93,35 @@ fn cue_for(active: &ActiveStory, passage: crate::story::PassageIx) -> Cue {
     }
 }
 
-fn crossfade<C: Resource>(
+/// Fades out what `channel` plays and, when `want` is not what plays `now`,
+/// fades in the loop `sound` finds for it (none: silence).
+fn crossfade<C: Resource, K: PartialEq>(
     channel: &AudioChannel<C>,
-    now: &mut Option<String>,
-    want: Option<String>,
-    art: &StoryArt,
+    now: &mut Option<K>,
+    want: Option<K>,
+    sound: impl FnOnce(&K) -> Option<Handle<AudioSource>>,
 ) {
     if *now == want {
         return;
     }
     channel.stop().fade_out(AudioTween::linear(CROSSFADE));
-    if let Some(path) = &want
-        && let Some(handle) = art.sounds.get(path)
-        && !art.failed.contains(path)
-    {
+    if let Some(handle) = want.as_ref().and_then(sound) {
         channel
-            .play(handle.clone())
+            .play(handle)
             .looped()
             .fade_in(AudioTween::new(CROSSFADE, AudioEasing::OutPowi(2)));
     }
     *now = want;
+}
+
+/// A story's loaded sound for `path`, unless it failed to load.
+fn story_sound(art: &StoryArt) -> impl Fn(&String) -> Option<Handle<AudioSource>> + '_ {
+    |path| {
+        art.sounds
+            .get(path)
+            .filter(|_| !art.failed.contains(path))
+            .cloned()
+    }
 }
 
 fn follow_cues(
@@ -125,8 +137,13 @@ fn follow_cues(
     };
     let cue = cue_for(&active, present.passage);
     let now = &mut *now;
-    crossfade(&music, &mut now.music, cue.music, &art);
-    crossfade(&ambience, &mut now.ambience, cue.ambience, &art);
+    crossfade(&music, &mut now.music, cue.music, story_sound(&art));
+    crossfade(
+        &ambience,
+        &mut now.ambience,
+        cue.ambience,
+        story_sound(&art),
+    );
 }
 
 /// A session's music follows its scene: ambient, or tension in danger or
@@ -138,18 +155,10 @@ fn follow_session_music(
     mut now: ResMut<NowPlaying>,
     music: Res<AudioChannel<Music>>,
 ) {
-    if now.session == scenery.music {
-        return;
-    }
-    music.stop().fade_out(AudioTween::linear(CROSSFADE));
-    if let Some(path) = &scenery.music {
+    crossfade(&music, &mut now.session, scenery.music.clone(), |path| {
         let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        music
-            .play(server.load::<AudioSource>(file))
-            .looped()
-            .fade_in(AudioTween::new(CROSSFADE, AudioEasing::OutPowi(2)));
-    }
-    now.session.clone_from(&scenery.music);
+        Some(server.load(file))
+    });
 }
 
 fn chime_on_choice(

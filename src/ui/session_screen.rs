@@ -82,6 +82,19 @@ pub struct CampaignEntry {
     pub description: String,
     pub warnings: Vec<String>,
     pub latest: Option<PathBuf>,
+    /// When `latest` was written (seconds since the epoch, as story slots say).
+    pub latest_at: Option<u64>,
+}
+
+/// The campaign in `dir`'s newest save and when it was written.
+fn latest_with_time(dir: &std::path::Path) -> (Option<PathBuf>, Option<u64>) {
+    let latest = latest_save(dir);
+    let at = latest
+        .as_ref()
+        .and_then(|p| std::fs::metadata(p).ok()?.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    (latest, at)
 }
 
 /// Campaigns found in the library folders (folders with a `manifest.json`).
@@ -210,9 +223,11 @@ fn find_campaigns(options: Res<GuiOptions>, mut campaigns: ResMut<Campaigns>) {
             .collect();
         dirs.sort();
         for dir in dirs {
+            let (latest, latest_at) = latest_with_time(&dir);
             match load_campaign(&dir) {
                 Ok(c) => found.push(CampaignEntry {
-                    latest: latest_save(&dir),
+                    latest,
+                    latest_at,
                     title: c.manifest.title.clone(),
                     description: c.manifest.description.clone().unwrap_or_default(),
                     warnings: c.manifest.content_warnings.clone(),
@@ -229,7 +244,7 @@ fn find_campaigns(options: Res<GuiOptions>, mut campaigns: ResMut<Campaigns>) {
 /// (a session played since has written one).
 fn refresh_latest_saves(mut campaigns: ResMut<Campaigns>) {
     for c in &mut campaigns.0 {
-        c.latest = latest_save(&c.dir);
+        (c.latest, c.latest_at) = latest_with_time(&c.dir);
     }
 }
 
@@ -874,6 +889,9 @@ struct SessionCodexView {
     open: bool,
     seen: std::collections::BTreeSet<String>,
     fresh: usize,
+    /// The codex as of the session view's `revision` (rebuilt when it moves).
+    codex: crate::session::codex::SessionCodex,
+    revision: Option<u64>,
 }
 
 /// The codex of a session (C): the people met, with how they regard the
@@ -883,6 +901,7 @@ fn session_codex_window(
     mut contexts: EguiContexts,
     session: Option<ResMut<ActiveSession>>,
     mut view: ResMut<SessionCodexView>,
+    session_view: Res<SessionView>,
     keys: Res<ButtonInput<KeyCode>>,
     server: Res<AssetServer>,
     mut thumbnails: Local<BTreeMap<PathBuf, Handle<Image>>>,
@@ -891,9 +910,17 @@ fn session_codex_window(
     let Some(mut session) = session else {
         return Ok(());
     };
-    let codex = crate::session::codex::codex(&session.controller().state);
-    let keys_now = codex.keys();
-    view.fresh = keys_now.iter().filter(|k| !view.seen.contains(*k)).count();
+    if view.revision != Some(session_view.revision) {
+        view.codex = crate::session::codex::codex(&session.controller().state);
+        view.revision = Some(session_view.revision);
+        let fresh = view
+            .codex
+            .keys()
+            .iter()
+            .filter(|k| !view.seen.contains(*k))
+            .count();
+        view.fresh = fresh;
+    }
     let ctx = contexts.ctx_mut()?.clone();
     if keys.just_pressed(KeyCode::KeyC) && !ctx.egui_wants_keyboard_input() {
         view.open = !view.open;
@@ -901,6 +928,8 @@ fn session_codex_window(
     if !view.open {
         return Ok(());
     }
+    let view = &mut *view;
+    let codex = &view.codex;
     let mut textures = BTreeMap::new();
     for place in &codex.places {
         if let Some(path) = &place.image {
@@ -922,7 +951,7 @@ fn session_codex_window(
             }
         }
     }
-    let seen = view.seen.clone();
+    let seen = &view.seen;
     let new_mark = |ui: &mut egui::Ui, key: &str| {
         if !seen.contains(key) {
             ui.label(
@@ -997,7 +1026,7 @@ fn session_codex_window(
         });
     if !open {
         view.open = false;
-        view.seen.extend(keys_now);
+        view.seen.extend(view.codex.keys());
         view.fresh = 0;
     }
     Ok(())

@@ -318,11 +318,10 @@ fn stage_ui(
         stage.last_illustration = own;
     }
     let illustration = own.map(|i| &file.illustrations[i]);
-    let kept_asset = stage
+    let shown_asset = stage
         .last_illustration
         .map(|i| file.illustrations[i].asset.clone())
         .or_else(|| file.meta.cover.clone());
-    let shown_asset = illustration.map(|ill| ill.asset.clone()).or(kept_asset);
     let tint = if own.is_some() {
         egui::Color32::WHITE
     } else {

@@ -48,24 +48,13 @@ fn find_latest_autosave(mut latest: ResMut<LatestAutosave>) {
 }
 
 /// The newest session save of any campaign on the shelf: when it was
-/// written (seconds since the epoch, as story slots say), the campaign's
-/// title, the file.
+/// written, the campaign's title, the file.
 fn newest_session(
     campaigns: &[super::session_screen::CampaignEntry],
 ) -> Option<(u64, &str, &std::path::PathBuf)> {
     campaigns
         .iter()
-        .filter_map(|c| {
-            let save = c.latest.as_ref()?;
-            let at = std::fs::metadata(save)
-                .ok()?
-                .modified()
-                .ok()?
-                .duration_since(std::time::UNIX_EPOCH)
-                .ok()?
-                .as_secs();
-            Some((at, c.title.as_str(), save))
-        })
+        .filter_map(|c| Some((c.latest_at?, c.title.as_str(), c.latest.as_ref()?)))
         .max_by_key(|(at, _, _)| *at)
 }
 

@@ -347,3 +347,89 @@ fn a_passage_without_art_keeps_the_last_picture() {
         "the picture area is empty: variance {variance:.1}"
     );
 }
+
+/// #22: the conveniences of the story player in a session window. Three
+/// turns are played; the codex is opened; the scene is kept in save slot 2;
+/// the backlog is opened and "Return here" pressed on the first move, which
+/// branches back to just after it (the three turns stay in the file); then
+/// slot 2 is loaded, branching forward again to the kept scene.
+#[test]
+fn a_session_window_rewinds_from_the_backlog_and_keeps_save_slots() {
+    use common::scripted::turn_replies;
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("reach.db");
+    common::new_drowned_reach_save(&save, 3);
+    let replies = dir.path().join("replies.json");
+    let all: Vec<_> = (1..=3).flat_map(turn_replies).collect();
+    std::fs::write(
+        &replies,
+        serde_json::to_string(&loreloom::llm::Script { replies: all }).unwrap(),
+    )
+    .unwrap();
+    let shots = std::env::var_os("KEEP_SHOTS").map_or_else(|| dir.path().to_owned(), Into::into);
+    let codex_shot = shots.join("session-codex.png");
+    let backlog_shot = shots.join("session-backlog.png");
+    let input = dir.path().join("input.txt");
+    std::fs::write(
+        &input,
+        format!(
+            "I step aboard and grab the rail.\n\
+             I call out to the ferryman.\n\
+             I check the lantern wicks.\n\
+             :codex\n:shot {}\n:close\n\
+             /save 2\n\
+             :backlog\n:shot {}\n:return 2\n\
+             /load 2\n",
+            codex_shot.display(),
+            backlog_shot.display()
+        ),
+    )
+    .unwrap();
+    let shot = shots.join("session-loaded.png");
+    play_session(&save, &input, &replies, &shot, dir.path());
+    for path in [&codex_shot, &backlog_shot, &shot] {
+        let (w, h, variance) = measure(path);
+        assert_eq!((w, h), (1280, 720));
+        assert!(variance > 200.0, "{}: {variance}", path.display());
+    }
+    let store = loreloom::store::Store::open(&save).unwrap();
+    // Scenes: 0 opening, 1–3 the turns, 4 the rewind to 1, 5 the load of 3.
+    let kept = store.bookmarks().unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!((kept[0].slot.as_str(), kept[0].scene_index), ("slot-2", 3));
+    assert!(
+        kept[0].summary.starts_with("Reedmere Quay, scene 3: Turn "),
+        "{}",
+        kept[0].summary
+    );
+    let actions: Vec<String> = rusqlite::Connection::open(&save)
+        .unwrap()
+        .prepare("SELECT action_text FROM turns ORDER BY turn_index")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        actions[3..],
+        ["/rewind 1".to_owned(), "/load slot-2".to_owned()],
+        "{actions:?}"
+    );
+    // Back on the kept scene's branch: all three moves are on it again.
+    let moves: Vec<String> = store
+        .messages()
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.owner == "player")
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            "I step aboard and grab the rail.",
+            "I call out to the ferryman.",
+            "I check the lantern wicks."
+        ]
+    );
+    assert_eq!(store.current_scene().unwrap().scene_index, 5);
+}

@@ -1256,7 +1256,7 @@ fn going_elsewhere_takes_the_named_along_and_leaves_the_rest_where_they_were() {
     );
     state.advance(&r);
     // The codex: those met (here or left behind), the places been, what play established.
-    let codex = loreloom::session::codex::codex(&state);
+    let codex = loreloom::session::codex::codex(&state, &[]);
     let tamsin = codex.people.iter().find(|p| p.id == "tamsin_reed").unwrap();
     assert!(tamsin.here);
     let hesper = codex.people.iter().find(|p| p.id == "hesper_vane").unwrap();

@@ -226,3 +226,76 @@ fn input_during_a_turn_is_not_taken_twice() {
         1
     );
 }
+
+/// #22: the view marks where each committed turn ends and which scene it
+/// made (the backlog's "return here"), lists the save slots, and `/save`,
+/// `/rewind` and `/load` move the story as the backlog and the slots window
+/// ask them to.
+#[test]
+fn the_view_knows_each_turns_scene_and_the_save_slots() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut replies = turn_replies(1);
+    replies.extend(turn_replies(2));
+    let (mut app, _) = app(dir.path(), replies);
+    settle(&mut app);
+    {
+        let view = app.world().resource::<SessionView>();
+        assert_eq!(view.read_through, 0, "a new session's opening is unread");
+        let scenes: Vec<i64> = view.moments.iter().map(|m| m.scene).collect();
+        assert_eq!(scenes, [0], "the opening is scene 0");
+    }
+    say(&mut app, "I step aboard and grab the rail.");
+    settle(&mut app);
+    say(&mut app, "I call to the ferryman.");
+    settle(&mut app);
+    let view = app.world().resource::<SessionView>();
+    let scenes: Vec<i64> = view.moments.iter().map(|m| m.scene).collect();
+    assert_eq!(scenes, [0, 1, 2]);
+    // Each turn's entries end at its moment, starting with the move.
+    let first = view.moments[0].end;
+    assert!(
+        matches!(&view.entries[first], Entry::Intention { text, .. } if text == "I step aboard and grab the rail.")
+    );
+    assert_eq!(view.moments[2].end, view.entries.len());
+    assert_eq!(
+        view.turn_start(),
+        view.moments[1].end,
+        "the text box shows the last turn"
+    );
+
+    say(&mut app, "/save 3");
+    settle(&mut app);
+    let view = app.world().resource::<SessionView>();
+    assert_eq!(view.slots.len(), 1);
+    assert_eq!(
+        (view.slots[0].slot.as_str(), view.slots[0].scene_index),
+        ("slot-3", 2)
+    );
+
+    say(&mut app, "/rewind 1");
+    settle(&mut app);
+    let view = app.world().resource::<SessionView>();
+    let scenes: Vec<i64> = view.moments.iter().map(|m| m.scene).collect();
+    assert_eq!(scenes, [0, 1], "the second move is off this branch");
+    assert_eq!(
+        view.read_through, view.moments[1].end,
+        "what was rebuilt from the save was read before"
+    );
+
+    say(&mut app, "/load 3");
+    settle(&mut app);
+    let view = app.world().resource::<SessionView>();
+    let scenes: Vec<i64> = view.moments.iter().map(|m| m.scene).collect();
+    assert_eq!(scenes, [0, 1, 2], "back on the kept scene's branch");
+    assert!(matches!(view.entries.last(), Some(Entry::Note(n)) if n == "Loaded save slot 3."));
+    assert_eq!(view.scene_index, 4);
+
+    say(&mut app, "/load 9");
+    settle(&mut app);
+    let view = app.world().resource::<SessionView>();
+    assert!(
+        matches!(view.entries.last(), Some(Entry::Note(n)) if n.contains("save slot, 1 to 6")),
+        "{:?}",
+        view.entries.last()
+    );
+}

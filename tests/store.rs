@@ -215,6 +215,93 @@ fn a_rewind_branches_from_an_earlier_scene_and_the_branch_forgets_what_came_afte
     );
 }
 
+/// #22: a save slot keeps a scene of any branch; loading it branches from
+/// there as a rewind does, so the branch left behind stays in the file. The
+/// backlog knows which scene each turn made, and what lore each turn recalled.
+#[test]
+fn save_slots_keep_scenes_across_branches_and_the_backlog_knows_each_turns_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let mut store = new_save(&path);
+    for n in 1..=3 {
+        let mut t = turn(&store, &format!("act-{n}"), n);
+        let hit = loreloom::memory::LoreHit {
+            chunk_id: format!("lore-{n}"),
+            file_path: "lore/ferry.md".into(),
+            section_path: "Ferry > Lanterns".into(),
+            text: format!("lore text {n}"),
+            score: 0.5,
+            semantic: 0.5,
+            keyword: 0.0,
+            metadata: false,
+            token_count: 4,
+        };
+        let recalled = loreloom::memory::Recalled {
+            lore: vec![hit],
+            ..Default::default()
+        };
+        t.events.push(loreloom::store::TurnEvent::engine(
+            "recall",
+            "memory_recall",
+            serde_json::to_value(&recalled).unwrap(),
+        ));
+        store.commit_turn(&t).unwrap();
+    }
+    let scenes = store.turn_scenes().unwrap();
+    assert_eq!(
+        scenes.into_iter().collect::<Vec<_>>(),
+        [(0, 0), (1, 1), (2, 2), (3, 3)]
+    );
+    let kept = store.bookmark("slot-2", "the quay, scene 3").unwrap();
+    assert_eq!(
+        (kept.scene_index, kept.scene_id.as_str()),
+        (3, "scene-00003")
+    );
+    // A slot saved again keeps the newer scene.
+    store.rewind(1, "rewind-1").unwrap();
+    assert_eq!(
+        store
+            .recalled_lore()
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk_id.as_str())
+            .collect::<Vec<_>>(),
+        ["lore-1"],
+        "the rewound branch recalled only the first turn's lore"
+    );
+    store.bookmark("slot-5", "back at the start").unwrap();
+    let err = store.load_bookmark("slot-4", "load-empty").unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NoSlot { slot, .. } if slot == "slot-4"),
+        "{err}"
+    );
+    // Slot 2 keeps a scene of the branch the rewind left: loading it branches there.
+    let c = store.load_bookmark("slot-2", "load-2").unwrap();
+    assert_eq!(c.scene_index, 5);
+    assert_eq!(
+        store.branch().unwrap(),
+        [
+            "scene-00000",
+            "scene-00001",
+            "scene-00002",
+            "scene-00003",
+            "scene-00005"
+        ]
+    );
+    assert_eq!(store.current_scene().unwrap().state, scene(3));
+    assert_eq!(store.recalled_lore().unwrap().len(), 3);
+    // Both slots survive reopening the file, by slot name.
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    let slots: Vec<(String, i64)> = store
+        .bookmarks()
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.slot, b.scene_index))
+        .collect();
+    assert_eq!(slots, [("slot-2".to_owned(), 3), ("slot-5".to_owned(), 4)]);
+}
+
 #[test]
 fn a_turn_that_fails_midway_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();

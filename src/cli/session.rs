@@ -308,7 +308,10 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
                 .map_err(|e| e.to_string());
             ctl.finish_compression(&c, written);
         }
-        if matches!(report, Report::Committed { .. } | Report::Rewound { .. }) {
+        if matches!(
+            report,
+            Report::Committed { .. } | Report::Rewound { .. } | Report::Loaded { .. }
+        ) {
             crate::session::play::prime(&gateway, &ctl.state);
         }
     }
@@ -356,6 +359,12 @@ fn print_report(report: &Report, choices: &[String], marks: &[Option<Difficulty>
         ),
         Report::Rewound { to, scene_index } => {
             println!("(rewound to scene {to}; now scene {scene_index})");
+        }
+        Report::Loaded { slot, scene_index } => {
+            println!(
+                "(loaded save slot {}; now scene {scene_index}, a new branch: what was played since stays saved)",
+                slot.trim_start_matches("slot-")
+            );
         }
         Report::Note(n) => println!("({n})"),
     }

@@ -204,8 +204,37 @@ pub struct SessionView {
     pub log: Vec<String>,
     /// The last committed turn's timeline, for the debug overlay (#21).
     pub budget: Option<crate::session::budget::TurnBudget>,
+    /// Where each committed turn's entries end and the scene it made: the
+    /// backlog's "return here" rewinds to that scene (oldest first).
+    pub moments: Vec<Moment>,
+    /// How many entries came from the save (read in an earlier sitting, or
+    /// before a rewind): the text box may show them at once.
+    pub read_through: usize,
+    /// The session's save slots (beside the autosave, which is the file itself).
+    pub slots: Vec<crate::store::Bookmark>,
     /// Bumped whenever something the player reads changed.
     pub revision: u64,
+}
+
+/// The end of one committed turn in [`SessionView::entries`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moment {
+    /// `entries[..end]` is everything up to and including this turn.
+    pub end: usize,
+    /// The scene the turn committed: `/rewind scene` returns to just after it.
+    pub scene: i64,
+}
+
+impl SessionView {
+    /// Where the turn on show starts: the player's latest move (the opening
+    /// narration and recap before any), so the text box holds one turn and the
+    /// backlog the rest.
+    pub fn turn_start(&self) -> usize {
+        self.entries
+            .iter()
+            .rposition(|e| matches!(e, Entry::Intention { .. }))
+            .unwrap_or(0)
+    }
 }
 
 impl SessionView {
@@ -291,7 +320,7 @@ fn open_session(
     view.free_text = true;
     show_choices(&mut view, ctl);
     view.scene_index = ctl.scene_index();
-    view.entries = transcript_entries(ctl);
+    show_transcript(&mut view, ctl);
     let recap = ctl.recap_request();
     if let (Some(request), Some(gateway)) = (recap, gateway) {
         view.busy = true;
@@ -303,10 +332,31 @@ fn open_session(
     commands.write_message(WorldChanged);
 }
 
-/// The player's view of the stored story, as entries.
-fn transcript_entries(ctl: &Controller) -> Vec<Entry> {
-    let mut entries = Vec::new();
+/// The player's view of the stored story, as entries, with each turn's scene
+/// (and the save slots, read again with it).
+fn show_transcript(view: &mut SessionView, ctl: &Controller) {
+    let scenes = ctl.store().turn_scenes().unwrap_or_else(|e| {
+        warn!("the backlog cannot return to earlier scenes: {e}");
+        BTreeMap::new()
+    });
+    view.slots = ctl.store().bookmarks().unwrap_or_else(|e| {
+        warn!("the save slots cannot be read: {e}");
+        Vec::new()
+    });
+    let (mut entries, mut moments) = (Vec::new(), Vec::new());
+    let mut turn = None;
     for m in &ctl.state.stream.messages {
+        if turn != Some(m.id.turn_id) {
+            if let Some(scene) = turn.and_then(|t| scenes.get(&t))
+                && !entries.is_empty()
+            {
+                moments.push(Moment {
+                    end: entries.len(),
+                    scene: *scene,
+                });
+            }
+            turn = Some(m.id.turn_id);
+        }
         match m.kind {
             Kind::Narration => entries.push(Entry::Narration(m.content.clone())),
             Kind::Intention if m.owner == PERSONA => entries.push(Entry::Intention {
@@ -319,7 +369,22 @@ fn transcript_entries(ctl: &Controller) -> Vec<Entry> {
             _ => {}
         }
     }
-    entries
+    if let Some(scene) = turn.and_then(|t| scenes.get(&t))
+        && !entries.is_empty()
+    {
+        moments.push(Moment {
+            end: entries.len(),
+            scene: *scene,
+        });
+    }
+    // A new session's opening has not been read yet.
+    view.read_through = if ctl.scene_index() == 0 {
+        0
+    } else {
+        entries.len()
+    };
+    view.entries = entries;
+    view.moments = moments;
 }
 
 /// `scene_open: reedmere_quay` → "A new scene: reedmere quay".
@@ -388,7 +453,10 @@ fn accept_input(
             Step::Report(report) => {
                 let ctl = session.controller();
                 present(&report, ctl, &mut view);
-                if matches!(report, Report::Committed { .. } | Report::Rewound { .. }) {
+                if matches!(
+                    report,
+                    Report::Committed { .. } | Report::Rewound { .. } | Report::Loaded { .. }
+                ) {
                     changed.write(WorldChanged);
                 }
                 reports.write(SessionReport(report));
@@ -627,7 +695,11 @@ fn show_choices(view: &mut SessionView, ctl: &Controller) {
 fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
     view.scene_index = ctl.scene_index();
     match report {
-        Report::Committed { result, .. } => {
+        Report::Committed {
+            result,
+            scene_index,
+            ..
+        } => {
             // Dice were shown as they were rolled; narrations not streamed (a fallback) are added.
             let shown: Vec<String> = view
                 .entries
@@ -648,6 +720,10 @@ fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
             }
             show_choices(view, ctl);
             view.failure = None;
+            view.moments.push(Moment {
+                end: view.entries.len(),
+                scene: *scene_index,
+            });
         }
         Report::Question(q) => {
             view.question = Some(q.clone());
@@ -661,12 +737,26 @@ fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
             )));
         }
         Report::Rewound { to, .. } => {
-            view.entries = transcript_entries(ctl);
+            show_transcript(view, ctl);
             view.entries
                 .push(Entry::Note(format!("Rewound to scene {to}.")));
             show_choices(view, ctl);
         }
-        Report::Note(n) => view.entries.push(Entry::Note(n.clone())),
+        Report::Loaded { slot, .. } => {
+            show_transcript(view, ctl);
+            view.entries.push(Entry::Note(format!(
+                "Loaded save slot {}.",
+                slot.trim_start_matches("slot-")
+            )));
+            show_choices(view, ctl);
+        }
+        Report::Note(n) => {
+            // A save lands as a note; the slot list is read again with it.
+            if let Ok(slots) = ctl.store().bookmarks() {
+                view.slots = slots;
+            }
+            view.entries.push(Entry::Note(n.clone()));
+        }
     }
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::stream::Kind;
 use super::turn::{PERSONA, SessionState};
+use crate::memory::LoreHit;
 use crate::rules::state::{Visibility, WHEREABOUTS};
 
 /// Someone met.
@@ -38,6 +39,17 @@ pub struct SessionCodex {
     pub places: Vec<Place>,
     /// Facts play has established ("ferry lantern, burns: green"), in the order learned.
     pub lore: Vec<String>,
+    /// The campaign's lore recalled into the player's turns, first come first.
+    pub read: Vec<LoreRead>,
+}
+
+/// A passage of the campaign's lore that play has brought up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoreRead {
+    pub id: String,
+    /// Where it stands in the lore ("History › The Drowning").
+    pub title: String,
+    pub text: String,
 }
 
 impl SessionCodex {
@@ -48,14 +60,17 @@ impl SessionCodex {
             .map(|p| format!("person:{}", p.id))
             .chain(self.places.iter().map(|p| format!("place:{}", p.id)))
             .chain(self.lore.iter().map(|l| format!("lore:{l}")))
+            .chain(self.read.iter().map(|l| format!("read:{}", l.id)))
             .collect()
     }
 }
 
 /// The codex of `state`: the people present now or left somewhere on the
 /// way (`scene.whereabouts`), the places its scene markers opened or moved
-/// to, and the public facts play added to the campaign's own.
-pub fn codex(state: &SessionState) -> SessionCodex {
+/// to, the public facts play added to the campaign's own, and the lore
+/// `recalled` into the player's turns (`Store::recalled_lore`; never an NPC's
+/// secrets, which only that NPC's own stages are shown).
+pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
     let campaign = &state.campaign;
     let world = &state.world;
     let mut met: Vec<String> = world
@@ -147,9 +162,28 @@ pub fn codex(state: &SessionState) -> SessionCodex {
             )
         })
         .collect();
+    let mut read: Vec<LoreRead> = Vec::new();
+    for hit in recalled {
+        if hit.file_path.ends_with("secrets.md") || read.iter().any(|r| r.id == hit.chunk_id) {
+            continue;
+        }
+        let title = hit
+            .section_path
+            .split(['/', '>', '›'])
+            .map(|part| part.trim().trim_start_matches('#').trim().replace('_', " "))
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join(" › ");
+        read.push(LoreRead {
+            id: hit.chunk_id.clone(),
+            title,
+            text: hit.text.trim().to_owned(),
+        });
+    }
     SessionCodex {
         people,
         places,
         lore,
+        read,
     }
 }

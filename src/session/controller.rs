@@ -33,13 +33,30 @@ pub enum Command {
     Retry,
     Fallback,
     Rewind(i64),
+    /// Keep the current scene in a save slot (`slot-1` … `slot-6`).
+    Save(String),
+    /// Branch from the scene a save slot keeps.
+    Load(String),
     EndScene,
     Quit,
     Help,
 }
 
 /// The out-of-character commands, for help lines.
-pub const COMMANDS: &str = "/retry, /fallback, /rewind N, /end-scene, /whisper NPC text, /quit";
+pub const COMMANDS: &str =
+    "/retry, /fallback, /rewind N, /save N, /load N, /end-scene, /whisper NPC text, /quit";
+
+/// How many save slots a session has beside its autosave (the file itself).
+pub const SAVE_SLOTS: usize = 6;
+
+/// `3` or `slot-3` → `slot-3`, for slots 1 to [`SAVE_SLOTS`].
+fn slot_name(arg: &str, command: &str) -> Result<String, String> {
+    let n = arg.strip_prefix("slot-").unwrap_or(arg);
+    match n.parse::<usize>() {
+        Ok(n) if (1..=SAVE_SLOTS).contains(&n) => Ok(format!("slot-{n}")),
+        _ => Err(format!("{command} N: N is a save slot, 1 to {SAVE_SLOTS}")),
+    }
+}
 
 /// Read one line: a command, a choice number, or free text. `Err` is a hint for the player.
 pub fn parse_command(line: &str, choices: &[String]) -> Result<Command, String> {
@@ -56,6 +73,8 @@ pub fn parse_command(line: &str, choices: &[String]) -> Result<Command, String> 
             .parse()
             .map(Command::Rewind)
             .map_err(|_| "/rewind N: N is a scene number".to_owned()),
+        "/save" => slot_name(rest, "/save").map(Command::Save),
+        "/load" => slot_name(rest, "/load").map(Command::Load),
         "/whisper" => match rest.split_once(' ') {
             Some((npc, text)) if !text.trim().is_empty() => Ok(Command::Act {
                 text: text.trim().to_owned(),
@@ -103,6 +122,11 @@ pub enum Report {
     NotSaved(String),
     Rewound {
         to: i64,
+        scene_index: i64,
+    },
+    /// A save slot was loaded: play goes on from its scene, on a new branch.
+    Loaded {
+        slot: String,
         scene_index: i64,
     },
     /// A message for the player (a hint, a refused command).
@@ -393,6 +417,8 @@ impl Controller {
             },
             Command::Fallback => Step::Report(self.fallback()),
             Command::Rewind(n) => Step::Report(self.rewind(n)),
+            Command::Save(slot) => Step::Report(self.save_slot(&slot)),
+            Command::Load(slot) => Step::Report(self.load_slot(&slot)),
             Command::EndScene => Step::Report(self.end_scene()),
         }
     }
@@ -541,6 +567,55 @@ impl Controller {
                 Err(e) => Report::NotSaved(e),
             },
             Err(e) => Report::Note(format!("cannot rewind: {e}")),
+        }
+    }
+
+    fn save_slot(&mut self, slot: &str) -> Report {
+        let (_, place) = self.state.place();
+        // Where, and the first words of the last narration, as a story slot shows a passage.
+        let last = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.kind == Kind::Narration)
+            .map(|m| {
+                m.content
+                    .split_whitespace()
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+        let summary = match last {
+            Some(words) if !words.is_empty() => {
+                format!("{place}, scene {}: {words}…", self.scene_index)
+            }
+            _ => format!("{place}, scene {}", self.scene_index),
+        };
+        match self.store.bookmark(slot, &summary) {
+            Ok(b) => Report::Note(format!(
+                "Saved to slot {}: {}.",
+                slot.trim_start_matches("slot-"),
+                b.summary
+            )),
+            Err(e) => Report::Note(format!("cannot save: {e}")),
+        }
+    }
+
+    fn load_slot(&mut self, slot: &str) -> Report {
+        match self
+            .store
+            .load_bookmark(slot, &format!("load-{}", unique()))
+        {
+            Ok(c) => match self.reload() {
+                Ok(()) => Report::Loaded {
+                    slot: slot.to_owned(),
+                    scene_index: c.scene_index,
+                },
+                Err(e) => Report::NotSaved(e),
+            },
+            Err(e) => Report::Note(format!("cannot load: {e}")),
         }
     }
 

@@ -10,6 +10,7 @@
 //! messages, actions, observations, relations and events and moves the
 //! session's pointer, all in one transaction. Timestamps come from SQLite.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,7 +25,7 @@ use crate::rules::{Change, Target, WorldState};
 use crate::session::{Kind, Message, MessageId, Observation};
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Migrations: entry `i` takes a save from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -32,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_2.sql"),
     include_str!("schema_3.sql"),
     include_str!("schema_4.sql"),
+    include_str!("schema_5.sql"),
 ];
 
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
@@ -60,6 +62,10 @@ pub enum StoreError {
     },
     #[error("{path}: no scene {index} on this branch of the story")]
     NoScene { path: PathBuf, index: i64 },
+    #[error(
+        "{path}: save slot {slot} is empty; save to it first, or pick a slot that shows a scene"
+    )]
+    NoSlot { path: PathBuf, slot: String },
     #[error("{path}: {context}: {source}")]
     Sql {
         path: PathBuf,
@@ -224,6 +230,18 @@ pub struct TurnCommit {
     pub result: Value,
     /// The turn's memory event and its vector (seed 002 §7.1 step 7), written with the turn.
     pub memory: Option<(MemoryEvent, Option<Vec<f32>>)>,
+}
+
+/// A save slot of a session: a scene of this file, kept under a name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bookmark {
+    pub slot: String,
+    pub scene_id: String,
+    pub scene_index: i64,
+    /// Where and when, in the player's words ("Reedmere Quay, turn 12").
+    pub summary: String,
+    /// Seconds since the Unix epoch.
+    pub saved_at: u64,
 }
 
 /// A committed turn.
@@ -807,13 +825,24 @@ impl Store {
 
     /// `/rewind`: a new scene copying scene `index` of the current branch, branching from it.
     pub fn rewind(&mut self, index: i64, user_action_id: &str) -> Result<Committed, StoreError> {
-        let session = self.session()?;
         let target = self.scene_on_branch(index)?;
+        self.branch_from(target, &format!("/rewind {index}"), user_action_id)
+    }
+
+    /// A new scene copying `target` (a scene of any branch), branching from it.
+    fn branch_from(
+        &mut self,
+        target: Scene,
+        action_text: &str,
+        user_action_id: &str,
+    ) -> Result<Committed, StoreError> {
+        let session = self.session()?;
+        let index = target.scene_index;
         let turn = TurnCommit {
             user_action_id: user_action_id.to_owned(),
             expected_scene_id: session.current_scene_id,
             kind: SceneKind::Rewind,
-            action_text: format!("/rewind {index}"),
+            action_text: action_text.to_owned(),
             parent_scene_id: Some(target.id.clone()),
             scene: target.state,
             world: target.world,
@@ -831,6 +860,130 @@ impl Store {
             memory: None,
         };
         self.commit_turn(&turn)
+    }
+
+    /// The scene each turn of the current branch was committed in (turn id →
+    /// scene index): the scene the backlog's "return here" rewinds to.
+    pub fn turn_scenes(&self) -> Result<BTreeMap<u64, i64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT m.turn_id, s.scene_index FROM messages m
+                   JOIN scenes s ON s.id = m.scene_id
+                 WHERE m.session_id = ?1 AND m.scene_id IN (SELECT value FROM json_each(?2))",
+            )
+            .map_err(self.sql("reading the turns' scenes"))?;
+        let rows = stmt
+            .query_map(params![self.session_id, json(&self.branch()?)], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })
+            .map_err(self.sql("reading the turns' scenes"))?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (turn, scene) = row.map_err(self.sql("reading the turns' scenes"))?;
+            out.insert(u64::try_from(turn).unwrap_or(0), scene);
+        }
+        Ok(out)
+    }
+
+    /// The campaign lore recalled into the turns of the current branch, in
+    /// the order they were played (each turn's `recall` event).
+    pub fn recalled_lore(&self) -> Result<Vec<crate::memory::LoreHit>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT payload_json FROM turn_events
+                 WHERE session_id = ?1 AND event_type = 'recall'
+                   AND scene_id IN (SELECT value FROM json_each(?2))
+                 ORDER BY id",
+            )
+            .map_err(self.sql("reading recalled lore"))?;
+        let rows = stmt
+            .query_map(params![self.session_id, json(&self.branch()?)], |r| {
+                r.get::<_, String>(0)
+            })
+            .map_err(self.sql("reading recalled lore"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let payload = row.map_err(self.sql("reading recalled lore"))?;
+            let recalled: crate::memory::Recalled =
+                serde_json::from_str(&payload).map_err(self.json_err("a turn's recall"))?;
+            out.extend(recalled.lore);
+        }
+        Ok(out)
+    }
+
+    /// Keep the current scene in save slot `slot` (replacing what the slot held).
+    pub fn bookmark(&mut self, slot: &str, summary: &str) -> Result<Bookmark, StoreError> {
+        let scene = self.current_scene()?;
+        let saved_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.conn
+            .execute(
+                "INSERT INTO bookmarks (session_id, slot, scene_id, summary, saved_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (session_id, slot) DO UPDATE SET
+                   scene_id = excluded.scene_id, summary = excluded.summary,
+                   saved_at = excluded.saved_at",
+                params![
+                    self.session_id,
+                    slot,
+                    scene.id,
+                    summary,
+                    i64::try_from(saved_at).unwrap_or(i64::MAX)
+                ],
+            )
+            .map_err(self.sql("saving to a slot"))?;
+        Ok(Bookmark {
+            slot: slot.to_owned(),
+            scene_id: scene.id,
+            scene_index: scene.scene_index,
+            summary: summary.to_owned(),
+            saved_at,
+        })
+    }
+
+    /// The session's save slots, by slot name.
+    pub fn bookmarks(&self) -> Result<Vec<Bookmark>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT b.slot, b.scene_id, s.scene_index, b.summary, b.saved_at
+                   FROM bookmarks b JOIN scenes s ON s.id = b.scene_id
+                 WHERE b.session_id = ?1 ORDER BY b.slot",
+            )
+            .map_err(self.sql("reading the save slots"))?;
+        let rows = stmt
+            .query_map([&self.session_id], |r| {
+                Ok(Bookmark {
+                    slot: r.get(0)?,
+                    scene_id: r.get(1)?,
+                    scene_index: r.get(2)?,
+                    summary: r.get(3)?,
+                    saved_at: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+                })
+            })
+            .map_err(self.sql("reading the save slots"))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(self.sql("reading the save slots"))
+    }
+
+    /// Load save slot `slot`: a new scene branching from the one it keeps, as
+    /// `/rewind` does (the branch played since stays in the file).
+    pub fn load_bookmark(
+        &mut self,
+        slot: &str,
+        user_action_id: &str,
+    ) -> Result<Committed, StoreError> {
+        let Some(mark) = self.bookmarks()?.into_iter().find(|b| b.slot == slot) else {
+            return Err(StoreError::NoSlot {
+                path: self.path.clone(),
+                slot: slot.to_owned(),
+            });
+        };
+        let target = self.scene(&mark.scene_id)?;
+        self.branch_from(target, &format!("/load {slot}"), user_action_id)
     }
 
     /// SQLite's full integrity check: `ok`, or what is wrong.

@@ -31,6 +31,7 @@ mod preview;
 mod redraw;
 mod saves_panel;
 mod screens;
+mod session_reader;
 mod session_screen;
 mod settings;
 mod stage;
@@ -146,7 +147,7 @@ fn plugin(app: &mut App) {
         metrics::plugin,
         redraw::plugin,
     ))
-    .add_plugins(session_screen::plugin);
+    .add_plugins((session_screen::plugin, session_reader::plugin));
 }
 
 /// Engine assets shipped with Loreloom (sound effects), resolved at run time.

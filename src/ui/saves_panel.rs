@@ -18,7 +18,7 @@ pub(super) fn plugin(app: &mut App) {
 
 const SLOTS: [&str; 6] = ["slot-1", "slot-2", "slot-3", "slot-4", "slot-5", "slot-6"];
 
-fn age(saved_at: u64) -> String {
+pub(super) fn age(saved_at: u64) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

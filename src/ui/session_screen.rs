@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use bevy::input::mouse::MouseWheel;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::window::RequestRedraw;
@@ -11,7 +12,9 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::GuiOptions;
 use super::overlay::DebugLine;
-use super::screens::{Overlays, Screen, Toasts, root_ui};
+use super::screens::{Overlays, SavesMode, Screen, Toasts, root_ui};
+use super::session_reader::{self, SessionReader};
+use super::settings::Settings;
 use crate::engine::llm::LlmGateway;
 use crate::engine::session::{
     ActiveSession, Character, ClockState, Entry, Faction, Perception, Present, RelationEdge,
@@ -490,6 +493,7 @@ fn run_script(
     script: Option<ResMut<SessionScript>>,
     view: Res<SessionView>,
     (scenery, time): (Res<SessionScenery>, Res<Time>),
+    (mut reader, mut codex): (ResMut<SessionReader>, ResMut<SessionCodexView>),
     mut inputs: MessageWriter<SessionInput>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
@@ -497,6 +501,8 @@ fn run_script(
 ) {
     let Some(mut script) = script else { return };
     redraw.write(RequestRedraw);
+    // A script reads each turn to its end at once.
+    reader.hurry = true;
     if view.busy {
         script.settle = 0;
         script.waited += 1;
@@ -517,7 +523,27 @@ fn run_script(
         return;
     }
     if let Some(line) = script.lines.pop_front() {
-        inputs.write(SessionInput(line));
+        // Lines are the player's; a few, with a colon, press what the window offers.
+        let (head, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        match head {
+            ":backlog" => reader.backlog = true,
+            ":codex" => codex.open = true,
+            ":close" => {
+                reader.backlog = false;
+                reader.slots = None;
+                codex.open = false;
+            }
+            // "Return here" on the backlog's n-th turn.
+            ":return" => reader.press_return = rest.trim().parse().ok(),
+            ":shot" => {
+                commands
+                    .spawn(Screenshot::primary_window())
+                    .observe(save_to_disk(PathBuf::from(rest.trim())));
+            }
+            _ => {
+                inputs.write(SessionInput(line));
+            }
+        }
         script.settle = 0;
         return;
     }
@@ -557,7 +583,7 @@ fn session_screen(
     standing: (Query<(&Character, &Perception)>, Query<&Faction>),
     portraits: Res<SessionPortraits>,
     images: Res<Assets<Image>>,
-    overlays: Res<Overlays>,
+    mut overlays: ResMut<Overlays>,
     mut next: ResMut<NextState<Screen>>,
     keys: Res<ButtonInput<KeyCode>>,
     (scenery, time, mut side, mut dice, mut codex): (
@@ -566,6 +592,11 @@ fn session_screen(
         ResMut<SidePanel>,
         ResMut<DiceShown>,
         ResMut<SessionCodexView>,
+    ),
+    (mut reader, settings, mut wheel): (
+        ResMut<SessionReader>,
+        Res<Settings>,
+        MessageReader<MouseWheel>,
     ),
 ) -> Result {
     // A new roll tumbles a moment before its faces settle.
@@ -618,6 +649,16 @@ fn session_screen(
     let screen = ctx.viewport_rect();
     let mut root = root_ui(&ctx, "session", screen);
     let mut send: Option<String> = None;
+    let modal = overlays.any_modal() || reader.any_open() || codex.open;
+    let instant = settings.text_speed <= 0.0;
+    session_reader::backlog_keys(&ctx, &keys, &mut wheel, &mut reader, modal);
+    // Space and Enter read on while the text field is not being typed in.
+    if !ctx.egui_wants_keyboard_input()
+        && !modal
+        && (keys.just_pressed(KeyCode::Space) || keys.just_pressed(KeyCode::Enter))
+    {
+        reader.advance(instant);
+    }
 
     // The place behind the words: the whole window, the last place fading out.
     root.painter()
@@ -636,21 +677,21 @@ fn session_screen(
     egui::Panel::top("session-bar").show(&mut root, |ui| {
         ui.horizontal(|ui| {
             ui.label(egui::RichText::new(&view.title).strong());
-            let place = scene_line(&view.scene);
-            if !place.is_empty() {
-                // The room the buttons leave; the whole line on hover.
-                let width = (ui.available_width() - 520.0).max(0.0);
-                ui.scope(|ui| {
-                    ui.set_max_width(width);
-                    ui.add(
-                        egui::Label::new(egui::RichText::new(&place).italics().weak()).truncate(),
-                    )
-                    .on_hover_text(&place);
-                });
-            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 if ui.button("Title").clicked() {
                     next.set(Screen::Title);
+                }
+                if ui.button("Settings").clicked() {
+                    overlays.settings = true;
+                }
+                if ui.button("Load").clicked() {
+                    reader.slots = Some(SavesMode::Load);
+                }
+                if ui.button("Save").clicked() {
+                    reader.slots = Some(SavesMode::Save);
+                }
+                if ui.button("Backlog (H)").clicked() {
+                    reader.backlog = true;
                 }
                 let label = if codex.fresh > 0 {
                     format!("Codex (C) • {} new", codex.fresh)
@@ -727,8 +768,10 @@ fn session_screen(
                         .color(egui::Color32::from_rgb(240, 210, 140)),
                 );
             }
+            // The choices once the turn has been read, as in the story player.
+            let read = reader.finished();
             ui.add_enabled_ui(!view.busy, |ui| {
-                for (i, choice) in view.choices.iter().enumerate() {
+                for (i, choice) in view.choices.iter().enumerate().filter(|_| read) {
                     let label = egui::RichText::new(format!("{}. {choice}", i + 1)).size(18.0);
                     ui.horizontal(|ui| {
                         if ui.add(egui::Button::new(label).frame(false)).clicked() {
@@ -758,7 +801,7 @@ fn session_screen(
                         if (ui.button("Do it").clicked() || enter) && !draft.0.trim().is_empty() {
                             send = Some(std::mem::take(&mut draft.0));
                         }
-                        if !field.has_focus() && !overlays.any_modal() {
+                        if !field.has_focus() && !modal {
                             for (n, key) in [
                                 KeyCode::Digit1,
                                 KeyCode::Digit2,
@@ -768,7 +811,12 @@ fn session_screen(
                             .iter()
                             .enumerate()
                             {
-                                if keys.just_pressed(*key) && n < view.choices.len() {
+                                if !keys.just_pressed(*key) {
+                                    continue;
+                                }
+                                if !read {
+                                    reader.advance(instant);
+                                } else if n < view.choices.len() {
                                     send = Some((n + 1).to_string());
                                 }
                             }
@@ -779,40 +827,38 @@ fn session_screen(
             ui.add_space(6.0);
         });
 
-    let text_height = (screen.height() * 0.38).clamp(200.0, 480.0);
-    egui::Panel::bottom("session-text")
+    let text_height = (screen.height() * 0.34).clamp(190.0, 420.0);
+    let newest_roll = view
+        .entries
+        .iter()
+        .rposition(|e| matches!(e, Entry::Roll(_)));
+    let text = egui::Panel::bottom("session-text")
         .exact_size(text_height)
         .frame(translucent(215))
         .show(&mut root, |ui| {
-            egui::ScrollArea::vertical()
-                .stick_to_bottom(true)
-                .auto_shrink([false, false])
-                .show(ui, |ui| {
-                    ui.set_max_width(ui.available_width().min(900.0));
-                    let newest_roll = view
-                        .entries
-                        .iter()
-                        .rposition(|e| matches!(e, Entry::Roll(_)));
-                    for (i, entry) in view.entries.iter().enumerate() {
-                        let tumbling = (Some(i) == newest_roll).then_some(rolling).flatten();
-                        entry_ui(ui, entry, &names, tumbling);
-                    }
-                    if !view.streaming.is_empty() {
-                        ui.label(egui::RichText::new(format!("{}▌", view.streaming)).size(19.0));
-                    }
-                    if view.busy {
-                        ui.horizontal(|ui| {
-                            ui.spinner();
-                            ui.label(egui::RichText::new(busy_words(&view)).weak().italics());
-                        });
-                    }
-                });
-        });
+            ui.add_enabled_ui(!modal, |ui| {
+                session_reader::text_box(
+                    ui,
+                    &mut reader,
+                    &view,
+                    &names,
+                    newest_roll,
+                    rolling,
+                    instant,
+                    busy_words(&view),
+                );
+            });
+        })
+        .response
+        .rect;
 
     egui::CentralPanel::no_frame().show(&mut root, |ui| {
         let area = ui.max_rect();
+        reader.stage = area.union(text);
         // The place's name (and, for art, its description on hover).
         if !scenery.name.is_empty() {
+            // Under the name, when and how it feels ("dusk · fog, hush").
+            let when = scene_line(&view.scene, &["time", "mood"]);
             super::stage::caption_box(ui.ctx(), "session-place", area, |ui| {
                 ui.label(
                     egui::RichText::new(&scenery.name)
@@ -821,6 +867,13 @@ fn session_screen(
                         .color(egui::Color32::from_gray(235)),
                 )
                 .on_hover_text(&scenery.alt);
+                if !when.is_empty() {
+                    ui.label(
+                        egui::RichText::new(when)
+                            .size(13.0)
+                            .color(egui::Color32::from_gray(190)),
+                    );
+                }
             });
         }
         // Who is here, along the foot of the picture.
@@ -904,14 +957,22 @@ fn session_codex_window(
     session_view: Res<SessionView>,
     keys: Res<ButtonInput<KeyCode>>,
     server: Res<AssetServer>,
-    mut thumbnails: Local<BTreeMap<PathBuf, Handle<Image>>>,
+    (mut thumbnails, portraits): (
+        Local<BTreeMap<PathBuf, Handle<Image>>>,
+        Res<SessionPortraits>,
+    ),
     images: Res<Assets<Image>>,
 ) -> Result {
     let Some(mut session) = session else {
         return Ok(());
     };
     if view.revision != Some(session_view.revision) {
-        view.codex = crate::session::codex::codex(&session.controller().state);
+        let ctl = session.controller();
+        let recalled = ctl.store().recalled_lore().unwrap_or_else(|e| {
+            warn!("the codex cannot show the lore come across: {e}");
+            Vec::new()
+        });
+        view.codex = crate::session::codex::codex(&ctl.state, &recalled);
         view.revision = Some(session_view.revision);
         let fresh = view
             .codex
@@ -951,6 +1012,17 @@ fn session_codex_window(
             }
         }
     }
+    let faces: BTreeMap<&str, egui::TextureId> = codex
+        .people
+        .iter()
+        .filter_map(|p| {
+            let handle = portraits.0.get(&p.id).filter(|h| images.contains(h.id()))?;
+            Some((
+                p.id.as_str(),
+                contexts.add_image(EguiTextureHandle::Weak(handle.id())),
+            ))
+        })
+        .collect();
     let seen = &view.seen;
     let new_mark = |ui: &mut egui::Ui, key: &str| {
         if !seen.contains(key) {
@@ -972,19 +1044,29 @@ fn session_codex_window(
             egui::ScrollArea::vertical().show(ui, |ui| {
                 ui.heading("People");
                 for p in &codex.people {
-                    ui.horizontal(|ui| {
-                        ui.label(egui::RichText::new(&p.name).strong());
-                        if let Some(regard) = p.regard {
-                            ui.label(egui::RichText::new(format!("({regard} toward you)")).weak());
+                    ui.horizontal_top(|ui| {
+                        if let Some(tex) = faces.get(p.id.as_str()) {
+                            ui.add(egui::Image::new((*tex, egui::vec2(56.0, 70.0))));
                         }
-                        if !p.here {
-                            ui.label(egui::RichText::new("elsewhere").italics().weak());
-                        }
-                        new_mark(ui, &format!("person:{}", p.id));
+                        ui.vertical(|ui| {
+                            ui.horizontal(|ui| {
+                                ui.label(egui::RichText::new(&p.name).strong());
+                                if let Some(regard) = p.regard {
+                                    ui.label(
+                                        egui::RichText::new(format!("({regard} toward you)"))
+                                            .weak(),
+                                    );
+                                }
+                                if !p.here {
+                                    ui.label(egui::RichText::new("elsewhere").italics().weak());
+                                }
+                                new_mark(ui, &format!("person:{}", p.id));
+                            });
+                            if !p.description.is_empty() {
+                                ui.label(&p.description);
+                            }
+                        });
                     });
-                    if !p.description.is_empty() {
-                        ui.label(&p.description);
-                    }
                     ui.add_space(6.0);
                 }
                 ui.separator();
@@ -1022,6 +1104,18 @@ fn session_codex_window(
                         new_mark(ui, &format!("lore:{l}"));
                     });
                 }
+                if !codex.read.is_empty() {
+                    ui.separator();
+                    ui.heading("Lore come across");
+                }
+                for l in &codex.read {
+                    ui.horizontal(|ui| {
+                        ui.label(egui::RichText::new(&l.title).strong());
+                        new_mark(ui, &format!("read:{}", l.id));
+                    });
+                    ui.label(egui::RichText::new(&l.text).italics());
+                    ui.add_space(6.0);
+                }
             });
         });
     if !open {
@@ -1042,92 +1136,9 @@ struct DiceShown {
     at: f32,
 }
 
-/// A roll as dice on the table: a small face per die, tumbling through
-/// numbers for `tumbling` seconds in, then the faces rolled, the modifier,
-/// the total and what it means.
-fn dice_ui(ui: &mut egui::Ui, r: &crate::session::turn::RollRecord, tumbling: Option<f32>) {
-    let gold = egui::Color32::from_rgb(230, 200, 120);
-    ui.horizontal(|ui| {
-        ui.label(
-            egui::RichText::new(format!(
-                "{} ({})",
-                r.check,
-                r.stat.as_deref().unwrap_or("no stat")
-            ))
-            .color(gold),
-        );
-        for (i, face) in r.roll.rolls.iter().enumerate() {
-            let shown = match tumbling {
-                // Faces one to six, changing twenty times a second.
-                Some(t) => ((t * 20.0) as u32 + i as u32 * 3) % 6 + 1,
-                None => *face,
-            };
-            egui::Frame::new()
-                .stroke(egui::Stroke::new(1.5, gold))
-                .corner_radius(4.0)
-                .inner_margin(egui::Margin::symmetric(7, 2))
-                .show(ui, |ui| {
-                    ui.label(
-                        egui::RichText::new(shown.to_string())
-                            .monospace()
-                            .strong()
-                            .color(gold),
-                    );
-                });
-        }
-        if tumbling.is_none() {
-            ui.label(
-                egui::RichText::new(format!(
-                    "{:+} = {} — {}",
-                    r.roll.modifier, r.roll.total, r.label
-                ))
-                .monospace()
-                .color(gold),
-            );
-        }
-    });
-}
-
-fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>, tumbling: Option<f32>) {
-    match entry {
-        Entry::Recap(text) => {
-            egui::Frame::group(ui.style()).show(ui, |ui| {
-                ui.label(egui::RichText::new("Previously…").strong().italics());
-                ui.label(egui::RichText::new(text).italics());
-            });
-        }
-        Entry::Intention { text, whisper_to } => {
-            let prefix = whisper_to.as_ref().map_or_else(String::new, |to| {
-                format!(
-                    "(to {}, quietly) ",
-                    names.get(to.as_str()).copied().unwrap_or(to)
-                )
-            });
-            ui.label(
-                egui::RichText::new(format!("> {prefix}{text}"))
-                    .size(17.0)
-                    .color(egui::Color32::from_rgb(160, 200, 240)),
-            );
-        }
-        Entry::Narration(text) => {
-            ui.label(egui::RichText::new(text).size(19.0));
-            ui.add_space(6.0);
-        }
-        Entry::Roll(r) => dice_ui(ui, r, tumbling),
-        Entry::Scene(text) => {
-            ui.separator();
-            ui.label(egui::RichText::new(text).weak().italics());
-        }
-        Entry::Note(text) => {
-            ui.label(egui::RichText::new(format!("({text})")).weak());
-        }
-    }
-}
-
-/// "reedmere quay · dusk · fog, hush" from the scene state.
-fn scene_line(scene: &serde_json::Map<String, serde_json::Value>) -> String {
-    ["location", "time", "mood"]
-        .iter()
+/// "dusk · fog, hush" from the scene state's `keys`.
+fn scene_line(scene: &serde_json::Map<String, serde_json::Value>, keys: &[&str]) -> String {
+    keys.iter()
         .filter_map(|k| scene.get(*k)?.as_str())
         .map(|s| s.replace('_', " "))
         .collect::<Vec<_>>()

@@ -1,0 +1,558 @@
+//! A session's text box as the story player's: the turn on show typed out at the player's text speed, page by page, with auto-advance and skip; its backlog (H / wheel up) with "return here", and its save slots.
+
+use std::collections::BTreeMap;
+
+use bevy::input::mouse::MouseWheel;
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use super::markdown::{self, Span};
+use super::screens::{Overlays, SavesMode, Screen, centered_window};
+use super::settings::Settings;
+use crate::engine::session::{Character, Entry, SessionInput, SessionView};
+use crate::session::controller::SAVE_SLOTS;
+
+pub(super) fn plugin(app: &mut App) {
+    app.init_resource::<SessionReader>()
+        .add_systems(
+            Update,
+            (paginate, read_on)
+                .chain()
+                .run_if(in_state(Screen::Session)),
+        )
+        .add_systems(OnExit(Screen::Session), |mut r: ResMut<SessionReader>| {
+            *r = SessionReader::default();
+        })
+        .add_systems(
+            EguiPrimaryContextPass,
+            (session_backlog, session_slots).run_if(in_state(Screen::Session)),
+        );
+}
+
+/// About how much prose one page of the session's text box holds (the story player's measure).
+const PAGE_CHARS: usize = 520;
+
+/// One piece of a page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// An entry shown whole at once (the move, dice, a scene line, a note, a
+    /// recap), by its index in [`SessionView::entries`].
+    Whole(usize),
+    /// Narration, typed out.
+    Prose(Vec<Span>),
+}
+
+/// The turn on show as pages, and how far the player has read.
+#[derive(Resource, Debug)]
+pub struct SessionReader {
+    /// Where the turn on show starts in the entries; `usize::MAX` before any.
+    start: usize,
+    pub pages: Vec<Vec<Block>>,
+    pub page: usize,
+    /// Characters of prose on this page revealed (fractional while typing).
+    pub shown: f32,
+    /// Seconds since this page was fully shown.
+    idle: f32,
+    /// Whether narration is still arriving (the last page may grow).
+    pub arriving: bool,
+    /// Everything shown at once (scripted play).
+    pub hurry: bool,
+    /// The backlog window is open.
+    pub backlog: bool,
+    /// The save slots window is open, saving or loading.
+    pub slots: Option<SavesMode>,
+    /// Scripted play presses "Return here" on this turn of the backlog (1-based).
+    pub press_return: Option<usize>,
+    /// The picture and the text box on screen, where the wheel opens the backlog.
+    pub stage: egui::Rect,
+}
+
+impl Default for SessionReader {
+    fn default() -> Self {
+        Self {
+            start: usize::MAX,
+            pages: Vec::new(),
+            page: 0,
+            shown: 0.0,
+            idle: 0.0,
+            arriving: false,
+            hurry: false,
+            backlog: false,
+            slots: None,
+            press_return: None,
+            stage: egui::Rect::NOTHING,
+        }
+    }
+}
+
+impl SessionReader {
+    /// Prose characters on page `page`.
+    fn chars(&self, page: usize) -> usize {
+        self.pages.get(page).map_or(0, |blocks| {
+            blocks
+                .iter()
+                .map(|b| match b {
+                    Block::Prose(spans) => markdown::char_len(spans),
+                    Block::Whole(_) => 0,
+                })
+                .sum()
+        })
+    }
+
+    /// Whether this page is fully shown.
+    pub fn revealed(&self) -> bool {
+        self.shown as usize >= self.chars(self.page)
+    }
+
+    /// Whether the whole turn has been read (its choices show now).
+    pub fn finished(&self) -> bool {
+        !self.arriving && self.revealed() && self.page + 1 >= self.pages.len()
+    }
+
+    /// Show the rest of the page, or turn to the next one.
+    pub fn advance(&mut self, instant: bool) {
+        if !self.revealed() {
+            self.shown = self.chars(self.page) as f32;
+        } else if self.page + 1 < self.pages.len() {
+            self.page += 1;
+            self.shown = if instant {
+                self.chars(self.page) as f32
+            } else {
+                0.0
+            };
+            self.idle = 0.0;
+        }
+    }
+
+    /// The last page, fully shown.
+    pub fn show_everything(&mut self) {
+        self.page = self.pages.len().saturating_sub(1);
+        self.shown = self.chars(self.page) as f32;
+    }
+
+    /// Whether a panel of the session covers the stage.
+    pub fn any_open(&self) -> bool {
+        self.backlog || self.slots.is_some()
+    }
+}
+
+/// The turn on show (from the player's latest move), as pages: entries shown
+/// whole where they fall, narration in paragraphs of at most a page.
+pub fn pages_of(view: &SessionView, from: usize) -> Vec<Vec<Block>> {
+    let mut pages: Vec<Vec<Block>> = vec![Vec::new()];
+    let mut chars = 0;
+    let mut prose = |text: &str, pages: &mut Vec<Vec<Block>>| {
+        for chunk in markdown::pages(&markdown::spans(text), PAGE_CHARS) {
+            let n = markdown::char_len(&chunk);
+            if n == 0 {
+                continue;
+            }
+            if chars > 0 && chars + n > PAGE_CHARS {
+                pages.push(Vec::new());
+                chars = 0;
+            }
+            chars += n;
+            if let Some(page) = pages.last_mut() {
+                page.push(Block::Prose(chunk));
+            }
+        }
+    };
+    for (i, entry) in view.entries.iter().enumerate().skip(from) {
+        match entry {
+            Entry::Narration(text) => prose(text, &mut pages),
+            _ => {
+                if let Some(page) = pages.last_mut() {
+                    page.push(Block::Whole(i));
+                }
+            }
+        }
+    }
+    if !view.streaming.is_empty() {
+        prose(&view.streaming, &mut pages);
+    }
+    pages
+}
+
+/// Lay the turn on show out in pages again when the view changes; a new
+/// turn starts at its first page (or its last, read before and skipped).
+fn paginate(view: Res<SessionView>, settings: Res<Settings>, mut reader: ResMut<SessionReader>) {
+    if !view.is_changed() {
+        return;
+    }
+    let start = view.turn_start();
+    reader.pages = pages_of(&view, start);
+    reader.arriving = !view.streaming.is_empty();
+    if start != reader.start {
+        reader.start = start;
+        reader.page = 0;
+        reader.shown = 0.0;
+        reader.idle = 0.0;
+        // Text from the save (the session just opened, rewound or loaded) was read before.
+        let read_before = start < view.read_through;
+        if reader.hurry || settings.text_speed <= 0.0 || (settings.skip_read && read_before) {
+            reader.show_everything();
+        }
+    }
+    reader.page = reader.page.min(reader.pages.len().saturating_sub(1));
+    if reader.hurry {
+        reader.show_everything();
+    }
+}
+
+/// The typewriter, and auto mode turning pages after the delay.
+fn read_on(
+    time: Res<Time>,
+    settings: Res<Settings>,
+    overlays: Res<Overlays>,
+    mut reader: ResMut<SessionReader>,
+) {
+    let total = reader.chars(reader.page) as f32;
+    if reader.revealed() {
+        reader.idle += time.delta_secs();
+    } else if settings.text_speed <= 0.0 {
+        reader.shown = total;
+    } else {
+        reader.shown = (reader.shown + time.delta_secs() * settings.text_speed).min(total);
+    }
+    if settings.auto_advance
+        && !overlays.any_modal()
+        && !reader.any_open()
+        && reader.revealed()
+        && reader.idle >= settings.auto_delay
+        && reader.page + 1 < reader.pages.len()
+    {
+        reader.advance(settings.text_speed <= 0.0);
+    }
+}
+
+/// The text box: the page on show, typed out; "more…" while pages remain.
+/// Clicking the text reads on.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the page, the entries it points into, and the dice"
+)]
+pub fn text_box(
+    ui: &mut egui::Ui,
+    reader: &mut SessionReader,
+    view: &SessionView,
+    names: &BTreeMap<&str, &str>,
+    newest_roll: Option<usize>,
+    rolling: Option<f32>,
+    instant: bool,
+    busy_words: &str,
+) {
+    let mut left = reader.shown as usize;
+    let page = reader.pages.get(reader.page).cloned().unwrap_or_default();
+    let clicked = egui::ScrollArea::vertical()
+        .stick_to_bottom(true)
+        .auto_shrink([false, false])
+        .max_height(ui.available_height() - 28.0)
+        .show(ui, |ui| {
+            ui.set_max_width(ui.available_width().min(900.0));
+            let mut clicked = false;
+            let mut typing = false;
+            for block in &page {
+                match block {
+                    // Whatever follows prose still being typed waits for it.
+                    Block::Whole(_) if typing => {}
+                    Block::Whole(i) => {
+                        if let Some(entry) = view.entries.get(*i) {
+                            let tumbling = (Some(*i) == newest_roll).then_some(rolling).flatten();
+                            entry_ui(ui, entry, names, tumbling);
+                        }
+                    }
+                    Block::Prose(spans) => {
+                        if typing {
+                            continue;
+                        }
+                        let n = markdown::char_len(spans);
+                        let job = markdown::layout(
+                            spans,
+                            left.min(n),
+                            20.0,
+                            egui::Color32::from_gray(230),
+                        );
+                        let text = ui.add(egui::Label::new(job).sense(egui::Sense::click()));
+                        clicked |= text.clicked();
+                        ui.add_space(6.0);
+                        typing = left < n;
+                        left = left.saturating_sub(n);
+                    }
+                }
+            }
+            clicked
+        })
+        .inner;
+    if clicked {
+        reader.advance(instant);
+    }
+    ui.horizontal(|ui| {
+        if view.busy {
+            ui.spinner();
+            ui.label(egui::RichText::new(busy_words).weak().italics());
+        }
+        if reader.revealed() && reader.page + 1 < reader.pages.len() {
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let more = format!("more…  ({} of {})", reader.page + 1, reader.pages.len());
+                if ui
+                    .add(egui::Button::new(more).frame(false))
+                    .on_hover_text("Click the text, Space or Enter")
+                    .clicked()
+                {
+                    reader.advance(instant);
+                }
+            });
+        }
+    });
+}
+
+/// A roll as dice on the table: a small face per die, tumbling through
+/// numbers for `tumbling` seconds in, then the faces rolled, the modifier,
+/// the total and what it means.
+fn dice_ui(ui: &mut egui::Ui, r: &crate::session::turn::RollRecord, tumbling: Option<f32>) {
+    let gold = egui::Color32::from_rgb(230, 200, 120);
+    ui.horizontal(|ui| {
+        ui.label(
+            egui::RichText::new(format!(
+                "{} ({})",
+                r.check,
+                r.stat.as_deref().unwrap_or("no stat")
+            ))
+            .color(gold),
+        );
+        for (i, face) in r.roll.rolls.iter().enumerate() {
+            let shown = match tumbling {
+                // Faces one to six, changing twenty times a second.
+                Some(t) => ((t * 20.0) as u32 + i as u32 * 3) % 6 + 1,
+                None => *face,
+            };
+            egui::Frame::new()
+                .stroke(egui::Stroke::new(1.5, gold))
+                .corner_radius(4.0)
+                .inner_margin(egui::Margin::symmetric(7, 2))
+                .show(ui, |ui| {
+                    ui.label(
+                        egui::RichText::new(shown.to_string())
+                            .monospace()
+                            .strong()
+                            .color(gold),
+                    );
+                });
+        }
+        if tumbling.is_none() {
+            ui.label(
+                egui::RichText::new(format!(
+                    "{:+} = {} — {}",
+                    r.roll.modifier, r.roll.total, r.label
+                ))
+                .monospace()
+                .color(gold),
+            );
+        }
+    });
+}
+
+/// One entry, whole: the text box shows the turn's, the backlog all of them.
+fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>, tumbling: Option<f32>) {
+    match entry {
+        Entry::Recap(text) => {
+            egui::Frame::group(ui.style()).show(ui, |ui| {
+                ui.label(egui::RichText::new("Previously…").strong().italics());
+                ui.label(egui::RichText::new(text).italics());
+            });
+        }
+        Entry::Intention { text, whisper_to } => {
+            let prefix = whisper_to.as_ref().map_or_else(String::new, |to| {
+                format!(
+                    "(to {}, quietly) ",
+                    names.get(to.as_str()).copied().unwrap_or(to)
+                )
+            });
+            ui.label(
+                egui::RichText::new(format!("> {prefix}{text}"))
+                    .size(17.0)
+                    .color(egui::Color32::from_rgb(160, 200, 240)),
+            );
+        }
+        Entry::Narration(text) => {
+            ui.label(egui::RichText::new(markdown::plain(text)).size(18.0));
+            ui.add_space(6.0);
+        }
+        Entry::Roll(r) => dice_ui(ui, r, tumbling),
+        Entry::Scene(text) => {
+            ui.separator();
+            ui.label(egui::RichText::new(text).weak().italics());
+        }
+        Entry::Note(text) => {
+            ui.label(egui::RichText::new(format!("({text})")).weak());
+        }
+    }
+}
+
+/// H (or the wheel turned up over the picture or the text) opens the backlog.
+pub fn backlog_keys(
+    ctx: &egui::Context,
+    keys: &ButtonInput<KeyCode>,
+    wheel: &mut MessageReader<MouseWheel>,
+    reader: &mut SessionReader,
+    modal: bool,
+) {
+    if keys.just_pressed(KeyCode::KeyH) && !ctx.egui_wants_keyboard_input() {
+        reader.backlog = !reader.backlog;
+    }
+    let up = wheel.read().any(|w| w.y > 0.0);
+    // Not over a window or the side panel, whose lists the wheel scrolls.
+    let over_stage = ctx.pointer_hover_pos().is_some_and(|p| {
+        reader.stage.contains(p)
+            && ctx
+                .layer_id_at(p)
+                .is_none_or(|l| l == egui::LayerId::background())
+    });
+    if up && over_stage && !modal && !reader.any_open() {
+        reader.backlog = true;
+    }
+}
+
+/// The session's backlog: every move, roll and narration of this branch, a
+/// turn at a time, each with "Return here" (a `/rewind` to the scene that
+/// turn made, on a new branch).
+fn session_backlog(
+    mut contexts: EguiContexts,
+    mut reader: ResMut<SessionReader>,
+    view: Res<SessionView>,
+    people: Query<&Character>,
+    mut inputs: MessageWriter<SessionInput>,
+) -> Result {
+    if !reader.backlog {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    let names: BTreeMap<&str, &str> = people
+        .iter()
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
+    let mut open = true;
+    let mut rewind = None;
+    let pressed = reader.press_return.take();
+    centered_window("Backlog")
+        .open(&mut open)
+        .fixed_size(ctx.viewport_rect().size() * egui::vec2(0.6, 0.7))
+        .show(ctx, |ui| {
+            egui::ScrollArea::vertical()
+                .stick_to_bottom(true)
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    let mut from = 0;
+                    let last = view.moments.len().saturating_sub(1);
+                    for (n, moment) in view.moments.iter().enumerate() {
+                        for entry in view.entries.get(from..moment.end).unwrap_or_default() {
+                            entry_ui(ui, entry, &names, None);
+                        }
+                        from = moment.end;
+                        // The last turn is where the story stands: nothing to return to.
+                        if n < last {
+                            let button = ui
+                                .add_enabled(!view.busy, egui::Button::new("Return here").small())
+                                .on_hover_text(format!(
+                                    "Go back to just after this (scene {}); what came after stays saved on its own branch",
+                                    moment.scene
+                                ));
+                            if button.clicked() || pressed == Some(n + 1) {
+                                rewind = Some(moment.scene);
+                            }
+                        }
+                        ui.separator();
+                    }
+                    for entry in view.entries.get(from..).unwrap_or_default() {
+                        entry_ui(ui, entry, &names, None);
+                    }
+                    if !view.streaming.is_empty() {
+                        ui.label(egui::RichText::new(&view.streaming).size(18.0));
+                    }
+                });
+        });
+    if let Some(scene) = rewind {
+        inputs.write(SessionInput(format!("/rewind {scene}")));
+        open = false;
+    }
+    reader.backlog = open;
+    Ok(())
+}
+
+/// Save slots of a session: six beside the autosave (the save file itself,
+/// written every turn). Saving keeps the scene the story stands at; loading
+/// branches from a kept scene, so what was played since is never lost.
+fn session_slots(
+    mut contexts: EguiContexts,
+    mut reader: ResMut<SessionReader>,
+    view: Res<SessionView>,
+    mut inputs: MessageWriter<SessionInput>,
+) -> Result {
+    let Some(mode) = reader.slots else {
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?;
+    let mut open = true;
+    let mut line = None;
+    let title = match mode {
+        SavesMode::Save => "Save",
+        SavesMode::Load => "Load",
+    };
+    centered_window(title)
+        .open(&mut open)
+        .resizable(false)
+        .show(ctx, |ui| {
+            ui.label(egui::RichText::new(&view.title).weak());
+            ui.label(
+                egui::RichText::new(
+                    "The autosave is the session itself, kept after every turn. \
+                     Loading a slot goes on from its scene; what came after stays saved.",
+                )
+                .weak()
+                .small(),
+            );
+            egui::Grid::new("session-slots")
+                .num_columns(3)
+                .spacing([16.0, 8.0])
+                .show(ui, |ui| {
+                    for n in 1..=SAVE_SLOTS {
+                        let name = format!("slot-{n}");
+                        let kept = view.slots.iter().find(|s| s.slot == name);
+                        ui.label(egui::RichText::new(format!("Slot {n}")).strong());
+                        match kept {
+                            Some(b) => ui.label(format!(
+                                "{} — {}",
+                                b.summary,
+                                super::saves_panel::age(b.saved_at)
+                            )),
+                            None => ui.label(egui::RichText::new("empty").weak()),
+                        };
+                        let action = match mode {
+                            SavesMode::Save => ui.add_enabled(
+                                !view.busy && view.failure.is_none(),
+                                egui::Button::new("Save here"),
+                            ),
+                            SavesMode::Load => ui.add_enabled(
+                                kept.is_some() && !view.busy,
+                                egui::Button::new("Load"),
+                            ),
+                        };
+                        if action.clicked() {
+                            line = Some(match mode {
+                                SavesMode::Save => format!("/save {n}"),
+                                SavesMode::Load => format!("/load {n}"),
+                            });
+                        }
+                        ui.end_row();
+                    }
+                });
+        });
+    if let Some(line) = line {
+        inputs.write(SessionInput(line));
+        open = false;
+    }
+    if !open {
+        reader.slots = None;
+    }
+    Ok(())
+}

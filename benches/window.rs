@@ -1,15 +1,58 @@
-//! Window benchmark (a bench binary printing figures): time to the first screen, frame time at 1280×720, memory after 50 passages.
+//! Window benchmark (a bench binary printing figures): time to the first screen, frame time at 1280×720, memory after 50 passages; on a session's screen, frame time while narration streams and types out, and memory after 50 turns.
 //!
 //! Runs the release `loreloom` under Xvfb with Mesa's software Vulkan
 //! (lavapipe), so frame times are those of a CPU renderer: a floor for real
 //! GPUs. Targets (issue #3): first screen under 2 s, steady frame time under
-//! 16 ms, resident memory under 400 MB after 50 passages.
+//! 16 ms, resident memory under 400 MB after 50 passages; (issue #22) frame
+//! time under 16 ms at 720p while a session's narration streams.
 
 use std::path::Path;
 use std::process::Command;
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+
+/// `session play` of a new Drowned Reach save in the window: `turns` typed
+/// moves answered by the scripted model, `pace_ms` between its words, read
+/// along at the default text speed or shown at once.
+fn measure_session(turns: usize, pace_ms: u64, read_along: bool, dir: &Path) -> serde_json::Value {
+    let save = dir.join(format!("session-{turns}.db"));
+    common::new_drowned_reach_save(&save, 3);
+    let replies: Vec<_> = (1..=turns)
+        .flat_map(common::scripted::turn_replies)
+        .collect();
+    let model = dir.join(format!("replies-{turns}.json"));
+    std::fs::write(
+        &model,
+        serde_json::to_vec(&loreloom::llm::Script { replies }).expect("encodes"),
+    )
+    .expect("writes");
+    let lines: Vec<String> = (1..=turns)
+        .map(|n| format!("I walk the quay and look at lantern {n}."))
+        .collect();
+    let script = dir.join(format!("lines-{turns}.txt"));
+    std::fs::write(&script, lines.join("\n") + "\n").expect("writes");
+    let report = dir.join("measure-session.json");
+    let pace = pace_ms.to_string();
+    let status = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1920x1080x24"])
+        .arg(env!("CARGO_BIN_EXE_loreloom"))
+        .args(["session", "play"])
+        .arg(&save)
+        .args(["--window", "--size", "1280x720", "--exit", "--script"])
+        .arg(&script)
+        .arg("--model-script")
+        .arg(&model)
+        .args(["--model-pace", &pace, "--measure"])
+        .arg(&report)
+        .args(read_along.then_some("--read-along"))
+        .env("LORELOOM_DATA_DIR", dir)
+        .status()
+        .expect("xvfb-run starts");
+    assert!(status.success(), "loreloom failed: {status}");
+    serde_json::from_str(&std::fs::read_to_string(&report).expect("measurements written"))
+        .expect("measurements are JSON")
+}
 
 fn measure(args: &[&str], dir: &Path) -> serde_json::Value {
     let report = dir.join("measure.json");
@@ -89,5 +132,21 @@ fn main() {
         "resident memory after {} passages: {:>6.0} MB  (target < 400)",
         memory["passages"],
         memory["rss_mb"].as_f64().unwrap_or(0.0)
+    );
+
+    // A session: three turns whose narration streams at ~16 words a second
+    // (SmolLM2-135M's pace here) and types out at the default text speed.
+    let streaming = measure_session(3, 60, true, dir.path());
+    println!(
+        "session, while a turn streams: {:>6.1} ms mean, {:.1} ms p95 over {} frames  (target < 16)",
+        streaming["session_frame_mean_ms"].as_f64().unwrap_or(0.0),
+        streaming["session_frame_p95_ms"].as_f64().unwrap_or(0.0),
+        streaming["session_frames"]
+    );
+    let long = measure_session(50, 0, false, dir.path());
+    println!(
+        "session, memory after {} turns: {:>6.0} MB  (target < 400)",
+        long["session_scene"],
+        long["rss_mb"].as_f64().unwrap_or(0.0)
     );
 }

@@ -25,14 +25,15 @@ fn in_xvfb(args: &[&str], data_dir: &Path) -> std::process::Output {
         ])
         .args(args)
         .env("LORELOOM_DATA_DIR", data_dir)
+        .env("RUST_LOG", "warn,loreloom::ui::audio=info")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("xvfb-run starts")
 }
 
 /// `session play SAVE --window` under Xvfb: the player's lines from `input`,
-/// the model's from `replies`, a screenshot to `shot` when done.
-fn play_session(save: &Path, input: &Path, replies: &Path, shot: &Path, data_dir: &Path) {
+/// the model's from `replies`, a screenshot to `shot` when done; its log.
+fn play_session(save: &Path, input: &Path, replies: &Path, shot: &Path, data_dir: &Path) -> String {
     let out = in_xvfb(
         &[
             "session",
@@ -55,6 +56,7 @@ fn play_session(save: &Path, input: &Path, replies: &Path, shot: &Path, data_dir
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Width, height and the variance of the luminance of a PNG.
@@ -239,7 +241,13 @@ fn the_session_stage_shows_the_place_and_follows_a_move_elsewhere() {
         };
         std::fs::write(&input, lines).unwrap();
         let shot = dir.path().join(format!("{name}.png"));
-        play_session(&save, &input, &replies_file, &shot, dir.path());
+        let log = play_session(&save, &input, &replies_file, &shot, dir.path());
+        // The audio plugin's cues, in the order it crossfaded to them.
+        let music: Vec<String> = log
+            .lines()
+            .filter_map(|l| l.split_once("session music: "))
+            .map(|(_, track)| track.rsplit('/').next().unwrap_or(track).to_owned())
+            .collect();
         if let Some(keep) = std::env::var_os("KEEP_SHOTS") {
             std::fs::copy(&shot, Path::new(&keep).join(format!("{name}.png"))).unwrap();
         }
@@ -251,14 +259,20 @@ fn the_session_stage_shows_the_place_and_follows_a_move_elsewhere() {
             .or_else(|| scene.world.scene.get("location"))
             .cloned()
             .unwrap_or_default();
-        (picture_colour(&shot), place)
+        (picture_colour(&shot), place, music)
     };
-    let (quay, at_quay) = shoot("quay", None);
-    let (reach, at_reach) = shoot("reach", Some("drowned_reach"));
-    let (toll, at_toll) = shoot("toll", Some("toll_house"));
+    let (quay, at_quay, quay_music) = shoot("quay", None);
+    let (reach, at_reach, reach_music) = shoot("reach", Some("drowned_reach"));
+    let (toll, at_toll, _) = shoot("toll", Some("toll_house"));
     assert_eq!(at_quay, "reedmere_quay");
     assert_eq!(at_reach, "drowned_reach");
     assert_eq!(at_toll, "toll_house");
+    // The audio plugin plays the scene's cue (the quay at dusk: the track
+    // whose name says dusk) and, the Reach at dusk wanting the same one,
+    // keeps it playing across the move instead of starting it again.
+    // (A cue that changes crossfades: `ui::audio`'s test.)
+    assert_eq!(quay_music, ["reach_at_dusk.ogg"]);
+    assert_eq!(reach_music, ["reach_at_dusk.ogg"]);
     let apart = |a: [f64; 3], b: [f64; 3]| (0..3).map(|i| (a[i] - b[i]).abs()).sum::<f64>();
     // Not the flat stage colour: a picture is behind the words.
     for (name, c) in [("quay", quay), ("reach", reach), ("toll", toll)] {

@@ -251,6 +251,7 @@ fn window(path: Option<PathBuf>, args: WindowArgs, preview: bool) -> ExitCode {
 #[cfg(feature = "gui")]
 pub(super) fn session_window(
     launch: crate::ui::SessionLaunch,
+    measure: Option<PathBuf>,
     size: (u32, u32),
     show: crate::ui::StartPanels,
 ) -> ExitCode {
@@ -274,7 +275,7 @@ pub(super) fn session_window(
         preview: false,
         window: size,
         show,
-        measure: None,
+        measure,
         hold: 0.0,
         started: std::time::Instant::now(),
         session: Some(launch),

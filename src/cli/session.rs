@@ -75,6 +75,23 @@ pub(super) struct PlayArgs {
     /// With --window and --script: quit when the script is done
     #[arg(long, requires = "window")]
     exit: bool,
+    /// With --model-script: pause MS milliseconds between the scripted
+    /// model's words, so narration streams as a real model's does
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 0,
+        requires = "model_script"
+    )]
+    model_pace: u64,
+    /// With --window: write measurements (first screen, frame times while a
+    /// turn streams and types out, memory, turns) as JSON to FILE at exit
+    #[arg(long, value_name = "FILE", requires = "window")]
+    measure: Option<PathBuf>,
+    /// With --window and --script: read each turn at the text speed of the
+    /// settings, page by page, before the next line (else it shows at once)
+    #[arg(long, requires = "script")]
+    read_along: bool,
     /// Window size in logical pixels
     #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = super::parse_size)]
     size: (u32, u32),
@@ -152,6 +169,9 @@ pub(super) fn new(args: NewArgs) -> ExitCode {
                 window: args.window,
                 screenshot: None,
                 exit: false,
+                model_pace: 0,
+                measure: None,
+                read_along: false,
                 size: (1280, 720),
                 show: Vec::new(),
             })
@@ -210,7 +230,10 @@ pub(super) fn play(args: PlayArgs) -> ExitCode {
                 model_script: args.model_script,
                 screenshot: args.screenshot,
                 exit: args.exit,
+                model_pace_ms: args.model_pace,
+                read_along: args.read_along,
             },
+            args.measure,
             args.size,
             super::start_panels(&args.show),
         );

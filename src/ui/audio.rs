@@ -155,6 +155,16 @@ fn follow_session_music(
     mut now: ResMut<NowPlaying>,
     music: Res<AudioChannel<Music>>,
 ) {
+    if now.session != scenery.music {
+        // Said in the log (RUST_LOG=loreloom::ui::audio=info): tests and streamers follow the cue.
+        info!(
+            "session music: {}",
+            scenery
+                .music
+                .as_ref()
+                .map_or_else(|| "none".to_owned(), |p| p.display().to_string())
+        );
+    }
     crossfade(&music, &mut now.session, scenery.music.clone(), |path| {
         let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         Some(server.load(file))
@@ -196,4 +206,49 @@ fn fade_out_all(
     now.music = None;
     now.ambience = None;
     now.session = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::session_screen::SessionScenery;
+
+    /// A session's scene moving from calm to danger crossfades the music: the
+    /// audio plugin's own state follows the cue (headless; no sound device
+    /// is needed, kira stays silent without one).
+    #[test]
+    fn the_session_music_follows_the_scenes_cue() {
+        let mut app = App::new();
+        app.add_plugins((
+            MinimalPlugins,
+            AssetPlugin::default(),
+            bevy::state::app::StatesPlugin,
+            bevy_kira_audio::AudioPlugin,
+        ))
+        .init_state::<Screen>()
+        .insert_resource(Settings::default())
+        .init_resource::<SessionScenery>()
+        .add_plugins(plugin);
+        app.world_mut()
+            .resource_mut::<NextState<Screen>>()
+            .set(Screen::Session);
+        app.update();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
+        let calm = root.join("music/ambient/reach_at_dusk.ogg");
+        let danger = root.join("music/tension/green_flame.ogg");
+        let playing = |app: &App| app.world().resource::<NowPlaying>().session.clone();
+        for cue in [Some(calm.clone()), Some(danger.clone()), None] {
+            app.world_mut().resource_mut::<SessionScenery>().music = cue.clone();
+            app.update();
+            assert_eq!(playing(&app), cue);
+        }
+        // Leaving the session fades everything out.
+        app.world_mut().resource_mut::<SessionScenery>().music = Some(calm.clone());
+        app.update();
+        app.world_mut()
+            .resource_mut::<NextState<Screen>>()
+            .set(Screen::Title);
+        app.update();
+        assert_eq!(playing(&app), None);
+    }
 }

@@ -1,4 +1,4 @@
-//! Optional measurements for the window benchmark (`--measure FILE`): time to the title screen, frame times, resident memory.
+//! Optional measurements for the window benchmark (`--measure FILE`): time to the title screen, frame times on the story stage and on a session's while a turn streams and types out, resident memory.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use super::GuiOptions;
 use super::screens::Screen;
+use super::session_reader::SessionReader;
 use super::stage::Stage;
+use crate::engine::session::SessionView;
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, start_measuring).add_systems(
@@ -29,6 +31,13 @@ struct Report {
     frame_mean_ms: f64,
     frame_p95_ms: f64,
     passages: u64,
+    /// Frame times on a session's screen while a turn is under way or its
+    /// text is typing out (streaming narration, the typewriter, the dice).
+    session_frames: usize,
+    session_frame_mean_ms: f64,
+    session_frame_p95_ms: f64,
+    /// The scene a session stood at on exit (turns committed, rewinds included).
+    session_scene: i64,
     /// Resident set size at exit (Linux).
     rss_mb: f64,
 }
@@ -39,8 +48,10 @@ struct Metrics {
     started: Instant,
     first_screen: Option<Duration>,
     frames_ms: Vec<f64>,
+    session_frames_ms: Vec<f64>,
     since_change: f32,
     last_presentations: u64,
+    session_scene: i64,
 }
 
 fn start_measuring(mut commands: Commands, options: Res<GuiOptions>) {
@@ -50,8 +61,10 @@ fn start_measuring(mut commands: Commands, options: Res<GuiOptions>) {
             started: options.started,
             first_screen: None,
             frames_ms: Vec::new(),
+            session_frames_ms: Vec::new(),
             since_change: 0.0,
             last_presentations: 0,
+            session_scene: 0,
         });
     }
 }
@@ -61,9 +74,25 @@ fn record_frame(
     time: Res<Time<Real>>,
     screen: Res<State<Screen>>,
     stage: Res<Stage>,
+    session: (Res<SessionView>, Res<SessionReader>),
 ) {
-    if metrics.first_screen.is_none() && matches!(screen.get(), Screen::Title | Screen::Playing) {
+    if metrics.first_screen.is_none()
+        && matches!(
+            screen.get(),
+            Screen::Title | Screen::Playing | Screen::Session
+        )
+    {
         metrics.first_screen = Some(metrics.started.elapsed());
+    }
+    if *screen.get() == Screen::Session {
+        let (view, reader) = session;
+        if view.busy || !reader.finished() {
+            metrics
+                .session_frames_ms
+                .push(time.delta_secs_f64() * 1000.0);
+        }
+        metrics.session_scene = view.scene_index;
+        return;
     }
     if *screen.get() != Screen::Playing {
         return;
@@ -79,6 +108,23 @@ fn record_frame(
     }
 }
 
+/// Count, mean and 95th percentile of frame times.
+fn summary(frames_ms: &[f64]) -> (usize, f64, f64) {
+    let mut sorted = frames_ms.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let count = sorted.len();
+    let mean = if count == 0 {
+        0.0
+    } else {
+        sorted.iter().sum::<f64>() / count as f64
+    };
+    (
+        count,
+        mean,
+        sorted.get(count * 95 / 100).copied().unwrap_or(0.0),
+    )
+}
+
 fn resident_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -92,19 +138,19 @@ fn write_on_exit(mut exits: MessageReader<AppExit>, metrics: Res<Metrics>) {
     if exits.read().next().is_none() {
         return;
     }
-    let mut sorted = metrics.frames_ms.clone();
-    sorted.sort_by(f64::total_cmp);
-    let count = sorted.len();
+    let (frames, frame_mean_ms, frame_p95_ms) = summary(&metrics.frames_ms);
+    let (session_frames, session_frame_mean_ms, session_frame_p95_ms) =
+        summary(&metrics.session_frames_ms);
     let report = Report {
         first_screen_ms: metrics.first_screen.unwrap_or_default().as_secs_f64() * 1000.0,
-        frames: count,
-        frame_mean_ms: if count == 0 {
-            0.0
-        } else {
-            sorted.iter().sum::<f64>() / count as f64
-        },
-        frame_p95_ms: sorted.get(count * 95 / 100).copied().unwrap_or(0.0),
+        frames,
+        frame_mean_ms,
+        frame_p95_ms,
         passages: metrics.last_presentations,
+        session_frames,
+        session_frame_mean_ms,
+        session_frame_p95_ms,
+        session_scene: metrics.session_scene,
         rss_mb: resident_mb(),
     };
     match serde_json::to_vec_pretty(&report) {

@@ -19,6 +19,7 @@
 mod assets;
 mod audio;
 mod autoplay;
+mod backdrop;
 mod backlog;
 mod codex;
 pub mod fonts;
@@ -147,7 +148,11 @@ fn plugin(app: &mut App) {
         metrics::plugin,
         redraw::plugin,
     ))
-    .add_plugins((session_screen::plugin, session_reader::plugin));
+    .add_plugins((
+        session_screen::plugin,
+        session_reader::plugin,
+        backdrop::plugin,
+    ));
 }
 
 /// Engine assets shipped with Loreloom (sound effects), resolved at run time.

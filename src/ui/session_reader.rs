@@ -556,3 +556,93 @@ fn session_slots(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(entries: Vec<Entry>, streaming: &str) -> SessionView {
+        SessionView {
+            entries,
+            streaming: streaming.to_owned(),
+            ..SessionView::default()
+        }
+    }
+
+    fn sentence(n: usize) -> String {
+        format!("Paragraph {n} goes on about the lanterns and the tide at some length. ").repeat(3)
+    }
+
+    #[test]
+    fn a_turn_is_its_move_then_its_narration_in_pages() {
+        let long = (1..=4).map(sentence).collect::<Vec<_>>().join("\n\n");
+        let v = view(
+            vec![
+                Entry::Narration("The opening.".into()),
+                Entry::Intention {
+                    text: "I wait.".into(),
+                    whisper_to: None,
+                },
+                Entry::Narration(long),
+                Entry::Note("a note".into()),
+            ],
+            "",
+        );
+        let pages = pages_of(&v, v.turn_start());
+        assert!(pages.len() >= 2, "{} pages", pages.len());
+        assert_eq!(
+            pages[0][0],
+            Block::Whole(1),
+            "the move leads the first page"
+        );
+        assert_eq!(pages.last().unwrap().last(), Some(&Block::Whole(3)));
+        for page in &pages {
+            let chars: usize = page
+                .iter()
+                .map(|b| match b {
+                    Block::Prose(s) => markdown::char_len(s),
+                    Block::Whole(_) => 0,
+                })
+                .sum();
+            assert!(chars <= PAGE_CHARS, "{chars}");
+        }
+        // The opening narration belongs to the turn before: not on show.
+        assert!(
+            !pages
+                .iter()
+                .flatten()
+                .any(|b| matches!(b, Block::Prose(s) if markdown::char_len(s) == 12))
+        );
+    }
+
+    #[test]
+    fn the_reader_types_a_page_turns_it_and_finishes_only_when_nothing_arrives() {
+        let long = (1..=4).map(sentence).collect::<Vec<_>>().join("\n\n");
+        let v = view(
+            vec![Entry::Intention {
+                text: "I wait.".into(),
+                whisper_to: None,
+            }],
+            &long,
+        );
+        let mut reader = SessionReader {
+            pages: pages_of(&v, 0),
+            arriving: true,
+            ..SessionReader::default()
+        };
+        assert!(!reader.revealed());
+        reader.advance(false);
+        assert!(reader.revealed(), "the first press shows the page");
+        assert_eq!(reader.page, 0);
+        reader.advance(false);
+        assert_eq!(reader.page, 1, "the second turns it");
+        assert!(
+            reader.shown.abs() < f32::EPSILON,
+            "and types the next page from its start"
+        );
+        reader.show_everything();
+        assert!(!reader.finished(), "narration still arriving");
+        reader.arriving = false;
+        assert!(reader.finished());
+    }
+}

@@ -75,6 +75,12 @@ pub struct SessionLaunch {
     pub screenshot: Option<PathBuf>,
     /// Quit when the script is done.
     pub exit: bool,
+    /// Milliseconds the scripted model pauses between words, so narration
+    /// streams as a real model's does (demos, the window benchmark).
+    pub model_pace_ms: u64,
+    /// The script reads each turn at the player's text speed, page by page,
+    /// as a player would, instead of showing it whole at once.
+    pub read_along: bool,
 }
 
 /// A campaign on the shelf.
@@ -109,6 +115,8 @@ pub struct Campaigns(pub Vec<CampaignEntry>);
 pub struct OpenSession {
     pub save: PathBuf,
     pub model_script: Option<PathBuf>,
+    /// Milliseconds between the scripted model's words.
+    pub model_pace_ms: u64,
 }
 
 /// A sparse campaign being enriched before its first session (seed 002 §6.2.12).
@@ -195,6 +203,16 @@ impl SessionScenery {
     pub fn settled(&self, now: f32) -> bool {
         now - self.changed_at >= BACKDROP_FADE
     }
+
+    /// How far the backdrop has faded in at `now`, 0 to 1.
+    pub fn fade(&self, now: f32) -> f32 {
+        ((now - self.changed_at) / BACKDROP_FADE).clamp(0.0, 1.0)
+    }
+
+    /// The backdrop it fades from.
+    pub fn previous(&self) -> Option<&Handle<Image>> {
+        self.previous.as_ref()
+    }
 }
 
 /// Whether the side panel (clocks, how people see you, relations) is open; it
@@ -206,6 +224,8 @@ struct SidePanel(bool);
 #[derive(Resource, Debug)]
 struct SessionScript {
     lines: VecDeque<String>,
+    /// Read each turn at the player's pace instead of all at once.
+    read_along: bool,
     screenshot: Option<PathBuf>,
     exit: bool,
     settle: u32,
@@ -262,6 +282,7 @@ fn launch_from_options(
     opens.write(OpenSession {
         save: launch.save.clone(),
         model_script: launch.model_script.clone(),
+        model_pace_ms: launch.model_pace_ms,
     });
     let lines = launch.script.as_ref().map_or_else(VecDeque::new, |file| {
         std::fs::read_to_string(file).map_or_else(
@@ -281,6 +302,7 @@ fn launch_from_options(
     if launch.script.is_some() || launch.screenshot.is_some() {
         commands.insert_resource(SessionScript {
             lines,
+            read_along: launch.read_along,
             screenshot: launch.screenshot.clone(),
             exit: launch.exit,
             settle: 0,
@@ -325,7 +347,8 @@ fn open_session(
     if let Some(file) = &open.model_script {
         match Script::load(file) {
             Ok(s) => {
-                let backend = ScriptedBackend::new(s);
+                let mut backend = ScriptedBackend::new(s);
+                backend.word_delay = std::time::Duration::from_millis(open.model_pace_ms);
                 let state = &session.controller().state;
                 gateway.register_script(&state.small_model, backend.clone());
                 gateway.register_script(&state.large_model, backend);
@@ -501,8 +524,16 @@ fn run_script(
 ) {
     let Some(mut script) = script else { return };
     redraw.write(RequestRedraw);
-    // A script reads each turn to its end at once.
-    reader.hurry = true;
+    // A script reads each turn to its end at once, or page by page at the
+    // player's text speed (turning each page as soon as it is shown).
+    reader.hurry = !script.read_along;
+    if script.read_along && !reader.finished() {
+        if reader.revealed() {
+            reader.advance(false);
+        }
+        script.settle = 0;
+        return;
+    }
     if view.busy {
         script.settle = 0;
         script.waited += 1;
@@ -636,15 +667,6 @@ fn session_screen(
         .iter()
         .map(|c| (c.id.as_str(), c.name.as_str()))
         .collect();
-    // The backdrop now and the one it fades from, as egui textures with their sizes.
-    let mut texture = |h: &Option<Handle<Image>>| {
-        h.as_ref().and_then(|h| {
-            let pixels = images.get(h.id())?.size();
-            Some((contexts.add_image(EguiTextureHandle::Weak(h.id())), pixels))
-        })
-    };
-    let backdrop = texture(&scenery.backdrop);
-    let previous = texture(&scenery.previous);
     let ctx = contexts.ctx_mut()?.clone();
     let screen = ctx.viewport_rect();
     let mut root = root_ui(&ctx, "session", screen);
@@ -661,17 +683,15 @@ fn session_screen(
     }
 
     // The place behind the words: the whole window, the last place fading out.
-    root.painter()
-        .rect_filled(screen, 0.0, egui::Color32::from_rgb(14, 16, 22));
-    let fade = ((time.elapsed_secs() - scenery.changed_at) / BACKDROP_FADE).clamp(0.0, 1.0);
-    if let Some((tex, size)) = previous
-        && fade < 1.0
-    {
-        super::title::paint_cover(&root, tex, size, screen);
-    }
-    if let Some((tex, size)) = backdrop {
-        let tint = egui::Color32::WHITE.gamma_multiply(fade);
-        super::title::paint_cover_tinted(&root, tex, size, screen, tint);
+    // The place behind the words is a sprite under this layer
+    // (`ui::backdrop`); until its picture is there, a flat colour.
+    let pictured = scenery
+        .backdrop
+        .as_ref()
+        .is_some_and(|h| images.contains(h.id()));
+    if !pictured {
+        root.painter()
+            .rect_filled(screen, 0.0, egui::Color32::from_rgb(14, 16, 22));
     }
 
     egui::Panel::top("session-bar").show(&mut root, |ui| {
@@ -1278,6 +1298,7 @@ fn session_zero_window(
                 opens.write(OpenSession {
                     save,
                     model_script: None,
+                    model_pace_ms: 0,
                 });
             }
             Err(e) => toasts.push(format!("Cannot start: {e}")),
@@ -1333,6 +1354,7 @@ fn enrichment_window(
                 opens.write(OpenSession {
                     save,
                     model_script: None,
+                    model_pace_ms: 0,
                 });
             }
             Err(e) => toasts.push(format!("Cannot start {}: {e}", enriching.title)),

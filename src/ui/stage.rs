@@ -405,7 +405,10 @@ fn stage_ui(
             .art_direction
             .as_ref()
             .map_or(Framing::FullBleed, |a| a.framing);
-        ui.painter().rect_filled(area, 0.0, backdrop(file));
+        // A full-bleed picture covers the area: no flat colour under it.
+        if picture.is_none() || framing != Framing::FullBleed {
+            ui.painter().rect_filled(area, 0.0, backdrop(file));
+        }
         match (picture, framing) {
             (Some((tex, size)), Framing::FullBleed) => {
                 paint_cover_tinted(ui, tex, size, area, tint);

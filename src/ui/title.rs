@@ -180,6 +180,7 @@ fn title_screen(
                                 opens.write(OpenSession {
                                     save: save.clone(),
                                     model_script: None,
+                                    model_pace_ms: 0,
                                 });
                             }
                         });
@@ -216,6 +217,7 @@ fn title_screen(
                         opens.write(OpenSession {
                             save: save.clone(),
                             model_script: None,
+                            model_pace_ms: 0,
                         });
                     }
                 } else if let Some(slot) = latest {

@@ -1,4 +1,4 @@
-//! A session's backdrop as Bevy sprites under the egui layer, cropped to cover the window and crossfading on a change of scene: egui's shader converts sRGB both ways for every pixel it draws, which a software renderer pays for on each full-window layer; the sprite pipeline does not.
+//! A session's backdrop and the shades under its panels as Bevy sprites under the egui layer (the picture cropped to cover the window, crossfading on a change of scene): egui's shader converts sRGB both ways for every pixel it draws, which a software renderer pays for on each large layer; the sprite pipeline does not.
 
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
@@ -7,9 +7,29 @@ use super::screens::Screen;
 use super::session_screen::SessionScenery;
 
 pub(super) fn plugin(app: &mut App) {
-    app.add_systems(OnEnter(Screen::Session), spawn_backdrops)
-        .add_systems(Update, follow_backdrop.run_if(in_state(Screen::Session)));
+    app.init_resource::<Shades>()
+        .add_systems(OnEnter(Screen::Session), spawn_backdrops)
+        .add_systems(
+            Update,
+            (follow_backdrop, follow_shades).run_if(in_state(Screen::Session)),
+        );
 }
+
+/// Dark translucent rectangles the session screen wants under its panels
+/// (the text box, the input, the bar), in egui points, and egui's points per
+/// logical pixel; drawn as sprites so egui draws only the words.
+#[derive(Resource, Debug, Default)]
+pub struct Shades {
+    pub rects: Vec<(bevy_egui::egui::Rect, u8)>,
+    pub points_to_logical: f32,
+}
+
+/// A sprite shading the `n`-th of [`Shades`].
+#[derive(Component, Debug, Clone, Copy)]
+struct Shade(usize);
+
+/// The colour of every shade, at its alpha.
+const SHADE: [u8; 3] = [10, 12, 18];
 
 /// Which of the two pictures a sprite shows.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +102,52 @@ fn follow_backdrop(
         {
             *sprite = wanted;
         }
+    }
+}
+
+fn follow_shades(
+    shades: Res<Shades>,
+    window: Query<&Window, With<PrimaryWindow>>,
+    mut sprites: Query<(&Shade, &mut Sprite, &mut Transform, &mut Visibility)>,
+    mut commands: Commands,
+) {
+    let Ok(window) = window.single() else {
+        return;
+    };
+    let half = window.size() / 2.0;
+    let scale = shades.points_to_logical;
+    let mut have = 0;
+    for (shade, mut sprite, mut transform, mut visibility) in &mut sprites {
+        have = have.max(shade.0 + 1);
+        let Some((rect, alpha)) = shades.rects.get(shade.0) else {
+            visibility.set_if_neq(Visibility::Hidden);
+            continue;
+        };
+        visibility.set_if_neq(Visibility::Visible);
+        let size = Vec2::new(rect.width(), rect.height()) * scale;
+        let centre = Vec2::new(rect.center().x, rect.center().y) * scale;
+        let at = Vec3::new(
+            centre.x - half.x,
+            half.y - centre.y,
+            transform.translation.z,
+        );
+        if transform.translation != at {
+            transform.translation = at;
+        }
+        let color = Color::srgba_u8(SHADE[0], SHADE[1], SHADE[2], *alpha);
+        if sprite.custom_size != Some(size) || sprite.color != color {
+            sprite.custom_size = Some(size);
+            sprite.color = color;
+        }
+    }
+    for n in have..shades.rects.len() {
+        commands.spawn((
+            Sprite::default(),
+            Transform::from_xyz(0.0, 0.0, 1.0 + n as f32 * 0.01),
+            Visibility::Hidden,
+            Shade(n),
+            DespawnOnExit(Screen::Session),
+        ));
     }
 }
 

@@ -624,12 +624,15 @@ fn session_screen(
         ResMut<DiceShown>,
         ResMut<SessionCodexView>,
     ),
-    (mut reader, settings, mut wheel): (
+    (mut reader, settings, mut wheel, mut shades, window): (
         ResMut<SessionReader>,
         Res<Settings>,
         MessageReader<MouseWheel>,
+        ResMut<super::backdrop::Shades>,
+        Query<&Window, With<bevy::window::PrimaryWindow>>,
     ),
 ) -> Result {
+    let scale_factor = window.single().map_or(1.0, Window::scale_factor);
     // A new roll tumbles a moment before its faces settle.
     let rolls = view
         .entries
@@ -682,7 +685,6 @@ fn session_screen(
         reader.advance(instant);
     }
 
-    // The place behind the words: the whole window, the last place fading out.
     // The place behind the words is a sprite under this layer
     // (`ui::backdrop`); until its picture is there, a flat colour.
     let pictured = scenery
@@ -694,53 +696,56 @@ fn session_screen(
             .rect_filled(screen, 0.0, egui::Color32::from_rgb(14, 16, 22));
     }
 
-    egui::Panel::top("session-bar").show(&mut root, |ui| {
-        ui.horizontal(|ui| {
-            ui.label(egui::RichText::new(&view.title).strong());
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                if ui.button("Title").clicked() {
-                    next.set(Screen::Title);
-                }
-                if ui.button("Settings").clicked() {
-                    overlays.settings = true;
-                }
-                if ui.button("Load").clicked() {
-                    reader.slots = Some(SavesMode::Load);
-                }
-                if ui.button("Save").clicked() {
-                    reader.slots = Some(SavesMode::Save);
-                }
-                if ui.button("Backlog (H)").clicked() {
-                    reader.backlog = true;
-                }
-                let label = if codex.fresh > 0 {
-                    format!("Codex (C) • {} new", codex.fresh)
-                } else {
-                    "Codex (C)".to_owned()
-                };
-                if ui.button(label).clicked() {
-                    codex.open = !codex.open;
-                }
-                let label = if side.0 {
-                    "Hide clocks and people"
-                } else {
-                    "Clocks and people"
-                };
-                if ui.button(label).clicked() {
-                    side.0 = !side.0;
-                }
-                ui.label(egui::RichText::new(format!("scene {}", view.scene_index)).weak());
+    // Panels are shaded by sprites under egui (`ui::backdrop::Shades`), at
+    // these alphas; egui draws only what is on them.
+    let translucent = |_alpha: u8| egui::Frame::new().inner_margin(egui::Margin::symmetric(18, 10));
+    shades.rects.clear();
+    shades.points_to_logical = ctx.pixels_per_point() / scale_factor;
+    let bar = egui::Panel::top("session-bar")
+        .frame(egui::Frame::new().inner_margin(egui::Margin::symmetric(8, 4)))
+        .show(&mut root, |ui| {
+            ui.horizontal(|ui| {
+                ui.label(egui::RichText::new(&view.title).strong());
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    if ui.button("Title").clicked() {
+                        next.set(Screen::Title);
+                    }
+                    if ui.button("Settings").clicked() {
+                        overlays.settings = true;
+                    }
+                    if ui.button("Load").clicked() {
+                        reader.slots = Some(SavesMode::Load);
+                    }
+                    if ui.button("Save").clicked() {
+                        reader.slots = Some(SavesMode::Save);
+                    }
+                    if ui.button("Backlog (H)").clicked() {
+                        reader.backlog = true;
+                    }
+                    let label = if codex.fresh > 0 {
+                        format!("Codex (C) • {} new", codex.fresh)
+                    } else {
+                        "Codex (C)".to_owned()
+                    };
+                    if ui.button(label).clicked() {
+                        codex.open = !codex.open;
+                    }
+                    let label = if side.0 {
+                        "Hide clocks and people"
+                    } else {
+                        "Clocks and people"
+                    };
+                    if ui.button(label).clicked() {
+                        side.0 = !side.0;
+                    }
+                    ui.label(egui::RichText::new(format!("scene {}", view.scene_index)).weak());
+                });
             });
         });
-    });
+    shades.rects.push((bar.response.rect, 235));
 
-    let translucent = |alpha: u8| {
-        egui::Frame::new()
-            .fill(egui::Color32::from_rgba_unmultiplied(10, 12, 18, alpha))
-            .inner_margin(egui::Margin::symmetric(18, 10))
-    };
     let mut open = side.0;
-    egui::Panel::right("session-world")
+    let world_panel = egui::Panel::right("session-world")
         .exact_size(270.0)
         .frame(translucent(235))
         .show_collapsible(&mut root, &mut open, |ui| {
@@ -775,9 +780,12 @@ fn session_screen(
                 }
             });
         });
+    if let Some(panel) = world_panel {
+        shades.rects.push((panel.response.rect, 235));
+    }
     side.0 = open;
 
-    egui::Panel::bottom("session-input")
+    let input = egui::Panel::bottom("session-input")
         .frame(translucent(240))
         .show(&mut root, |ui| {
             ui.add_space(6.0);
@@ -846,6 +854,7 @@ fn session_screen(
             });
             ui.add_space(6.0);
         });
+    shades.rects.push((input.response.rect, 240));
 
     let text_height = (screen.height() * 0.34).clamp(190.0, 420.0);
     let newest_roll = view
@@ -871,6 +880,7 @@ fn session_screen(
         })
         .response
         .rect;
+    shades.rects.push((text, 215));
 
     egui::CentralPanel::no_frame().show(&mut root, |ui| {
         let area = ui.max_rect();

@@ -171,13 +171,7 @@ fn a_session_plays_two_turns_in_the_window_and_saves_them() {
         2,
         "both turns were committed"
     );
-    let played: Vec<String> = store
-        .messages()
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.owner == "player")
-        .map(|m| m.content)
-        .collect();
+    let played = common::save::player_moves(&store);
     assert_eq!(
         played,
         ["I step aboard and grab the rail.", "Watch the quay"]
@@ -430,13 +424,7 @@ fn a_session_window_rewinds_from_the_backlog_and_keeps_save_slots() {
         "{actions:?}"
     );
     // Back on the kept scene's branch: all three moves are on it again.
-    let moves: Vec<String> = store
-        .messages()
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.owner == "player")
-        .map(|m| m.content)
-        .collect();
+    let moves = common::save::player_moves(&store);
     assert_eq!(
         moves,
         [

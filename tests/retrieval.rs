@@ -473,7 +473,8 @@ fn a_version_3_save_gets_the_keyword_context_and_a_rebuilt_lore_index() {
     }
     let conn = rusqlite::Connection::open(&save).unwrap();
     conn.execute_batch(
-        "DROP TABLE lore_fts;
+        "DROP TABLE bookmarks;
+         DROP TABLE lore_fts;
          ALTER TABLE lore_chunks DROP COLUMN context;
          CREATE VIRTUAL TABLE lore_fts USING fts5(text, content='lore_chunks',
            content_rowid='rowid', tokenize='porter unicode61');

@@ -158,13 +158,7 @@ fn a_turn_runs_as_systems_over_many_frames_and_rebuilds_the_world_entities() {
     let store = Store::open(&save).unwrap();
     let info = store.session().unwrap();
     assert_eq!(info.scene_index, 2);
-    let played: Vec<String> = store
-        .messages()
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.owner == "player")
-        .map(|m| m.content)
-        .collect();
+    let played = common::save::player_moves(&store);
     assert_eq!(
         played,
         ["I step aboard and grab the rail.", "Watch the quay"]

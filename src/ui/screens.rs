@@ -93,6 +93,33 @@ pub fn root_ui(ctx: &egui::Context, id: &str, rect: egui::Rect) -> egui::Ui {
     )
 }
 
+/// What a play screen's bar was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarPress {
+    Title,
+    Settings,
+    Saves(SavesMode),
+    Backlog,
+}
+
+/// The buttons every play screen's bar has, right to left: Title, Settings,
+/// Load, Save, Backlog (H). Call inside a right-to-left layout.
+pub fn bar_buttons(ui: &mut egui::Ui) -> Option<BarPress> {
+    let mut pressed = None;
+    for (label, press) in [
+        ("Title", BarPress::Title),
+        ("Settings", BarPress::Settings),
+        ("Load", BarPress::Saves(SavesMode::Load)),
+        ("Save", BarPress::Saves(SavesMode::Save)),
+        ("Backlog (H)", BarPress::Backlog),
+    ] {
+        if ui.button(label).clicked() {
+            pressed = Some(press);
+        }
+    }
+    pressed
+}
+
 /// A panel window centred over the screen, the shape every overlay panel shares.
 pub fn centered_window(title: &str) -> egui::Window<'_> {
     egui::Window::new(title)

@@ -12,7 +12,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::GuiOptions;
 use super::overlay::DebugLine;
-use super::screens::{Overlays, SavesMode, Screen, Toasts, root_ui};
+use super::screens::{BarPress, Overlays, Screen, Toasts, root_ui};
 use super::session_reader::{self, SessionReader};
 use super::settings::Settings;
 use crate::engine::llm::LlmGateway;
@@ -707,20 +707,12 @@ fn session_screen(
             ui.horizontal(|ui| {
                 ui.label(egui::RichText::new(&view.title).strong());
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    if ui.button("Title").clicked() {
-                        next.set(Screen::Title);
-                    }
-                    if ui.button("Settings").clicked() {
-                        overlays.settings = true;
-                    }
-                    if ui.button("Load").clicked() {
-                        reader.slots = Some(SavesMode::Load);
-                    }
-                    if ui.button("Save").clicked() {
-                        reader.slots = Some(SavesMode::Save);
-                    }
-                    if ui.button("Backlog (H)").clicked() {
-                        reader.backlog = true;
+                    match super::screens::bar_buttons(ui) {
+                        Some(BarPress::Title) => next.set(Screen::Title),
+                        Some(BarPress::Settings) => overlays.settings = true,
+                        Some(BarPress::Saves(mode)) => reader.slots = Some(mode),
+                        Some(BarPress::Backlog) => reader.backlog = true,
+                        None => {}
                     }
                     let label = if codex.fresh > 0 {
                         format!("Codex (C) • {} new", codex.fresh)

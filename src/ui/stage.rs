@@ -8,7 +8,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::assets::StoryArt;
 use super::markdown::{self, Span};
-use super::screens::{Overlays, SavesMode, Screen, Toasts, UiLayout, root_ui};
+use super::screens::{BarPress, Overlays, Screen, Toasts, UiLayout, bar_buttons, root_ui};
 use super::settings::Settings;
 use super::title::paint_cover_tinted;
 use crate::engine::story_player::{
@@ -358,20 +358,12 @@ fn stage_ui(
         ui.horizontal(|ui| {
             ui.label(egui::RichText::new(story.title()).strong());
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                if ui.button("Title").clicked() {
-                    next.set(Screen::Title);
-                }
-                if ui.button("Settings").clicked() {
-                    overlays.settings = true;
-                }
-                if ui.button("Load").clicked() {
-                    overlays.saves = Some(SavesMode::Load);
-                }
-                if ui.button("Save").clicked() {
-                    overlays.saves = Some(SavesMode::Save);
-                }
-                if ui.button("Backlog (H)").clicked() {
-                    overlays.backlog = true;
+                match bar_buttons(ui) {
+                    Some(BarPress::Title) => next.set(Screen::Title),
+                    Some(BarPress::Settings) => overlays.settings = true,
+                    Some(BarPress::Saves(mode)) => overlays.saves = Some(mode),
+                    Some(BarPress::Backlog) => overlays.backlog = true,
+                    None => {}
                 }
                 let codex = if stage.fresh_codex.is_empty() {
                     "Codex (C)".to_owned()

@@ -137,3 +137,14 @@ pub fn turn(store: &Store, action_id: &str, n: u64) -> TurnCommit {
 pub fn count(store: &Store, sql: &str) -> i64 {
     store.query_i64(sql).unwrap()
 }
+
+/// What the player wrote or picked on the current branch, in order.
+pub fn player_moves(store: &Store) -> Vec<String> {
+    store
+        .messages()
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.owner == "player")
+        .map(|m| m.content)
+        .collect()
+}

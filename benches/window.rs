@@ -32,29 +32,28 @@ fn measure_session(turns: usize, pace_ms: u64, read_along: bool, dir: &Path) -> 
         .collect();
     let script = dir.join(format!("lines-{turns}.txt"));
     std::fs::write(&script, lines.join("\n") + "\n").expect("writes");
-    let report = dir.join("measure-session.json");
     let pace = pace_ms.to_string();
-    let status = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1920x1080x24"])
-        .arg(env!("CARGO_BIN_EXE_loreloom"))
-        .args(["session", "play"])
-        .arg(&save)
-        .args(["--window", "--size", "1280x720", "--exit", "--script"])
-        .arg(&script)
-        .arg("--model-script")
-        .arg(&model)
-        .args(["--model-pace", &pace, "--measure"])
-        .arg(&report)
-        .args(read_along.then_some("--read-along"))
-        .env("LORELOOM_DATA_DIR", dir)
-        .status()
-        .expect("xvfb-run starts");
-    assert!(status.success(), "loreloom failed: {status}");
-    serde_json::from_str(&std::fs::read_to_string(&report).expect("measurements written"))
-        .expect("measurements are JSON")
+    let mut args = vec![
+        "play",
+        save.to_str().expect("UTF-8 temp path"),
+        "--window",
+        "--size",
+        "1280x720",
+        "--script",
+        script.to_str().expect("UTF-8 temp path"),
+        "--model-script",
+        model.to_str().expect("UTF-8 temp path"),
+        "--model-pace",
+        &pace,
+    ];
+    if read_along {
+        args.push("--read-along");
+    }
+    measure("session", &args, dir)
 }
 
-fn measure(args: &[&str], dir: &Path) -> serde_json::Value {
+/// `loreloom COMMAND ARGS --exit --measure FILE` under Xvfb; the measurements.
+fn measure(command: &str, args: &[&str], dir: &Path) -> serde_json::Value {
     let report = dir.join("measure.json");
     let status = Command::new("xvfb-run")
         .args([
@@ -62,7 +61,7 @@ fn measure(args: &[&str], dir: &Path) -> serde_json::Value {
             "-s",
             "-screen 0 1920x1080x24",
             env!("CARGO_BIN_EXE_loreloom"),
-            "play",
+            command,
         ])
         .args(args)
         .args([
@@ -87,6 +86,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
 
     let first = measure(
+        "play",
         &["--screenshot", dir.path().join("t.png").to_str().unwrap()],
         dir.path(),
     );
@@ -97,6 +97,7 @@ fn main() {
 
     let story = common::default_story();
     let steady = measure(
+        "play",
         &[
             story.to_str().unwrap(),
             "--autoplay",
@@ -125,6 +126,7 @@ fn main() {
     .expect("writes");
     let fifty = vec!["1"; 50].join(",");
     let memory = measure(
+        "play",
         &[package.to_str().unwrap(), "--autoplay", &fifty],
         dir.path(),
     );

@@ -389,6 +389,7 @@ fn print_report(report: &Report, choices: &[String], marks: &[Option<Difficulty>
                 slot.trim_start_matches("slot-")
             );
         }
+        Report::Saved(kept) => println!("({})", crate::session::controller::saved_words(kept)),
         Report::Note(n) => println!("({n})"),
     }
 }

@@ -750,13 +750,14 @@ fn present(report: &Report, ctl: &Controller, view: &mut SessionView) {
             )));
             show_choices(view, ctl);
         }
-        Report::Note(n) => {
-            // A save lands as a note; the slot list is read again with it.
-            if let Ok(slots) = ctl.store().bookmarks() {
-                view.slots = slots;
-            }
-            view.entries.push(Entry::Note(n.clone()));
+        Report::Saved(kept) => {
+            view.slots.retain(|s| s.slot != kept.slot);
+            view.slots.push(kept.clone());
+            view.slots.sort_by(|a, b| a.slot.cmp(&b.slot));
+            view.entries
+                .push(Entry::Note(crate::session::controller::saved_words(kept)));
         }
+        Report::Note(n) => view.entries.push(Entry::Note(n.clone())),
     }
 }
 

@@ -124,6 +124,8 @@ pub enum Report {
         to: i64,
         scene_index: i64,
     },
+    /// The scene was kept in a save slot.
+    Saved(crate::store::Bookmark),
     /// A save slot was loaded: play goes on from its scene, on a new branch.
     Loaded {
         slot: String,
@@ -131,6 +133,15 @@ pub enum Report {
     },
     /// A message for the player (a hint, a refused command).
     Note(String),
+}
+
+/// "Saved to slot 2: Reedmere Quay, scene 12: …" for a [`Report::Saved`].
+pub fn saved_words(b: &crate::store::Bookmark) -> String {
+    format!(
+        "Saved to slot {}: {}.",
+        b.slot.trim_start_matches("slot-"),
+        b.summary
+    )
 }
 
 /// What the caller does next.
@@ -594,11 +605,7 @@ impl Controller {
             _ => format!("{place}, scene {}", self.scene_index),
         };
         match self.store.bookmark(slot, &summary) {
-            Ok(b) => Report::Note(format!(
-                "Saved to slot {}: {}.",
-                slot.trim_start_matches("slot-"),
-                b.summary
-            )),
+            Ok(b) => Report::Saved(b),
             Err(e) => Report::Note(format!("cannot save: {e}")),
         }
     }

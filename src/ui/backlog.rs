@@ -4,7 +4,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::markdown;
-use super::screens::{Overlays, Screen, centered_window};
+use super::screens::{Overlays, Screen, backlog_window};
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 
 pub(super) fn plugin(app: &mut App) {
@@ -42,37 +42,30 @@ fn backlog_panel(
     let texts = &cache.1;
     let mut open = true;
     let mut rollback = None;
-    centered_window("Backlog")
-        .open(&mut open)
-        .fixed_size(ctx.viewport_rect().size() * egui::vec2(0.6, 0.7))
-        .show(ctx, |ui| {
-            egui::ScrollArea::vertical()
-                .stick_to_bottom(true)
-                .show(ui, |ui| {
-                    for (i, frame) in history.iter().enumerate() {
-                        let passage = story.passage(frame.from);
-                        ui.add(
-                            egui::Label::new(
-                                egui::RichText::new(&texts[frame.from.index()])
-                                    .color(egui::Color32::from_gray(170)),
-                            )
-                            .wrap(),
-                        );
-                        let chose = format!("You chose: {}", passage.choices[frame.choice].label);
-                        ui.add(egui::Label::new(egui::RichText::new(chose).strong()).wrap());
-                        let steps = history.len() - i;
-                        if ui
-                            .small_button("Return here")
-                            .on_hover_text("Roll back to this passage")
-                            .clicked()
-                        {
-                            rollback = Some(steps);
-                        }
-                        ui.separator();
-                    }
-                    ui.add(egui::Label::new(&texts[player.current().index()]).wrap());
-                });
-        });
+    backlog_window(ctx, &mut open, |ui| {
+        for (i, frame) in history.iter().enumerate() {
+            let passage = story.passage(frame.from);
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(&texts[frame.from.index()])
+                        .color(egui::Color32::from_gray(170)),
+                )
+                .wrap(),
+            );
+            let chose = format!("You chose: {}", passage.choices[frame.choice].label);
+            ui.add(egui::Label::new(egui::RichText::new(chose).strong()).wrap());
+            let steps = history.len() - i;
+            if ui
+                .small_button("Return here")
+                .on_hover_text("Roll back to this passage")
+                .clicked()
+            {
+                rollback = Some(steps);
+            }
+            ui.separator();
+        }
+        ui.add(egui::Label::new(&texts[player.current().index()]).wrap());
+    });
     if let Some(steps) = rollback {
         commands.write(StoryCommand::Undo(steps));
         open = false;

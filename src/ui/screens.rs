@@ -120,6 +120,20 @@ pub fn bar_buttons(ui: &mut egui::Ui) -> Option<BarPress> {
     pressed
 }
 
+/// The backlog's window (stories and sessions): centred, most of the screen,
+/// scrolled to the newest.
+pub fn backlog_window(ctx: &egui::Context, open: &mut bool, add: impl FnOnce(&mut egui::Ui)) {
+    centered_window("Backlog")
+        .open(open)
+        .fixed_size(ctx.viewport_rect().size() * egui::vec2(0.6, 0.7))
+        .show(ctx, |ui| {
+            egui::ScrollArea::vertical()
+                .stick_to_bottom(true)
+                .auto_shrink([false, false])
+                .show(ui, add);
+        });
+}
+
 /// A panel window centred over the screen, the shape every overlay panel shares.
 pub fn centered_window(title: &str) -> egui::Window<'_> {
     egui::Window::new(title)

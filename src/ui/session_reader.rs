@@ -7,7 +7,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::markdown::{self, Span};
-use super::screens::{Overlays, SavesMode, Screen, centered_window};
+use super::screens::{Overlays, SavesMode, Screen, backlog_window, centered_window};
 use super::settings::Settings;
 use crate::engine::session::{Character, Entry, SessionInput, SessionView};
 use crate::session::controller::SAVE_SLOTS;
@@ -434,43 +434,35 @@ fn session_backlog(
     let mut open = true;
     let mut rewind = None;
     let pressed = reader.press_return.take();
-    centered_window("Backlog")
-        .open(&mut open)
-        .fixed_size(ctx.viewport_rect().size() * egui::vec2(0.6, 0.7))
-        .show(ctx, |ui| {
-            egui::ScrollArea::vertical()
-                .stick_to_bottom(true)
-                .auto_shrink([false, false])
-                .show(ui, |ui| {
-                    let mut from = 0;
-                    let last = view.moments.len().saturating_sub(1);
-                    for (n, moment) in view.moments.iter().enumerate() {
-                        for entry in view.entries.get(from..moment.end).unwrap_or_default() {
-                            entry_ui(ui, entry, &names, None);
-                        }
-                        from = moment.end;
-                        // The last turn is where the story stands: nothing to return to.
-                        if n < last {
-                            let button = ui
+    backlog_window(ctx, &mut open, |ui| {
+        let mut from = 0;
+        let last = view.moments.len().saturating_sub(1);
+        for (n, moment) in view.moments.iter().enumerate() {
+            for entry in view.entries.get(from..moment.end).unwrap_or_default() {
+                entry_ui(ui, entry, &names, None);
+            }
+            from = moment.end;
+            // The last turn is where the story stands: nothing to return to.
+            if n < last {
+                let button = ui
                                 .add_enabled(!view.busy, egui::Button::new("Return here").small())
                                 .on_hover_text(format!(
                                     "Go back to just after this (scene {}); what came after stays saved on its own branch",
                                     moment.scene
                                 ));
-                            if button.clicked() || pressed == Some(n + 1) {
-                                rewind = Some(moment.scene);
-                            }
-                        }
-                        ui.separator();
-                    }
-                    for entry in view.entries.get(from..).unwrap_or_default() {
-                        entry_ui(ui, entry, &names, None);
-                    }
-                    if !view.streaming.is_empty() {
-                        ui.label(egui::RichText::new(&view.streaming).size(18.0));
-                    }
-                });
-        });
+                if button.clicked() || pressed == Some(n + 1) {
+                    rewind = Some(moment.scene);
+                }
+            }
+            ui.separator();
+        }
+        for entry in view.entries.get(from..).unwrap_or_default() {
+            entry_ui(ui, entry, &names, None);
+        }
+        if !view.streaming.is_empty() {
+            ui.label(egui::RichText::new(&view.streaming).size(18.0));
+        }
+    });
     if let Some(scene) = rewind {
         inputs.write(SessionInput(format!("/rewind {scene}")));
         open = false;

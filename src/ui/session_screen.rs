@@ -175,6 +175,12 @@ struct SessionPortraits(BTreeMap<String, Handle<Image>>);
 /// Seconds a new backdrop takes to fade in over the last.
 const BACKDROP_FADE: f32 = 1.2;
 
+/// How dark the shades under the panels are (alpha of `ui::backdrop`'s shade
+/// colour): the bar and side panel, the input, the text box over the picture.
+const SHADE_BAR: u8 = 235;
+const SHADE_INPUT: u8 = 240;
+const SHADE_TEXT: u8 = 215;
+
 /// What the stage shows and plays for the scene now (#22).
 #[derive(Resource, Debug, Default)]
 pub struct SessionScenery {
@@ -201,7 +207,7 @@ pub struct SessionScenery {
 impl SessionScenery {
     /// Whether the backdrop has finished fading in at `now` (seconds since start).
     pub fn settled(&self, now: f32) -> bool {
-        now - self.changed_at >= BACKDROP_FADE
+        self.fade(now) >= 1.0
     }
 
     /// How far the backdrop has faded in at `now`, 0 to 1.
@@ -696,9 +702,9 @@ fn session_screen(
             .rect_filled(screen, 0.0, egui::Color32::from_rgb(14, 16, 22));
     }
 
-    // Panels are shaded by sprites under egui (`ui::backdrop::Shades`), at
-    // these alphas; egui draws only what is on them.
-    let translucent = |_alpha: u8| egui::Frame::new().inner_margin(egui::Margin::symmetric(18, 10));
+    // Panels are shaded by sprites under egui (`ui::backdrop::Shades`, at the
+    // `SHADE_*` alphas); egui draws only what is on them.
+    let panel_frame = egui::Frame::new().inner_margin(egui::Margin::symmetric(18, 10));
     shades.rects.clear();
     shades.points_to_logical = ctx.pixels_per_point() / scale_factor;
     let bar = egui::Panel::top("session-bar")
@@ -734,12 +740,12 @@ fn session_screen(
                 });
             });
         });
-    shades.rects.push((bar.response.rect, 235));
+    shades.rects.push((bar.response.rect, SHADE_BAR));
 
     let mut open = side.0;
     let world_panel = egui::Panel::right("session-world")
         .exact_size(270.0)
-        .frame(translucent(235))
+        .frame(panel_frame)
         .show_collapsible(&mut root, &mut open, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 ui.heading("Clocks");
@@ -773,12 +779,12 @@ fn session_screen(
             });
         });
     if let Some(panel) = world_panel {
-        shades.rects.push((panel.response.rect, 235));
+        shades.rects.push((panel.response.rect, SHADE_BAR));
     }
     side.0 = open;
 
     let input = egui::Panel::bottom("session-input")
-        .frame(translucent(240))
+        .frame(panel_frame)
         .show(&mut root, |ui| {
             ui.add_space(6.0);
             if let Some(q) = &view.question {
@@ -846,7 +852,7 @@ fn session_screen(
             });
             ui.add_space(6.0);
         });
-    shades.rects.push((input.response.rect, 240));
+    shades.rects.push((input.response.rect, SHADE_INPUT));
 
     let text_height = (screen.height() * 0.34).clamp(190.0, 420.0);
     let newest_roll = view
@@ -855,7 +861,7 @@ fn session_screen(
         .rposition(|e| matches!(e, Entry::Roll(_)));
     let text = egui::Panel::bottom("session-text")
         .exact_size(text_height)
-        .frame(translucent(215))
+        .frame(panel_frame)
         .show(&mut root, |ui| {
             ui.add_enabled_ui(!modal, |ui| {
                 session_reader::text_box(
@@ -872,7 +878,7 @@ fn session_screen(
         })
         .response
         .rect;
-    shades.rects.push((text, 215));
+    shades.rects.push((text, SHADE_TEXT));
 
     egui::CentralPanel::no_frame().show(&mut root, |ui| {
         let area = ui.max_rect();
@@ -964,9 +970,10 @@ struct SessionCodexView {
     open: bool,
     seen: std::collections::BTreeSet<String>,
     fresh: usize,
-    /// The codex as of the session view's `revision` (rebuilt when it moves).
     codex: crate::session::codex::SessionCodex,
-    revision: Option<u64>,
+    /// The scene the codex was read at: it changes only when the world does
+    /// (a commit, rewind or load), not with every streamed token.
+    scene: Option<i64>,
 }
 
 /// The codex of a session (C): the people met, with how they regard the
@@ -988,14 +995,14 @@ fn session_codex_window(
     let Some(mut session) = session else {
         return Ok(());
     };
-    if view.revision != Some(session_view.revision) {
+    if view.scene != Some(session_view.scene_index) {
         let ctl = session.controller();
         let recalled = ctl.store().recalled_lore().unwrap_or_else(|e| {
             warn!("the codex cannot show the lore come across: {e}");
             Vec::new()
         });
         view.codex = crate::session::codex::codex(&ctl.state, &recalled);
-        view.revision = Some(session_view.revision);
+        view.scene = Some(session_view.scene_index);
         let fresh = view
             .codex
             .keys()
@@ -1066,54 +1073,35 @@ fn session_codex_window(
             egui::ScrollArea::vertical().show(ui, |ui| {
                 ui.heading("People");
                 for p in &codex.people {
-                    ui.horizontal_top(|ui| {
-                        if let Some(tex) = faces.get(p.id.as_str()) {
-                            ui.add(egui::Image::new((*tex, egui::vec2(56.0, 70.0))));
+                    let face = faces
+                        .get(p.id.as_str())
+                        .map(|tex| egui::Image::new((*tex, egui::vec2(56.0, 70.0))));
+                    codex_row(ui, face, &p.description, |ui| {
+                        ui.label(egui::RichText::new(&p.name).strong());
+                        if let Some(regard) = p.regard {
+                            ui.label(egui::RichText::new(format!("({regard} toward you)")).weak());
                         }
-                        ui.vertical(|ui| {
-                            ui.horizontal(|ui| {
-                                ui.label(egui::RichText::new(&p.name).strong());
-                                if let Some(regard) = p.regard {
-                                    ui.label(
-                                        egui::RichText::new(format!("({regard} toward you)"))
-                                            .weak(),
-                                    );
-                                }
-                                if !p.here {
-                                    ui.label(egui::RichText::new("elsewhere").italics().weak());
-                                }
-                                new_mark(ui, &format!("person:{}", p.id));
-                            });
-                            if !p.description.is_empty() {
-                                ui.label(&p.description);
-                            }
-                        });
+                        if !p.here {
+                            ui.label(egui::RichText::new("elsewhere").italics().weak());
+                        }
+                        new_mark(ui, &format!("person:{}", p.id));
                     });
-                    ui.add_space(6.0);
                 }
                 ui.separator();
                 ui.heading("Places");
                 for p in &codex.places {
-                    ui.horizontal(|ui| {
-                        if let Some((tex, size)) = textures.get(&p.id) {
-                            let w = 120.0;
-                            let h = w * size.y as f32 / size.x.max(1) as f32;
-                            ui.add(egui::Image::new((*tex, egui::vec2(w, h))));
-                        }
-                        ui.vertical(|ui| {
-                            ui.horizontal(|ui| {
-                                ui.label(egui::RichText::new(&p.name).strong());
-                                if p.here {
-                                    ui.label(egui::RichText::new("you are here").italics().weak());
-                                }
-                                new_mark(ui, &format!("place:{}", p.id));
-                            });
-                            if !p.description.is_empty() {
-                                ui.label(&p.description);
-                            }
-                        });
+                    let art = textures.get(&p.id).map(|(tex, size)| {
+                        let w = 120.0;
+                        let h = w * size.y as f32 / size.x.max(1) as f32;
+                        egui::Image::new((*tex, egui::vec2(w, h)))
                     });
-                    ui.add_space(6.0);
+                    codex_row(ui, art, &p.description, |ui| {
+                        ui.label(egui::RichText::new(&p.name).strong());
+                        if p.here {
+                            ui.label(egui::RichText::new("you are here").italics().weak());
+                        }
+                        new_mark(ui, &format!("place:{}", p.id));
+                    });
                 }
                 ui.separator();
                 ui.heading("What you have learned");
@@ -1146,6 +1134,27 @@ fn session_codex_window(
         view.fresh = 0;
     }
     Ok(())
+}
+
+/// One entry of the session codex: its picture, then its heading line and description.
+fn codex_row(
+    ui: &mut egui::Ui,
+    picture: Option<egui::Image<'_>>,
+    description: &str,
+    heading: impl FnOnce(&mut egui::Ui),
+) {
+    ui.horizontal_top(|ui| {
+        if let Some(picture) = picture {
+            ui.add(picture);
+        }
+        ui.vertical(|ui| {
+            ui.horizontal(heading);
+            if !description.is_empty() {
+                ui.label(description);
+            }
+        });
+    });
+    ui.add_space(6.0);
 }
 
 /// Seconds the newest roll tumbles before its faces settle.

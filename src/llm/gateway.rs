@@ -293,7 +293,13 @@ enum Work {
     Prime(Box<Job>, Sender<()>),
     /// Load the model now (so the first turn does not wait for it).
     Warm,
+    /// Drop what waits, free the model and end the thread (the gateway is dropped).
+    Stop,
 }
+
+/// How long dropping a gateway waits for its workers to finish what they
+/// are running and free their models.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The one way Loreloom calls a model.
 pub struct Gateway {
@@ -312,6 +318,35 @@ pub struct Gateway {
     /// comparing versions).
     pins: Mutex<HashMap<String, String>>,
     next_id: AtomicU64,
+    /// Each worker says here when it has ended and freed its model.
+    stopped: (Sender<()>, Receiver<()>),
+}
+
+impl Drop for Gateway {
+    /// Workers end before the process does: a model freed by the process's
+    /// exit while a worker still evaluates a prompt (a prime after the last
+    /// turn) crashed the exit. Waits at most [`STOP_WAIT`].
+    fn drop(&mut self) {
+        let workers = std::mem::take(
+            &mut *self
+                .workers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let running = workers
+            .values()
+            .filter(|tx| tx.send(Work::Stop).is_ok())
+            .count();
+        let deadline = Instant::now() + STOP_WAIT;
+        for _ in 0..running {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self.stopped.1.recv_timeout(left).is_err() {
+                tracing::warn!("a model worker did not stop within {STOP_WAIT:?}");
+                return;
+            }
+        }
+        tracing::debug!("{running} model worker(s) stopped");
+    }
 }
 
 impl std::fmt::Debug for Gateway {
@@ -342,6 +377,7 @@ impl Gateway {
             drafts: Mutex::new(HashMap::new()),
             pins: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
+            stopped: crossbeam_channel::unbounded(),
         }
     }
 
@@ -696,9 +732,13 @@ impl Gateway {
         }
         let factory = factory.ok_or_else(|| format!("no backend for model `{model_key}`"))?;
         let (tx, rx) = crossbeam_channel::unbounded::<Work>();
+        let stopped = self.stopped.0.clone();
         thread::Builder::new()
             .name(format!("llm-{model_key}"))
-            .spawn(move || worker_loop(factory, rx))
+            .spawn(move || {
+                worker_loop(factory, rx);
+                let _ = stopped.send(());
+            })
             .map_err(|e| format!("cannot start the model worker: {e}"))?;
         workers.insert(identity, tx.clone());
         Ok(tx)
@@ -798,6 +838,11 @@ fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
             }
         }
         pending.extend(rx.try_iter());
+        // Stopping: what waits is dropped (its callers see the channel close)
+        // and the model is freed on the way out.
+        if pending.iter().any(|w| matches!(w, Work::Stop)) {
+            break;
+        }
         // A call waiting means the player has moved: what was primed for that
         // move is no use now, and must not keep the call waiting.
         if pending.iter().any(|w| matches!(w, Work::Call(_))) {
@@ -833,7 +878,7 @@ fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
                 let _ = done.send(());
                 continue;
             }
-            Work::Warm => continue,
+            Work::Warm | Work::Stop => continue,
         };
         match loaded {
             Ok(backend) => run_call(backend.as_mut(), *job),

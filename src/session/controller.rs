@@ -137,8 +137,9 @@ pub enum Report {
 
 /// "Saved to slot 2: Reedmere Quay, scene 12: …" for a [`Report::Saved`].
 pub fn saved_words(b: &crate::store::Bookmark) -> String {
+    let end = if b.summary.ends_with('…') { "" } else { "." };
     format!(
-        "Saved to slot {}: {}.",
+        "Saved to slot {}: {}{end}",
         b.slot.trim_start_matches("slot-"),
         b.summary
     )

@@ -84,11 +84,20 @@ fn main() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
+    // `cargo bench --bench window -- session` measures only the session screen.
+    let only_sessions = std::env::args().any(|a| a == "session");
+    if !only_sessions {
+        stories(dir.path());
+    }
+    sessions(dir.path());
+}
 
+/// The story player: first screen, frame time, memory after 50 passages.
+fn stories(dir: &Path) {
     let first = measure(
         "play",
-        &["--screenshot", dir.path().join("t.png").to_str().unwrap()],
-        dir.path(),
+        &["--screenshot", dir.join("t.png").to_str().unwrap()],
+        dir,
     );
     println!(
         "first screen (title):        {:>8.0} ms  (target < 2000)",
@@ -107,7 +116,7 @@ fn main() {
             "--size",
             "1280x720",
         ],
-        dir.path(),
+        dir,
     );
     println!(
         "frame time at 1280x720:      {:>8.1} ms mean, {:.1} ms p95 over {} frames  (target < 16)",
@@ -116,7 +125,7 @@ fn main() {
         steady["frames"]
     );
 
-    let package = dir.path().join("long");
+    let package = dir.join("long");
     std::fs::create_dir_all(&package).expect("package dir");
     let long = loreloom::story::synthetic::story(400, 20);
     std::fs::write(
@@ -128,24 +137,27 @@ fn main() {
     let memory = measure(
         "play",
         &[package.to_str().unwrap(), "--autoplay", &fifty],
-        dir.path(),
+        dir,
     );
     println!(
         "resident memory after {} passages: {:>6.0} MB  (target < 400)",
         memory["passages"],
         memory["rss_mb"].as_f64().unwrap_or(0.0)
     );
+}
 
+/// The session screen: frame time while narration streams, memory after 50 turns.
+fn sessions(dir: &Path) {
     // A session: three turns whose narration streams at ~16 words a second
     // (SmolLM2-135M's pace here) and types out at the default text speed.
-    let streaming = measure_session(3, 60, true, dir.path());
+    let streaming = measure_session(3, 60, true, dir);
     println!(
         "session, while a turn streams: {:>6.1} ms mean, {:.1} ms p95 over {} frames  (target < 16)",
         streaming["session_frame_mean_ms"].as_f64().unwrap_or(0.0),
         streaming["session_frame_p95_ms"].as_f64().unwrap_or(0.0),
         streaming["session_frames"]
     );
-    let long = measure_session(50, 0, false, dir.path());
+    let long = measure_session(50, 0, false, dir);
     println!(
         "session, memory after {} turns: {:>6.0} MB  (target < 400)",
         long["session_scene"],

@@ -206,19 +206,19 @@ fn picture_colour(path: &Path) -> [f64; 3] {
 fn the_session_stage_shows_the_place_and_follows_a_move_elsewhere() {
     use common::scripted::{reply, turn_replies};
     let dir = tempfile::tempdir().unwrap();
-    let shoot = |name: &str, go_to: Option<&str>| {
+    // `ops`: the state operations the persona's extractor returns.
+    let shoot = |name: &str, ops: &[serde_json::Value]| {
         let save = dir.path().join(format!("{name}.db"));
         common::new_drowned_reach_save(&save, 3);
         let mut replies = turn_replies(1);
-        if let Some(place) = go_to {
+        if !ops.is_empty() {
             let at = replies
                 .iter()
                 .position(|r| r.stage.as_deref() == Some("extract"))
                 .unwrap();
             replies[at] = reply(
                 "extract",
-                serde_json::json!({"state_ops": [{"op": "set", "path": "scene.location", "value": place}], "observations": []})
-                    .to_string(),
+                serde_json::json!({"state_ops": ops, "observations": []}).to_string(),
             );
         }
         let replies_file = dir.path().join(format!("{name}.json"));
@@ -228,10 +228,10 @@ fn the_session_stage_shows_the_place_and_follows_a_move_elsewhere() {
         )
         .unwrap();
         let input = dir.path().join(format!("{name}.txt"));
-        let lines = if go_to.is_some() {
-            "I take the skiff out onto the water.\n"
-        } else {
+        let lines = if ops.is_empty() {
             "\n"
+        } else {
+            "I take the skiff out onto the water.\n"
         };
         std::fs::write(&input, lines).unwrap();
         let shot = dir.path().join(format!("{name}.png"));
@@ -255,18 +255,25 @@ fn the_session_stage_shows_the_place_and_follows_a_move_elsewhere() {
             .unwrap_or_default();
         (picture_colour(&shot), place, music)
     };
-    let (quay, at_quay, quay_music) = shoot("quay", None);
-    let (reach, at_reach, reach_music) = shoot("reach", Some("drowned_reach"));
-    let (toll, at_toll, _) = shoot("toll", Some("toll_house"));
+    let to =
+        |place: &str| [serde_json::json!({"op": "set", "path": "scene.location", "value": place})];
+    let (quay, at_quay, quay_music) = shoot("quay", &[]);
+    let (reach, at_reach, reach_music) = shoot("reach", &to("drowned_reach"));
+    let (toll, at_toll, _) = shoot("toll", &to("toll_house"));
+    // Fear on the quay from 1 to 4 of 5: the clock is three-quarters full.
+    let fear = serde_json::json!({"op": "tick_clock", "path": "clocks.town_fear", "value": 3});
+    let (_, _, danger_music) = shoot("danger", &[fear]);
     assert_eq!(at_quay, "reedmere_quay");
     assert_eq!(at_reach, "drowned_reach");
     assert_eq!(at_toll, "toll_house");
     // The audio plugin plays the scene's cue (the quay at dusk: the track
     // whose name says dusk) and, the Reach at dusk wanting the same one,
     // keeps it playing across the move instead of starting it again.
-    // (A cue that changes crossfades: `ui::audio`'s test.)
+    // A turn that brings the town near panic changes the cue to the tension
+    // track (crossfading: `ui::audio`'s test follows the plugin's state).
     assert_eq!(quay_music, ["reach_at_dusk.ogg"]);
     assert_eq!(reach_music, ["reach_at_dusk.ogg"]);
+    assert_eq!(danger_music, ["reach_at_dusk.ogg", "green_flame.ogg"]);
     let apart = |a: [f64; 3], b: [f64; 3]| (0..3).map(|i| (a[i] - b[i]).abs()).sum::<f64>();
     // Not the flat stage colour: a picture is behind the words.
     for (name, c) in [("quay", quay), ("reach", reach), ("toll", toll)] {

@@ -240,9 +240,12 @@ fn the_view_knows_each_turns_scene_and_the_save_slots() {
     }
     say(&mut app, "I step aboard and grab the rail.");
     settle(&mut app);
+    let first_choices = app.world().resource::<SessionView>().choices.clone();
+    assert!(!first_choices.is_empty());
     say(&mut app, "I call to the ferryman.");
     settle(&mut app);
     let view = app.world().resource::<SessionView>();
+    let second_choices = view.choices.clone();
     let scenes: Vec<i64> = view.moments.iter().map(|m| m.scene).collect();
     assert_eq!(scenes, [0, 1, 2]);
     // Each turn's entries end at its moment, starting with the move.
@@ -272,6 +275,10 @@ fn the_view_knows_each_turns_scene_and_the_save_slots() {
     let scenes: Vec<i64> = view.moments.iter().map(|m| m.scene).collect();
     assert_eq!(scenes, [0, 1], "the second move is off this branch");
     assert_eq!(
+        view.choices, first_choices,
+        "the scene returned to offers its choices again"
+    );
+    assert_eq!(
         view.read_through, view.moments[1].end,
         "what was rebuilt from the save was read before"
     );
@@ -281,6 +288,7 @@ fn the_view_knows_each_turns_scene_and_the_save_slots() {
     let view = app.world().resource::<SessionView>();
     let scenes: Vec<i64> = view.moments.iter().map(|m| m.scene).collect();
     assert_eq!(scenes, [0, 1, 2], "back on the kept scene's branch");
+    assert_eq!(view.choices, second_choices, "and the kept scene's choices");
     assert!(matches!(view.entries.last(), Some(Entry::Note(n)) if n == "Loaded save slot 3."));
     assert_eq!(view.scene_index, 4);
 

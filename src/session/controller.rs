@@ -348,11 +348,7 @@ impl Controller {
         let seed = state.seed;
         super::people::initialise(&campaign, &mut state.world, super::turn::PERSONA, seed);
         load_summaries(&store, &mut state);
-        let choices = store
-            .last_result()
-            .map_err(|e| e.to_string())?
-            .and_then(|r| serde_json::from_value(r["choices"].clone()).ok())
-            .unwrap_or_default();
+        let choices = last_choices(&store)?;
         let memory = SessionMemory::open(&mut store, &campaign, embedder)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let play_session = store.start_play_session().map_err(|e| e.to_string())?;
@@ -531,8 +527,11 @@ impl Controller {
         let info = self.info()?;
         self.current_scene = info.current_scene_id;
         self.scene_index = info.scene_index;
-        self.set_choices(Vec::new());
-        self.memory.reload(&self.store)
+        self.memory.reload(&self.store)?;
+        // The choices the scene returned to was left with, as when the save opens.
+        let choices = last_choices(&self.store)?;
+        self.set_choices(choices);
+        Ok(())
     }
 
     fn fallback(&mut self) -> Report {
@@ -978,6 +977,15 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
 
 /// The `summaries.scope` of stream compression.
 pub const COMPRESSION_SCOPE: &str = "compression";
+
+/// The choices the current scene's turn offered (none for an opening).
+fn last_choices(store: &Store) -> Result<Vec<String>, String> {
+    Ok(store
+        .last_result()
+        .map_err(|e| e.to_string())?
+        .and_then(|r| serde_json::from_value(r["choices"].clone()).ok())
+        .unwrap_or_default())
+}
 
 /// The compression summaries of the branch the state is on: those whose last
 /// turn is in the state's stream (a rewound-away branch's are not).

@@ -838,6 +838,10 @@ impl Store {
     ) -> Result<Committed, StoreError> {
         let session = self.session()?;
         let index = target.scene_index;
+        // The scene returned to offers the choices it was left with again.
+        let choices = self
+            .turn_result(&target.id)?
+            .map_or(serde_json::Value::Null, |r| r["choices"].clone());
         let turn = TurnCommit {
             user_action_id: user_action_id.to_owned(),
             expected_scene_id: session.current_scene_id,
@@ -856,7 +860,7 @@ impl Store {
                 serde_json::json!({"to_scene": target.id, "to_index": index}),
             )],
             play_minutes: session.play_minutes,
-            result: serde_json::json!({"rewound_to": index}),
+            result: serde_json::json!({"rewound_to": index, "choices": choices}),
             memory: None,
         };
         self.commit_turn(&turn)
@@ -1455,18 +1459,23 @@ impl TurnCommit {
 
 impl Store {
     /// The stored result of the turn that made the current scene (its narration, rolls, choices).
-    pub fn last_result(&self) -> Result<Option<Value>, StoreError> {
+    /// The result of the turn that made a scene (none for a save's first scene).
+    fn turn_result(&self, scene_id: &str) -> Result<Option<Value>, StoreError> {
         let text: Option<String> = self
             .conn
             .query_row(
-                "SELECT t.result_json FROM turns t JOIN sessions s ON s.current_scene_id = t.scene_id
-                 WHERE t.session_id = ?1",
-                [&self.session_id],
+                "SELECT result_json FROM turns WHERE session_id = ?1 AND scene_id = ?2",
+                [&self.session_id, scene_id],
                 |r| r.get(0),
             )
             .optional()
-            .map_err(self.sql("reading the last turn"))?;
+            .map_err(self.sql("reading a turn's result"))?;
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    /// The result of the turn that made the current scene.
+    pub fn last_result(&self) -> Result<Option<Value>, StoreError> {
+        self.turn_result(&self.session()?.current_scene_id)
     }
 }
 

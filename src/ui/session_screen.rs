@@ -702,8 +702,8 @@ fn session_screen(
             .rect_filled(screen, 0.0, egui::Color32::from_rgb(14, 16, 22));
     }
 
-    // Panels are shaded by sprites under egui (`ui::backdrop::Shades`, at the
-    // `SHADE_*` alphas); egui draws only what is on them.
+    // The backdrop under egui is darkened under the panels
+    // (`ui::backdrop::Shades`, at the `SHADE_*` alphas); egui draws only what is on them.
     let panel_frame = egui::Frame::new().inner_margin(egui::Margin::symmetric(18, 10));
     shades.rects.clear();
     shades.points_to_logical = ctx.pixels_per_point() / scale_factor;

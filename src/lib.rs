@@ -3,6 +3,8 @@
 //! The story graph ([`story`]) is plain Rust; [`engine`] adapts it to Bevy's ECS
 //! so the same engine runs headless (terminal player, tests) and, later, windowed.
 
+#[cfg(feature = "store")]
+pub mod author;
 pub mod campaign;
 pub mod cli;
 pub mod corpus;

@@ -1,5 +1,7 @@
 //! The `loreloom` command line: play, validate and count stories.
 
+#[cfg(feature = "store")]
+mod author;
 mod campaign;
 mod check;
 mod model;
@@ -92,6 +94,10 @@ enum Command {
     #[cfg(feature = "store")]
     #[command(subcommand)]
     Session(SessionCommand),
+    /// Make a story graph: DREAM → BRAINSTORM → SEED → GROW with a human gate after each stage
+    #[cfg(feature = "store")]
+    #[command(subcommand)]
+    Author(author::AuthorCommand),
     /// The fine-tuning corpus: render `training/settings` into the chats the model is tuned on
     #[command(subcommand)]
     Tune(TuneCommand),
@@ -323,6 +329,8 @@ pub fn run() -> ExitCode {
         Command::Campaign(CampaignCommand::Validate { dir }) => campaign::validate(&dir),
         Command::Campaign(CampaignCommand::Show { dir }) => campaign::show(&dir),
         Command::Campaign(CampaignCommand::Enrich(args)) => campaign::enrich(&args),
+        #[cfg(feature = "store")]
+        Command::Author(command) => author::run(command),
         #[cfg(feature = "store")]
         Command::Session(SessionCommand::New(args)) => session::new(args),
         #[cfg(feature = "store")]

@@ -154,11 +154,7 @@ impl PromptRegistry {
             }
         }
         let mut stages = BTreeMap::new();
-        for entry in read_dir_sorted(&root)? {
-            let name = file_name(&entry);
-            if !entry.is_dir() || name.starts_with('_') {
-                continue;
-            }
+        for (name, entry) in stage_dirs(&root)? {
             let stage_file = entry.join("stage.ron");
             let text = fs::read_to_string(&stage_file).map_err(|source| PromptError::Io {
                 path: stage_file.clone(),
@@ -339,6 +335,30 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// Every stage folder under `root` with its name: a folder holding a
+/// `stage.ron`, or one inside a group folder (one without, such as
+/// `author/`), named `group/stage`. Folders starting with `_` are skipped.
+fn stage_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, PromptError> {
+    let mut out = Vec::new();
+    for entry in read_dir_sorted(root)? {
+        let name = file_name(&entry);
+        if !entry.is_dir() || name.starts_with('_') {
+            continue;
+        }
+        if entry.join("stage.ron").is_file() {
+            out.push((name, entry));
+            continue;
+        }
+        for inner in read_dir_sorted(&entry)? {
+            let inner_name = file_name(&inner);
+            if inner.is_dir() && !inner_name.starts_with('_') {
+                out.push((format!("{name}/{inner_name}"), inner));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, PromptError> {

@@ -1,0 +1,11 @@
+//! The authoring pipeline (seed 000): a project's unified graph in `graph.db` with the seed's ownership rules enforced by the store, pre-stage snapshots, human gates, review exports and the model-driven stages.
+
+pub mod graph;
+pub mod model;
+pub mod project;
+pub mod review;
+pub mod stages;
+
+pub use graph::{Edge, Graph, GraphError, Mutation, Node, Rule};
+pub use model::{EdgeType, NodeType, Stage};
+pub use project::{Gate, Project, ProjectError, Scope};

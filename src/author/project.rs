@@ -1,0 +1,305 @@
+//! An authoring project folder (seed 000 "File Structure"): `graph.db`, `snapshots/pre-<stage>.db` copied before each stage runs, `exports/` for review, optional `prompts/` overrides; where the project stands between the human gates.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::graph::{Graph, GraphError, Mutation};
+use super::model::Stage;
+
+/// How long the story is meant to be (seed 000 `vision.scope.length`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Micro,
+    Short,
+    Medium,
+    Long,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Micro => "micro",
+            Scope::Short => "short",
+            Scope::Medium => "medium",
+            Scope::Long => "long",
+        }
+    }
+}
+
+/// Where a stage stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// Not run yet.
+    Pending,
+    /// Run; waiting for the author's review and approval.
+    Review,
+    /// Approved: the next stage may run.
+    Approved,
+}
+
+/// What went wrong with a project (each names the file or stage and what to do).
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    #[error("{path}: {message}")]
+    Io { path: PathBuf, message: String },
+    #[error("{0}")]
+    Gate(String),
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> ProjectError + '_ {
+    move |e| ProjectError::Io {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// An open project.
+pub struct Project {
+    pub dir: PathBuf,
+    pub graph: Graph,
+}
+
+impl Project {
+    /// Makes a new project folder with its spark and scope.
+    pub fn create(dir: &Path, spark: &str, scope: Scope) -> Result<Self, ProjectError> {
+        let db = dir.join("graph.db");
+        if db.exists() {
+            return Err(ProjectError::Gate(format!(
+                "{} already holds a project; open it with `loreloom author status {}`",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        if spark.trim().is_empty() {
+            return Err(ProjectError::Gate(
+                "a project starts from a spark: --spark \"a noir mystery on a space station\""
+                    .into(),
+            ));
+        }
+        for sub in ["snapshots", "exports"] {
+            std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
+        }
+        let mut graph = Graph::open(&db)?;
+        graph.apply(
+            Stage::Dream,
+            "new",
+            "the author's spark and scope",
+            &[
+                Mutation::Meta {
+                    key: "spark".into(),
+                    value: json!(spark.trim()),
+                },
+                Mutation::Meta {
+                    key: "scope".into(),
+                    value: json!(scope.name()),
+                },
+            ],
+        )?;
+        Ok(Self {
+            dir: dir.to_owned(),
+            graph,
+        })
+    }
+
+    /// Opens an existing project folder.
+    pub fn open(dir: &Path) -> Result<Self, ProjectError> {
+        let db = dir.join("graph.db");
+        if !db.is_file() {
+            return Err(ProjectError::Gate(format!(
+                "{} is not an authoring project (no graph.db); make one with `loreloom author new {} --spark \"…\"`",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        Ok(Self {
+            dir: dir.to_owned(),
+            graph: Graph::open(&db)?,
+        })
+    }
+
+    pub fn spark(&self) -> Result<String, ProjectError> {
+        Ok(self
+            .graph
+            .meta("spark")?
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default())
+    }
+
+    pub fn scope(&self) -> Result<Scope, ProjectError> {
+        Ok(self
+            .graph
+            .meta("scope")?
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or(Scope::Short))
+    }
+
+    /// Where a stage stands.
+    pub fn gate(&self, stage: Stage) -> Result<Gate, ProjectError> {
+        Ok(
+            match self
+                .graph
+                .meta(&format!("gate.{}", stage.name()))?
+                .as_ref()
+                .and_then(Value::as_str)
+            {
+                Some("approved") => Gate::Approved,
+                Some("review") => Gate::Review,
+                _ => Gate::Pending,
+            },
+        )
+    }
+
+    /// The stage waiting for review, if one is.
+    pub fn in_review(&self) -> Result<Option<Stage>, ProjectError> {
+        for stage in Stage::ALL {
+            if self.gate(stage)? == Gate::Review {
+                return Ok(Some(stage));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The next stage to run (none once everything built so far is approved
+    /// up to the last stage).
+    pub fn next_stage(&self) -> Result<Option<Stage>, ProjectError> {
+        for stage in Stage::ALL {
+            if self.gate(stage)? == Gate::Pending {
+                return Ok(Some(stage));
+            }
+        }
+        Ok(None)
+    }
+
+    fn snapshot_path(&self, stage: Stage) -> PathBuf {
+        self.dir
+            .join("snapshots")
+            .join(format!("pre-{}.db", stage.name()))
+    }
+
+    /// Before `stage` runs: checks the gate before it is approved and copies
+    /// `graph.db` to `snapshots/pre-<stage>.db`.
+    pub fn begin(self, stage: Stage) -> Result<Self, ProjectError> {
+        if let Some(waiting) = self.in_review()? {
+            return Err(ProjectError::Gate(format!(
+                "{waiting} is waiting for review: `loreloom author review {dir}`, then `loreloom author approve {dir}` (or `loreloom author rollback {dir} {}`)",
+                waiting.name(),
+                dir = self.dir.display()
+            )));
+        }
+        if self.gate(stage)? != Gate::Pending {
+            return Err(ProjectError::Gate(format!(
+                "{stage} has already run; `loreloom author rollback {} {}` to run it again",
+                self.dir.display(),
+                stage.name()
+            )));
+        }
+        if let Some(next) = self.next_stage()?
+            && next != stage
+        {
+            return Err(ProjectError::Gate(format!(
+                "{next} comes before {stage}; run the stages in order"
+            )));
+        }
+        let dir = self.dir.clone();
+        let db = dir.join("graph.db");
+        let snapshot = self.snapshot_path(stage);
+        self.graph.close();
+        std::fs::copy(&db, &snapshot).map_err(io(&snapshot))?;
+        Self::open(&dir)
+    }
+
+    /// After a stage ran: it waits for the author at its gate.
+    pub fn finish(&mut self, stage: Stage) -> Result<(), ProjectError> {
+        self.set_gate(stage, "review", "the stage ran; waiting for review")
+    }
+
+    /// The author approves the stage in review; the next may run.
+    pub fn approve(&mut self) -> Result<Stage, ProjectError> {
+        let Some(stage) = self.in_review()? else {
+            return Err(ProjectError::Gate(
+                "no stage is waiting for approval; `loreloom author status` says what is next"
+                    .into(),
+            ));
+        };
+        self.set_gate(stage, "approved", "approved by the author")?;
+        Ok(stage)
+    }
+
+    fn set_gate(&mut self, stage: Stage, value: &str, why: &str) -> Result<(), ProjectError> {
+        self.graph.apply(
+            stage,
+            "gate",
+            why,
+            &[Mutation::Meta {
+                key: format!("gate.{}", stage.name()),
+                value: json!(value),
+            }],
+        )?;
+        Ok(())
+    }
+
+    /// Restores `graph.db` to the snapshot taken before `stage` ran (byte
+    /// for byte); later stages' snapshots go too, as they describe a graph
+    /// that no longer exists.
+    pub fn rollback(self, stage: Stage) -> Result<Self, ProjectError> {
+        let snapshot = self.snapshot_path(stage);
+        if !snapshot.is_file() {
+            return Err(ProjectError::Gate(format!(
+                "{stage} has not run in this project (no {}); nothing to roll back",
+                snapshot.display()
+            )));
+        }
+        let dir = self.dir.clone();
+        let db = dir.join("graph.db");
+        self.graph.close();
+        std::fs::copy(&snapshot, &db).map_err(io(&db))?;
+        let project = Self::open(&dir)?;
+        for later in Stage::ALL.into_iter().filter(|s| *s > stage) {
+            let path = project.snapshot_path(later);
+            if path.is_file() {
+                std::fs::remove_file(&path).map_err(io(&path))?;
+            }
+        }
+        Ok(project)
+    }
+
+    /// A few lines: the spark, each stage's gate, and what to do next.
+    pub fn status(&self) -> Result<String, ProjectError> {
+        let mut out = format!(
+            "{}\n  spark: {}\n  scope: {}\n",
+            self.dir.display(),
+            self.spark()?,
+            self.scope()?.name()
+        );
+        for stage in Stage::ALL {
+            let gate = match self.gate(stage)? {
+                Gate::Pending => "not run",
+                Gate::Review => "run, waiting for review",
+                Gate::Approved => "approved",
+            };
+            let _ = writeln!(out, "  {:<11} {gate}", stage.to_string());
+        }
+        let dir = self.dir.display();
+        let next = if let Some(stage) = self.in_review()? {
+            format!(
+                "next: review {stage} (`loreloom author review {dir}`), then `loreloom author approve {dir}`"
+            )
+        } else if let Some(stage) = self.next_stage()? {
+            format!(
+                "next: run {stage} (`loreloom author run {dir} --to {}`)",
+                stage.name()
+            )
+        } else {
+            "every stage is approved".to_owned()
+        };
+        out.push_str(&next);
+        Ok(out)
+    }
+}

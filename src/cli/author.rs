@@ -1,0 +1,190 @@
+//! `loreloom author …`: make an authoring project, run its stages with a human gate after each, review, approve, roll back and read the audit.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::author::stages::{self, Author, Unattended};
+use crate::author::{Project, ProjectError, Scope, Stage, review};
+use crate::llm::{Gateway, Script, ScriptedBackend};
+
+/// `loreloom author …`
+#[derive(clap::Subcommand, Debug)]
+pub enum AuthorCommand {
+    /// Make a project folder from a spark: graph.db, snapshots/, exports/
+    New {
+        dir: PathBuf,
+        /// The idea the story grows from ("a noir mystery on a space station")
+        #[arg(long)]
+        spark: String,
+        #[arg(long, value_enum, default_value = "short")]
+        scope: Scope,
+    },
+    /// Run the next stages up to STAGE, stopping at each stage's gate for review unless --yes
+    Run(RunArgs),
+    /// Write exports/graph.yaml and exports/graph.md (what the stage under review changed)
+    Review { dir: PathBuf },
+    /// Approve the stage under review so the next may run
+    Approve { dir: PathBuf },
+    /// Restore the graph to the snapshot taken before STAGE ran
+    Rollback { dir: PathBuf, stage: Stage },
+    /// Where the project stands and what is next
+    Status { dir: PathBuf },
+    /// The mutation audit: every change, by which stage and phase, and why
+    Audit {
+        dir: PathBuf,
+        /// Only this stage's changes
+        #[arg(long)]
+        stage: Option<Stage>,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    dir: PathBuf,
+    /// The last stage to run (default: the next one)
+    #[arg(long)]
+    to: Option<Stage>,
+    /// Run without asking: no discussion, each gate approved as it is reached
+    #[arg(long)]
+    yes: bool,
+    /// The model key (see `loreloom models`)
+    #[arg(long, default_value = "local-small")]
+    model: String,
+    /// Answer from a reply script instead of the model (tests, demos)
+    #[arg(long)]
+    model_script: Option<PathBuf>,
+}
+
+pub fn run(command: AuthorCommand) -> ExitCode {
+    let result = match command {
+        AuthorCommand::New { dir, spark, scope } => Project::create(&dir, &spark, scope).map(|p| {
+            println!(
+                "made {}\nnext: `loreloom author run {} --to dream`",
+                p.dir.display(),
+                dir.display()
+            );
+        }),
+        AuthorCommand::Run(args) => run_stages(&args),
+        AuthorCommand::Review { dir } => write_review(&dir),
+        AuthorCommand::Approve { dir } => Project::open(&dir).and_then(|mut p| {
+            let stage = p.approve()?;
+            println!("{stage} approved\n{}", p.status()?);
+            Ok(())
+        }),
+        AuthorCommand::Rollback { dir, stage } => Project::open(&dir)
+            .and_then(|p| p.rollback(stage))
+            .and_then(|p| {
+                println!("restored the graph from before {stage}\n{}", p.status()?);
+                Ok(())
+            }),
+        AuthorCommand::Status { dir } => Project::open(&dir).and_then(|p| {
+            println!("{}", p.status()?);
+            Ok(())
+        }),
+        AuthorCommand::Audit { dir, stage } => Project::open(&dir).and_then(|p| {
+            for row in p.graph.audit(stage)? {
+                println!(
+                    "{:>4} {:<10} {:<9} {:<6} {}  ({})",
+                    row.seq, row.stage, row.phase, row.operation, row.target, row.rationale
+                );
+            }
+            Ok(())
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn write_review(dir: &Path) -> Result<(), ProjectError> {
+    let project = Project::open(dir)?;
+    let exports = dir.join("exports");
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |e: std::io::Error| ProjectError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        }
+    };
+    std::fs::create_dir_all(&exports).map_err(io(&exports))?;
+    let yaml = exports.join("graph.yaml");
+    std::fs::write(&yaml, review::yaml(&project.graph)?).map_err(io(&yaml))?;
+    let md = exports.join("graph.md");
+    let text = review::markdown(&project.graph, &project.spark()?, project.in_review()?)?;
+    std::fs::write(&md, &text).map_err(io(&md))?;
+    println!("{text}\nwrote {} and {}", yaml.display(), md.display());
+    Ok(())
+}
+
+/// The author at the terminal: each proposal printed, a reply read; an
+/// empty line ends the discussion.
+struct AtTerminal;
+
+impl Author for AtTerminal {
+    fn reply(&mut self, stage: Stage, said: &str) -> Option<String> {
+        println!("\n{said}\n");
+        print!("{stage} (your reply; an empty line ends the discussion)> ");
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).ok()?;
+        let line = line.trim().to_owned();
+        (!line.is_empty()).then_some(line)
+    }
+}
+
+fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
+    let mut project = Project::open(&args.dir)?;
+    let gateway = Gateway::standard().map_err(ProjectError::Gate)?;
+    if let Some(file) = &args.model_script {
+        let script = Script::load(file).map_err(ProjectError::Gate)?;
+        gateway.register_script(&args.model, ScriptedBackend::new(script));
+    }
+    let interactive = !args.yes && std::io::stdin().is_terminal();
+    loop {
+        if args.yes
+            && let Some(waiting) = project.in_review()?
+        {
+            project.approve()?;
+            println!("{waiting} approved (--yes)");
+        }
+        let Some(stage) = project.next_stage()? else {
+            println!("{}", project.status()?);
+            return Ok(());
+        };
+        if args.to.is_some_and(|to| stage > to) {
+            println!("{}", project.status()?);
+            return Ok(());
+        }
+        project = project.begin(stage)?;
+        println!("running {stage}…");
+        let mut author: Box<dyn Author> = if interactive {
+            Box::new(AtTerminal)
+        } else {
+            Box::new(Unattended)
+        };
+        match stage {
+            Stage::Dream => stages::dream(&mut project, &gateway, &args.model, author.as_mut())?,
+            later => {
+                return Err(ProjectError::Gate(format!(
+                    "{later} is not built yet in this version of Loreloom (the authoring pipeline stops after DREAM); the graph is as DREAM left it"
+                )));
+            }
+        }
+        project.finish(stage)?;
+        println!("{stage} done");
+        if !args.yes {
+            println!("{}", project.status()?);
+            return Ok(());
+        }
+        if args.to.is_none() {
+            project.approve()?;
+            println!("{}", project.status()?);
+            return Ok(());
+        }
+    }
+}

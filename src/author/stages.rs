@@ -47,6 +47,21 @@ fn stage_error(stage: Stage, message: impl std::fmt::Display) -> ProjectError {
     ))
 }
 
+/// One model call for `stage` (the prompt stage `prompt`): its validated answer.
+fn ask(
+    gateway: &Gateway,
+    prompt: &str,
+    model: &str,
+    vars: Value,
+    stage: Stage,
+) -> Result<Value, ProjectError> {
+    gateway
+        .call(CallRequest::new(prompt, model, vars))
+        .wait()
+        .result
+        .map_err(|e| stage_error(stage, e))
+}
+
 fn text_of(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_owned)
 }
@@ -70,11 +85,7 @@ fn discuss(
             "context": context,
             "conversation": conversation,
         });
-        let said = gateway
-            .call(CallRequest::new("author/discuss", model, vars))
-            .wait()
-            .result
-            .map_err(|e| stage_error(stage, e))?;
+        let said = ask(gateway, "author/discuss", model, vars, stage)?;
         let said = text_of(&said).trim().to_owned();
         conversation.push(json!({"who": "you", "text": said}));
         match author.reply(stage, &said) {
@@ -90,11 +101,7 @@ fn discuss(
         "spark": spark,
         "conversation": conversation,
     });
-    let brief = gateway
-        .call(CallRequest::new("author/summarize", model, vars))
-        .wait()
-        .result
-        .map_err(|e| stage_error(stage, e))?;
+    let brief = ask(gateway, "author/summarize", model, vars, stage)?;
     Ok(text_of(&brief).trim().to_owned())
 }
 
@@ -112,11 +119,7 @@ pub fn dream(
         "scope": scope.name(),
         "brief": brief,
     });
-    let answer = gateway
-        .call(CallRequest::new("author/dream", model, vars))
-        .wait()
-        .result
-        .map_err(|e| stage_error(Stage::Dream, e))?;
+    let answer = ask(gateway, "author/dream", model, vars, Stage::Dream)?;
     let vision = json!({
         "genre": answer["genre"],
         "tone": answer["tone"],

@@ -373,3 +373,209 @@ fn a_dilemma_has_two_answers_one_canonical() {
     assert_eq!((node.as_str(), rule), ("dilemma::x", Rule::TwoAnswers));
     assert!(g.nodes(NodeType::Dilemma).unwrap().is_empty());
 }
+
+fn script_file(dir: &Path, name: &str, replies: Vec<loreloom::llm::scripted::Reply>) -> String {
+    let file = dir.join(name);
+    std::fs::write(
+        &file,
+        serde_json::to_string(&loreloom::llm::Script { replies }).unwrap(),
+    )
+    .unwrap();
+    file.to_str().unwrap().to_owned()
+}
+
+/// BRAINSTORM's answer for the lighthouse: three entities, two dilemmas.
+fn brainstorm_answer() -> String {
+    json!({
+        "entities": [
+            {"id": "mara", "type": "character", "name": "Mara Vell", "concept": "the lighthouse keeper, tired and proud"},
+            {"id": "the_sea", "type": "character", "name": "The Sea", "concept": "an old power that trades in years"},
+            {"id": "lighthouse", "type": "location", "name": "Gannet Light", "concept": "a lighthouse on a bare rock"},
+            {"id": "harbour", "type": "location", "name": "Skerry Harbour", "concept": "the village across the water"}
+        ],
+        "dilemmas": [
+            {"id": "bargain", "question": "Does Mara trade her years for the storm?",
+             "answers": [
+                {"id": "trade", "description": "She trades, and the wreckers drown", "canonical": true},
+                {"id": "refuse", "description": "She refuses, and the wreckers land", "canonical": false}],
+             "involves": ["mara", "the_sea", "nobody"], "why_it_matters": "what a life is worth"},
+            {"id": "warning", "question": "Does she warn the harbour?",
+             "answers": [
+                {"id": "warn", "description": "She lights the warning fire", "canonical": true},
+                {"id": "silent", "description": "She keeps the light dark", "canonical": false}],
+             "involves": ["mara", "harbour"], "why_it_matters": "duty against secrecy"}
+        ]
+    })
+    .to_string()
+}
+
+/// SEED's answer: both answers of `bargain` explored, only the canonical of
+/// `warning` (which the engine adds although no path names it); one beat
+/// with an `after` that would make a cycle.
+fn seed_answer() -> String {
+    json!({
+        "cut_entities": ["harbour"],
+        "paths": [
+            {"dilemma_id": "bargain", "answer_id": "trade", "name": "The price paid", "tier": "major",
+             "description": "Mara gives the sea ten years", "consequences": [
+                {"id": "mara_aged", "description": "Mara is old before her time", "ripples": ["her hands shake"]}]},
+            {"dilemma_id": "bargain", "answer_id": "refuse", "name": "The price refused", "tier": "major",
+             "description": "Mara keeps her years", "consequences": [
+                {"id": "wreckers_land", "description": "The wreckers come ashore", "ripples": ["the harbour burns"]}]}
+        ],
+        "beats": [
+            {"id": "storm_rises", "summary": "A storm gathers and the sea speaks to Mara.",
+             "paths": ["bargain__trade", "bargain__refuse"],
+             "impacts": [{"dilemma_id": "bargain", "effect": "reveals", "note": "the offer"}],
+             "entities": ["mara", "the_sea"], "location": "lighthouse", "location_alternatives": ["harbour"]},
+            {"id": "the_trade", "summary": "Mara gives the sea her years.", "paths": ["bargain__trade"],
+             "impacts": [{"dilemma_id": "bargain", "effect": "commits", "note": "the price is paid"}],
+             "entities": ["mara", "the_sea"], "location": "lighthouse", "after": ["storm_rises"]},
+            {"id": "the_refusal", "summary": "Mara turns her back on the water.", "paths": ["bargain__refuse"],
+             "impacts": [{"dilemma_id": "bargain", "effect": "commits", "note": "no price"}],
+             "entities": ["mara"], "location": "lighthouse"},
+            {"id": "fire_lit", "summary": "Mara lights the warning fire.", "paths": ["warning__warn"],
+             "impacts": [{"dilemma_id": "warning", "effect": "advances", "note": ""}],
+             "entities": ["mara", "harbour"], "location": "lighthouse", "after": ["storm_rises", "fire_lit_never"]},
+            {"id": "storm_rises_again", "summary": "The storm turns back on itself.", "paths": ["bargain__trade"],
+             "impacts": [], "entities": ["mara"], "location": "lighthouse", "after": ["storm_rises"]}
+        ],
+        "dilemma_analyses": [
+            {"dilemma_id": "bargain", "convergence_policy": "hard", "ending_salience": "high",
+             "residue_weight": "heavy", "payoff_budget": 3, "reasoning": "the price defines the ending", "ending_tone": "elegiac"},
+            {"dilemma_id": "warning", "convergence_policy": "flavor", "ending_salience": "low",
+             "residue_weight": "light", "payoff_budget": 2, "reasoning": "colour only"}
+        ],
+        "convergence_sketch": {"convergence_points": ["the dawn after the storm"], "residue_notes": ["Mara's hands"]},
+        "interaction_constraints": [
+            {"dilemma_a": "bargain", "dilemma_b": "warning", "constraint_type": "causal_chain",
+             "description": "the storm decides whether a warning matters", "reasoning": "one night"}
+        ]
+    })
+    .to_string()
+}
+
+/// DREAM → BRAINSTORM → SEED with a review at each gate: graph.md after
+/// each stage (golden), an author's edit at the BRAINSTORM gate (audited,
+/// and held to the stage's rules), and a rollback of SEED.
+#[test]
+fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
+    use common::scripted::reply;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("lighthouse");
+    let p = project.to_str().unwrap();
+    assert!(
+        author(&[
+            "new",
+            p,
+            "--spark",
+            "A lighthouse keeper bargains with the sea",
+            "--scope",
+            "micro"
+        ])
+        .status
+        .success()
+    );
+    let ok = |out: std::process::Output| {
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        common::stdout(&out)
+    };
+    let dream = dream_script(dir.path());
+    ok(author(&[
+        "run",
+        p,
+        "--model-script",
+        dream.to_str().unwrap(),
+    ]));
+    ok(author(&["approve", p]));
+
+    let brainstorm = script_file(
+        dir.path(),
+        "brainstorm.json",
+        vec![
+            reply(
+                "author/discuss",
+                "Two questions: the price, and the warning.",
+            ),
+            reply(
+                "author/summarize",
+                "Mara, the sea, the light; the bargain and the warning.",
+            ),
+            reply("author/brainstorm", brainstorm_answer()),
+        ],
+    );
+    ok(author(&["run", p, "--model-script", &brainstorm]));
+    ok(author(&["review", p]));
+    let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
+    insta::assert_snapshot!("graph_md_after_brainstorm", md);
+
+    // The author sharpens a question at the gate; BRAINSTORM's rules hold.
+    ok(author(&[
+        "set",
+        p,
+        "dilemma::warning",
+        "question=Does Mara warn the harbour, and betray the sea?",
+        "--why",
+        "sharper",
+    ]));
+    let refused = author(&["set", p, "vision", "genre=comedy"]);
+    assert!(!refused.status.success());
+    assert!(
+        common::stderr(&refused).contains("BRAINSTORM may not change `genre` of a vision"),
+        "{}",
+        common::stderr(&refused)
+    );
+    ok(author(&["approve", p]));
+
+    let seed = script_file(
+        dir.path(),
+        "seed.json",
+        vec![reply("author/seed", seed_answer())],
+    );
+    let before_seed = std::fs::read(project.join("graph.db")).unwrap();
+    ok(author(&["run", p, "--model-script", &seed]));
+    ok(author(&["review", p]));
+    let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
+    insta::assert_snapshot!("graph_md_after_seed", md);
+
+    let g = Graph::open(&project.join("graph.db")).unwrap();
+    let paths: Vec<String> = g
+        .nodes(NodeType::Path)
+        .unwrap()
+        .into_iter()
+        .map(|n| n.id)
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "path::bargain__refuse",
+            "path::bargain__trade",
+            "path::warning__warn"
+        ]
+    );
+    let warning = g.node("dilemma::warning").unwrap().unwrap();
+    assert_eq!(warning.data["explored"], json!(["warn"]));
+    assert_eq!(warning.data["unexplored"], json!(["silent"]));
+    // The engine mended what the model left: a commit for `warning__warn`.
+    let fire = g.node("beat::fire_lit").unwrap().unwrap();
+    assert!(fire.data["dilemma_impacts"].to_string().contains("commits"));
+    let seed_audit = g.audit(Some(Stage::Seed)).unwrap();
+    let rationale = &seed_audit
+        .iter()
+        .find(|r| r.phase == "serialize")
+        .unwrap()
+        .rationale;
+    for note in [
+        "no beat committed `path::warning__warn`",
+        "no beat (dropped)",
+    ] {
+        assert!(rationale.contains(note), "{rationale}");
+    }
+    drop(g);
+
+    ok(author(&["rollback", p, "seed"]));
+    assert_eq!(
+        std::fs::read(project.join("graph.db")).unwrap(),
+        before_seed
+    );
+}

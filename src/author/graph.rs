@@ -845,6 +845,44 @@ fn invariants(tx: &rusqlite::Transaction<'_>, stage: Stage) -> Result<(), Failur
     Ok(())
 }
 
+/// `ids` in an order where each comes after everything these `(after,
+/// before)` pairs put before it; ties (and anything on a cycle, at the end)
+/// in the order of `ids`. Deterministic.
+pub fn topological(ids: &[String], pairs: &[(String, String)]) -> Vec<String> {
+    let index: BTreeMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    let mut indegree = vec![0usize; ids.len()];
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); ids.len()];
+    for (after, before) in pairs {
+        if let (Some(&a), Some(&b)) = (index.get(after.as_str()), index.get(before.as_str())) {
+            indegree[a] += 1;
+            next[b].push(a);
+        }
+    }
+    let mut ready: BTreeSet<usize> = (0..ids.len()).filter(|i| indegree[*i] == 0).collect();
+    let mut out = Vec::with_capacity(ids.len());
+    let mut placed = vec![false; ids.len()];
+    while let Some(i) = ready.pop_first() {
+        out.push(ids[i].clone());
+        placed[i] = true;
+        for &m in &next[i] {
+            indegree[m] -= 1;
+            if indegree[m] == 0 {
+                ready.insert(m);
+            }
+        }
+    }
+    out.extend(
+        (0..ids.len())
+            .filter(|i| !placed[*i])
+            .map(|i| ids[i].clone()),
+    );
+    out
+}
+
 /// A node on a cycle of these `(after, before)` pairs, if there is one.
 pub fn cycle_member(pairs: &[(String, String)]) -> Option<String> {
     let mut indegree: BTreeMap<&str, usize> = BTreeMap::new();

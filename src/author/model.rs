@@ -166,7 +166,9 @@ impl NodeType {
             (NodeType::Entity | NodeType::Relationship, Stage::Fill) => {
                 matches!(field, "base" | "overlays")
             }
-            (NodeType::Dilemma, Stage::Seed) => matches!(field, "explored" | "unexplored"),
+            (NodeType::Dilemma, Stage::Seed) => {
+                matches!(field, "explored" | "unexplored" | "analysis")
+            }
             (NodeType::Path, Stage::Grow) => field == "entity_arcs",
             (NodeType::Passage, Stage::Fill) => matches!(field, "prose" | "review"),
             _ => false,

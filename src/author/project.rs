@@ -245,6 +245,37 @@ impl Project {
         Ok(())
     }
 
+    /// The author changes fields of a node at the gate of the stage under
+    /// review, as that stage (its rules apply; the audit says `review`).
+    /// Each field is `NAME=VALUE`, VALUE JSON or else text.
+    pub fn edit(&mut self, id: &str, fields: &[String], why: &str) -> Result<Stage, ProjectError> {
+        let Some(stage) = self.in_review()? else {
+            return Err(ProjectError::Gate(
+                "nothing is under review: the author edits at a gate, after a stage ran and before it is approved".into(),
+            ));
+        };
+        let mut set = serde_json::Map::new();
+        for field in fields {
+            let Some((name, value)) = field.split_once('=') else {
+                return Err(ProjectError::Gate(format!(
+                    "`{field}`: write FIELD=VALUE (VALUE as JSON, or plain text)"
+                )));
+            };
+            let value = serde_json::from_str(value).unwrap_or_else(|_| json!(value));
+            set.insert(name.trim().to_owned(), value);
+        }
+        self.graph.apply(
+            stage,
+            "review",
+            why,
+            &[Mutation::Update {
+                id: id.to_owned(),
+                fields: set,
+            }],
+        )?;
+        Ok(stage)
+    }
+
     /// Restores `graph.db` to the snapshot taken before `stage` ran (byte
     /// for byte); later stages' snapshots go too, as they describe a graph
     /// that no longer exists.

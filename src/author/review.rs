@@ -101,9 +101,14 @@ pub fn markdown(
         for e in &entities {
             let _ = writeln!(
                 out,
-                "- `{}` ({}): {}",
+                "- `{}` ({}){}: {}",
                 e.id,
                 e.str("type").unwrap_or("?"),
+                if e.str("disposition") == Some("cut") {
+                    ", cut"
+                } else {
+                    ""
+                },
                 e.str("concept").unwrap_or("")
             );
         }
@@ -126,12 +131,114 @@ pub fn markdown(
                     );
                 }
             }
+            if let Some(explored) = d.data.get("explored") {
+                let _ = writeln!(out, "Explored: {}", list(Some(explored)));
+            }
+            if let Some(a) = d.data.get("analysis") {
+                let _ = writeln!(
+                    out,
+                    "Convergence: {}, payoff budget {}; ending salience {}; residue {}. {}",
+                    list(a.get("convergence_policy")),
+                    list(a.get("payoff_budget")),
+                    list(a.get("ending_salience")),
+                    list(a.get("residue_weight")),
+                    list(a.get("reasoning"))
+                );
+            }
             out.push('\n');
         }
     }
+    let paths = graph.nodes(NodeType::Path)?;
+    if !paths.is_empty() {
+        let _ = writeln!(out, "## Paths\n");
+        for p in &paths {
+            let _ = writeln!(
+                out,
+                "- `{}` ({}): {}: {}",
+                p.id,
+                p.str("tier").unwrap_or("?"),
+                p.str("name").unwrap_or(""),
+                p.str("description").unwrap_or("")
+            );
+            for c in graph.targets(EdgeType::HasConsequence, &p.id)? {
+                if let Some(c) = graph.node(&c)? {
+                    let _ = writeln!(
+                        out,
+                        "  - consequence `{}`: {} (ripples: {})",
+                        c.id,
+                        c.str("description").unwrap_or(""),
+                        list(c.data.get("ripples"))
+                    );
+                }
+            }
+        }
+        out.push('\n');
+    }
+    let beats = graph.nodes(NodeType::Beat)?;
+    if !beats.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Beats (in an order that respects every `sequenced_after`)\n"
+        );
+        let order: Vec<(String, String)> = graph
+            .edges(EdgeType::SequencedAfter)?
+            .into_iter()
+            .map(|e| (e.from, e.to))
+            .collect();
+        let ids: Vec<String> = beats.iter().map(|b| b.id.clone()).collect();
+        for id in super::graph::topological(&ids, &order) {
+            let Some(b) = beats.iter().find(|b| b.id == id) else {
+                continue;
+            };
+            let on = graph.targets(EdgeType::BelongsTo, &b.id)?;
+            let impacts: Vec<String> = b
+                .data
+                .get("dilemma_impacts")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|i| format!("{} {}", list(i.get("effect")), list(i.get("dilemma_id"))))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let after = graph.targets(EdgeType::SequencedAfter, &b.id)?;
+            let _ = writeln!(
+                out,
+                "- `{}` [{}]{}: {}{}{}",
+                b.id,
+                on.join(", "),
+                b.str("location")
+                    .map(|l| format!(" at `{l}`"))
+                    .unwrap_or_default(),
+                b.str("summary").unwrap_or(""),
+                if impacts.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", impacts.join("; "))
+                },
+                if after.is_empty() {
+                    String::new()
+                } else {
+                    format!(" after {}", after.join(", "))
+                },
+            );
+        }
+        out.push('\n');
+    }
     let counts: BTreeMap<&str, usize> = NodeType::ALL
         .iter()
-        .filter(|k| !matches!(k, NodeType::Vision | NodeType::Entity | NodeType::Dilemma))
+        .filter(|k| {
+            !matches!(
+                k,
+                NodeType::Vision
+                    | NodeType::Entity
+                    | NodeType::Dilemma
+                    | NodeType::Answer
+                    | NodeType::Path
+                    | NodeType::Consequence
+                    | NodeType::Beat
+            )
+        })
         .map(|k| Ok((k.name(), graph.nodes(*k)?.len())))
         .collect::<Result<_, GraphError>>()?;
     let counted: Vec<String> = counts
@@ -149,12 +256,13 @@ pub fn markdown(
             .filter(|r| r.phase != "gate")
             .collect();
         let _ = writeln!(out, "## What {stage} changed ({} changes)\n", changes.len());
+        let mut batch = None;
         for row in changes {
-            let _ = writeln!(
-                out,
-                "- {} {} [{}]: {}",
-                row.operation, row.target, row.phase, row.rationale
-            );
+            if batch != Some(row.batch) {
+                batch = Some(row.batch);
+                let _ = writeln!(out, "- {} ({}):", row.phase, row.rationale);
+            }
+            let _ = writeln!(out, "  - {} {}", row.operation, row.target);
         }
     }
     Ok(out)

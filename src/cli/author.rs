@@ -30,6 +30,18 @@ pub enum AuthorCommand {
     Rollback { dir: PathBuf, stage: Stage },
     /// Where the project stands and what is next
     Status { dir: PathBuf },
+    /// Change a node the stage under review made, at its gate: FIELD=VALUE
+    /// (VALUE is JSON, or else text; `null` removes the field), with your reason
+    Set {
+        dir: PathBuf,
+        /// The node id (as in exports/graph.yaml)
+        id: String,
+        #[arg(required = true, value_name = "FIELD=VALUE")]
+        fields: Vec<String>,
+        /// Why (kept in the audit)
+        #[arg(long, default_value = "edited by the author at the gate")]
+        why: String,
+    },
     /// The mutation audit: every change, by which stage and phase, and why
     Audit {
         dir: PathBuf,
@@ -78,6 +90,16 @@ pub fn run(command: AuthorCommand) -> ExitCode {
                 println!("restored the graph from before {stage}\n{}", p.status()?);
                 Ok(())
             }),
+        AuthorCommand::Set {
+            dir,
+            id,
+            fields,
+            why,
+        } => Project::open(&dir).and_then(|mut p| {
+            let stage = p.edit(&id, &fields, &why)?;
+            println!("{stage} gate: `{id}` changed ({why})");
+            Ok(())
+        }),
         AuthorCommand::Status { dir } => Project::open(&dir).and_then(|p| {
             println!("{}", p.status()?);
             Ok(())
@@ -169,9 +191,13 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
         };
         match stage {
             Stage::Dream => stages::dream(&mut project, &gateway, &args.model, author.as_mut())?,
+            Stage::Brainstorm => {
+                stages::brainstorm(&mut project, &gateway, &args.model, author.as_mut())?;
+            }
+            Stage::Seed => stages::seed(&mut project, &gateway, &args.model)?,
             later => {
                 return Err(ProjectError::Gate(format!(
-                    "{later} is not built yet in this version of Loreloom (the authoring pipeline stops after DREAM); the graph is as DREAM left it"
+                    "{later} is not built yet in this version of Loreloom (the authoring pipeline stops after SEED); the graph is as SEED left it"
                 )));
             }
         }

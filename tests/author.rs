@@ -573,6 +573,42 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     }
     drop(g);
 
+    // GROW (deterministic here: no model call), then the player's checks.
+    ok(author(&["approve", p]));
+    let before_grow = std::fs::read(project.join("graph.db")).unwrap();
+    let out = ok(author(&["run", p]));
+    assert!(out.contains("GROW done"), "{out}");
+    ok(author(&["review", p]));
+    let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
+    insta::assert_snapshot!("graph_md_after_grow", md);
+    let out = common::loreloom(&["validate", p], None);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        common::stdout(&out),
+        common::stderr(&out)
+    );
+    assert!(
+        common::stderr(&out).contains(": 0 errors"),
+        "{}",
+        common::stderr(&out)
+    );
+    // Both sides of the hard dilemma can be played to an ending.
+    for choices in ["1,1,1,1", "2,1,1,1"] {
+        let out = common::loreloom(&["play", "--headless", p, "--choices", choices], None);
+        assert!(
+            common::stdout(&out).contains("THE END"),
+            "{choices}: {}{}",
+            common::stdout(&out),
+            common::stderr(&out)
+        );
+    }
+    ok(author(&["rollback", p, "grow"]));
+    assert_eq!(
+        std::fs::read(project.join("graph.db")).unwrap(),
+        before_grow
+    );
+
     ok(author(&["rollback", p, "seed"]));
     assert_eq!(
         std::fs::read(project.join("graph.db")).unwrap(),

@@ -225,6 +225,72 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    let arcs = graph.nodes(NodeType::Arc)?;
+    if !arcs.is_empty() {
+        let _ = writeln!(out, "## Arcs\n");
+        for a in &arcs {
+            let _ = writeln!(
+                out,
+                "- `{}` ({}; {}): {}{}{}",
+                a.id,
+                a.str("type").unwrap_or("?"),
+                list(a.data.get("paths")),
+                list(a.data.get("passages")).replace(", ", " → "),
+                a.str("diverges_at")
+                    .map(|d| format!("; parts after `{d}`"))
+                    .unwrap_or_default(),
+                a.str("converges_at")
+                    .map(|c| format!("; back with the spine at `{c}`"))
+                    .unwrap_or_default(),
+            );
+        }
+        out.push('\n');
+    }
+    let passages = graph.nodes(NodeType::Passage)?;
+    if !passages.is_empty() {
+        let _ = writeln!(out, "## Passages and choices\n");
+        let start = graph.meta("grow.start")?;
+        let mut choices: BTreeMap<String, Vec<Edge>> = BTreeMap::new();
+        for c in graph.edges(EdgeType::Choice)? {
+            choices.entry(c.from.clone()).or_default().push(c);
+        }
+        for p in &passages {
+            let mark = if start.as_ref().and_then(Value::as_str) == Some(p.id.as_str()) {
+                " (start)"
+            } else if !choices.contains_key(&p.id) {
+                " (ending)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "- `{}`{mark}: {}",
+                p.id,
+                p.str("summary").unwrap_or("")
+            );
+            for c in choices.get(&p.id).into_iter().flatten() {
+                let gate = c
+                    .data
+                    .get("requires")
+                    .map(|r| list(Some(r)))
+                    .filter(|r| !r.is_empty());
+                let grants = c
+                    .data
+                    .get("grants")
+                    .map(|r| list(Some(r)))
+                    .filter(|r| !r.is_empty());
+                let _ = writeln!(
+                    out,
+                    "  - \"{}\" → `{}`{}{}",
+                    c.data.get("label").and_then(Value::as_str).unwrap_or(""),
+                    c.to,
+                    gate.map(|g| format!(" if {g}")).unwrap_or_default(),
+                    grants.map(|g| format!(", grants {g}")).unwrap_or_default(),
+                );
+            }
+        }
+        out.push('\n');
+    }
     let counts: BTreeMap<&str, usize> = NodeType::ALL
         .iter()
         .filter(|k| {
@@ -237,6 +303,8 @@ pub fn markdown(
                     | NodeType::Path
                     | NodeType::Consequence
                     | NodeType::Beat
+                    | NodeType::Arc
+                    | NodeType::Passage
             )
         })
         .map(|k| Ok((k.name(), graph.nodes(*k)?.len())))

@@ -41,10 +41,7 @@ fn task(stage: Stage) -> &'static str {
 }
 
 fn stage_error(stage: Stage, message: impl std::fmt::Display) -> ProjectError {
-    ProjectError::Gate(format!(
-        "{stage} failed: {message}; the graph is as it was before {stage} (snapshot in snapshots/pre-{}.db)",
-        stage.name()
-    ))
+    ProjectError::Gate(format!("{stage} failed: {message}"))
 }
 
 /// One model call for `stage` (the prompt stage `prompt`): its validated answer.
@@ -611,12 +608,10 @@ pub fn seed_mutations(
             "no beat committed `{p}`; its last beat `{last}` does"
         ));
     }
-    for id in &beat_ids {
-        changes.push(Mutation::create(
-            id.clone(),
-            NodeType::Beat,
-            beat_nodes[id].clone(),
-        ));
+    for (rank, id) in beat_ids.iter().enumerate() {
+        let mut node = beat_nodes[id].clone();
+        node["rank"] = json!(rank + 1);
+        changes.push(Mutation::create(id.clone(), NodeType::Beat, node));
         for p in &beat_paths[id] {
             changes.push(Mutation::link(EdgeType::BelongsTo, id.clone(), p.clone()));
         }

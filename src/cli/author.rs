@@ -123,6 +123,27 @@ pub fn run(command: AuthorCommand) -> ExitCode {
     }
 }
 
+/// Writes a project's graph as `exports/story/story.json`; the package folder.
+pub fn export_package(dir: &Path) -> Result<PathBuf, ProjectError> {
+    let project = Project::open(dir)?;
+    let id = dir
+        .file_name()
+        .map_or_else(|| "story".to_owned(), |n| n.to_string_lossy().into_owned());
+    let file = crate::author::export::story_file(&project.graph, &id)?;
+    let package = dir.join("exports").join("story");
+    std::fs::create_dir_all(&package).map_err(|e| ProjectError::Io {
+        path: package.clone(),
+        message: e.to_string(),
+    })?;
+    let path = package.join("story.json");
+    let text = serde_json::to_string_pretty(&file).unwrap_or_default();
+    std::fs::write(&path, text).map_err(|e| ProjectError::Io {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(package)
+}
+
 fn write_review(dir: &Path) -> Result<(), ProjectError> {
     let project = Project::open(dir)?;
     let exports = dir.join("exports");
@@ -189,17 +210,42 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
         } else {
             Box::new(Unattended)
         };
-        match stage {
-            Stage::Dream => stages::dream(&mut project, &gateway, &args.model, author.as_mut())?,
+        let ran = match stage {
+            Stage::Dream => stages::dream(&mut project, &gateway, &args.model, author.as_mut()),
             Stage::Brainstorm => {
-                stages::brainstorm(&mut project, &gateway, &args.model, author.as_mut())?;
+                stages::brainstorm(&mut project, &gateway, &args.model, author.as_mut())
             }
-            Stage::Seed => stages::seed(&mut project, &gateway, &args.model)?,
-            later => {
-                return Err(ProjectError::Gate(format!(
-                    "{later} is not built yet in this version of Loreloom (the authoring pipeline stops after SEED); the graph is as SEED left it"
-                )));
+            Stage::Seed => stages::seed(&mut project, &gateway, &args.model),
+            Stage::Grow => {
+                let spark = project.spark()?;
+                crate::author::grow_stage::run(&mut project.graph, &spark)
+                    .map(|grown| {
+                        for note in &grown.notes {
+                            println!("  note: {note}");
+                        }
+                        println!(
+                            "  {} arcs, {} passages, {} choices, {} codewords, {} endings",
+                            grown.arcs.len(),
+                            grown.passages.len(),
+                            grown.choices.len(),
+                            grown.codewords.len(),
+                            grown.endings.len()
+                        );
+                    })
+                    .map_err(|e| ProjectError::Gate(format!("GROW failed: {e}")))
             }
+            later => Err(ProjectError::Gate(format!(
+                "{later} is not built yet in this version of Loreloom (the authoring pipeline stops after GROW)"
+            ))),
+        };
+        if let Err(e) = ran {
+            // A stage that failed leaves nothing behind: the graph from before it.
+            drop(project);
+            Project::open(&args.dir)?.rollback(stage)?;
+            return Err(ProjectError::Gate(format!(
+                "{e}\n(the graph is as it was before {stage}: restored from snapshots/pre-{}.db)",
+                stage.name()
+            )));
         }
         project.finish(stage)?;
         println!("{stage} done");

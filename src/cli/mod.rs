@@ -306,9 +306,32 @@ fn default_story() -> PathBuf {
     }
 }
 
+/// A story path as given, or, for an authoring project folder (one with a
+/// `graph.db`), its graph written now as `exports/story/story.json`.
+fn story_path(path: PathBuf) -> Result<PathBuf, ExitCode> {
+    #[cfg(feature = "store")]
+    if path.join("graph.db").is_file() {
+        return author::export_package(&path).map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        });
+    }
+    Ok(path)
+}
+
 /// Parse arguments and run a subcommand.
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    let resolved = match &mut cli.command {
+        Command::Play { path: Some(p), .. }
+        | Command::Preview { path: p, .. }
+        | Command::Validate { path: p }
+        | Command::Stats { path: p, .. } => story_path(p.clone()).map(|new| *p = new),
+        _ => Ok(()),
+    };
+    if let Err(code) = resolved {
+        return code;
+    }
     match cli.command {
         Command::Play {
             path,

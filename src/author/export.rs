@@ -1,0 +1,135 @@
+//! The project's graph as the story package the player reads (`story.json`): passages with their prose, or with their summary (marked as such) until FILL writes it; choices, codewords, kept entities and appearances. What `loreloom validate`, `preview` and `play` open for a project folder.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::graph::{Graph, GraphError};
+use super::model::{EdgeType, NodeType};
+use crate::story::model::{
+    Appearance, Choice, Codeword, CodewordKind, Entity, Passage, STORY_FORMAT,
+    STORY_FORMAT_VERSION, StoryFile, StoryMeta,
+};
+
+/// Marks a passage shown by its summary because its prose is not written yet.
+pub const SUMMARY_MARK: &str = "*(summary; FILL writes the prose)*";
+
+/// The graph as a story file.
+pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
+    let vision = graph.node("vision")?;
+    let spark = graph
+        .meta("spark")?
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let title = vision
+        .as_ref()
+        .and_then(|v| v.str("title").map(str::to_owned))
+        .unwrap_or_else(|| spark.chars().take(60).collect());
+    let mut choices: BTreeMap<String, Vec<Choice>> = BTreeMap::new();
+    for e in graph.edges(EdgeType::Choice)? {
+        let list = |k: &str| -> Vec<String> {
+            e.data
+                .get(k)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        choices.entry(e.from.clone()).or_default().push(Choice {
+            label: e
+                .data
+                .get("label")
+                .and_then(Value::as_str)
+                .unwrap_or("Go on")
+                .to_owned(),
+            to: e.to.clone(),
+            requires: list("requires"),
+            grants: list("grants"),
+        });
+    }
+    let mut appears: BTreeMap<String, Vec<Appearance>> = BTreeMap::new();
+    for e in graph.edges(EdgeType::Appears)? {
+        appears.entry(e.to.clone()).or_default().push(Appearance {
+            entity: e.from.clone(),
+            role: e
+                .data
+                .get("role")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        });
+    }
+    let passages = graph
+        .nodes(NodeType::Passage)?
+        .into_iter()
+        .map(|p| {
+            let prose = match p.str("prose") {
+                Some(prose) if !prose.trim().is_empty() => prose.to_owned(),
+                _ => format!("{SUMMARY_MARK} {}", p.str("summary").unwrap_or_default()),
+            };
+            Passage {
+                choices: choices.remove(&p.id).unwrap_or_default(),
+                appears: appears.remove(&p.id).unwrap_or_default(),
+                from_beat: p.str("from_beat").map(str::to_owned),
+                prose,
+                id: p.id,
+                ..Passage::default()
+            }
+        })
+        .collect();
+    let codewords = graph
+        .nodes(NodeType::Codeword)?
+        .into_iter()
+        .map(|c| Codeword {
+            kind: CodewordKind::Granted,
+            tracks: c.str("tracks").map(str::to_owned),
+            id: c.id,
+            ..Codeword::default()
+        })
+        .collect();
+    let entities = graph
+        .nodes(NodeType::Entity)?
+        .into_iter()
+        .filter(|e| e.str("disposition") != Some("cut"))
+        .map(|e| Entity {
+            kind: e.str("type").unwrap_or("character").to_owned(),
+            name: e.str("name").unwrap_or(&e.id).to_owned(),
+            concept: e.str("concept").map(str::to_owned),
+            base: e
+                .data
+                .get("base")
+                .and_then(|b| serde_json::from_value(b.clone()).ok())
+                .unwrap_or_default(),
+            overlays: e
+                .data
+                .get("overlays")
+                .and_then(|o| serde_json::from_value(o.clone()).ok())
+                .unwrap_or_default(),
+            id: e.id,
+            ..Entity::default()
+        })
+        .collect();
+    Ok(StoryFile {
+        format: STORY_FORMAT.to_owned(),
+        version: STORY_FORMAT_VERSION,
+        meta: StoryMeta {
+            id: id.to_owned(),
+            title,
+            description: Some(spark),
+            ..StoryMeta::default()
+        },
+        start: graph
+            .meta("grow.start")?
+            .and_then(|v| v.as_str().map(str::to_owned)),
+        passages,
+        codewords,
+        entities,
+        relationships: Vec::new(),
+        codex: Vec::new(),
+        illustrations: Vec::new(),
+        art_direction: None,
+        scenes: Vec::new(),
+    })
+}

@@ -1,0 +1,589 @@
+//! GROW's deterministic core (seed 000 "Stage 4"), plain data in and out, no model and no database: one global weave of the beats by topological sort, arcs from the explored paths (spine from canonical answers), worlds split per convergence policy, passages 1:1 from beats within a world, codewords from consequences granted at commits, choice edges from comparing arc sequences, and the "residue must be read" pruning.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::graph::topological;
+
+/// How a dilemma's branches may come back together (seed 000 topology layer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Policy {
+    /// Same structure, different colour: converge at once.
+    Flavor,
+    /// Converge after `payoff_budget` beats of their own.
+    Soft,
+    /// Never converge.
+    Hard,
+}
+
+impl Policy {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "hard" => Policy::Hard,
+            "flavor" => Policy::Flavor,
+            _ => Policy::Soft,
+        }
+    }
+}
+
+/// A beat as GROW reads it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Beat {
+    pub id: String,
+    /// The paths it serves.
+    pub paths: Vec<String>,
+    pub summary: String,
+    pub entities: Vec<String>,
+    pub location: Option<String>,
+    /// The dilemmas this beat commits (an impact with effect `commits`).
+    pub commits: Vec<String>,
+}
+
+/// A path as GROW reads it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Path {
+    pub id: String,
+    pub dilemma: String,
+    pub answer: String,
+    pub canonical: bool,
+    /// Consequence ids, in order.
+    pub consequences: Vec<String>,
+}
+
+/// A dilemma's convergence contract.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dilemma {
+    pub id: String,
+    pub policy: Policy,
+    pub payoff_budget: usize,
+}
+
+/// What SEED left: beats (in SEED's order), paths, dilemmas, and the
+/// `sequenced_after` pairs `(after, before)`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Seeded {
+    pub beats: Vec<Beat>,
+    pub paths: Vec<Path>,
+    pub dilemmas: Vec<Dilemma>,
+    pub order: Vec<(String, String)>,
+}
+
+/// An arc: one explored path per dilemma, woven.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arc {
+    pub id: String,
+    pub spine: bool,
+    pub paths: Vec<String>,
+    /// Beat ids in story order.
+    pub sequence: Vec<String>,
+    /// Passage ids in story order (the beats, each in this arc's world).
+    pub passages: Vec<String>,
+    /// The last passage shared with the spine before it parts, if any.
+    pub diverges_at: Option<String>,
+    /// The passage from which the rest is the spine's, if it comes back.
+    pub converges_at: Option<String>,
+}
+
+/// A passage made from a beat in one world.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Passage {
+    pub id: String,
+    pub beat: String,
+    /// The hard (or not yet converged) choices that set this passage apart: answer ids.
+    pub world: Vec<String>,
+}
+
+/// A codeword tracking a consequence (or, for a path without any, the path).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Codeword {
+    pub id: String,
+    pub tracks: Option<String>,
+    pub path: String,
+    /// The beats whose completion grants it.
+    pub granted_by: Vec<String>,
+}
+
+/// A Choice edge between passages (its label comes later).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Choice {
+    pub from: String,
+    pub to: String,
+    pub requires: Vec<String>,
+    pub grants: Vec<String>,
+}
+
+/// GROW's deterministic result.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Grown {
+    /// Every beat, in one order respecting every `sequenced_after`.
+    pub weave: Vec<String>,
+    pub arcs: Vec<Arc>,
+    pub passages: Vec<Passage>,
+    pub codewords: Vec<Codeword>,
+    pub choices: Vec<Choice>,
+    /// The passage every arc starts from.
+    pub start: String,
+    /// Passages no choice leaves.
+    pub endings: Vec<String>,
+    /// Codewords granted but never read, removed ("residue must be read").
+    pub unread: Vec<String>,
+    /// What the engine decided that the author should know.
+    pub notes: Vec<String>,
+}
+
+/// Why GROW's deterministic core cannot go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrowError {
+    #[error("`sequenced_after` has a cycle through `{0}`")]
+    Cycle(String),
+    #[error(
+        "{0} arcs from the explored paths (at most {MAX_ARCS}); explore fewer non-canonical answers in SEED"
+    )]
+    TooManyArcs(usize),
+    #[error("path `{0}` has no beats")]
+    EmptyPath(String),
+    #[error(
+        "arc `{arc}` starts at `{first}`, the spine at `{spine}`: every arc must open on the same beat (give them a shared opening beat in SEED)"
+    )]
+    ManyStarts {
+        arc: String,
+        first: String,
+        spine: String,
+    },
+    #[error("the spine has no beats")]
+    NoBeats,
+}
+
+/// The most arcs GROW weaves.
+pub const MAX_ARCS: usize = 64;
+
+/// Runs GROW's deterministic phases on what SEED left.
+pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
+    let mut notes = Vec::new();
+    let beats: BTreeMap<&str, &Beat> = seeded.beats.iter().map(|b| (b.id.as_str(), b)).collect();
+    let ids: Vec<String> = seeded.beats.iter().map(|b| b.id.clone()).collect();
+    if let Some(on_cycle) = super::graph::cycle_member(&seeded.order) {
+        return Err(GrowError::Cycle(on_cycle));
+    }
+    let weave = topological(&ids, &seeded.order);
+
+    // Paths by dilemma, canonical first.
+    let path_of: BTreeMap<&str, &Path> = seeded.paths.iter().map(|p| (p.id.as_str(), p)).collect();
+    let mut by_dilemma: BTreeMap<&str, Vec<&Path>> = BTreeMap::new();
+    for p in &seeded.paths {
+        by_dilemma.entry(p.dilemma.as_str()).or_default().push(p);
+    }
+    for list in by_dilemma.values_mut() {
+        list.sort_by_key(|p| (!p.canonical, p.id.clone()));
+    }
+    for p in &seeded.paths {
+        if !seeded.beats.iter().any(|b| b.paths.contains(&p.id)) {
+            return Err(GrowError::EmptyPath(p.id.clone()));
+        }
+    }
+    let policy: BTreeMap<&str, (Policy, usize)> = seeded
+        .dilemmas
+        .iter()
+        .map(|d| (d.id.as_str(), (d.policy, d.payoff_budget.max(1))))
+        .collect();
+    let count: usize = by_dilemma.values().map(Vec::len).product();
+    if count > MAX_ARCS {
+        return Err(GrowError::TooManyArcs(count));
+    }
+
+    // Arcs: the Cartesian product of one explored path per dilemma.
+    let mut combos: Vec<Vec<&Path>> = vec![Vec::new()];
+    for list in by_dilemma.values() {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                list.iter().map(move |p| {
+                    let mut c = c.clone();
+                    c.push(p);
+                    c
+                })
+            })
+            .collect();
+    }
+    // A beat is on an arc when, for every dilemma its paths touch, the
+    // arc's path for that dilemma is one of them.
+    let on_arc = |beat: &Beat, arc: &[&Path]| {
+        let touched: BTreeSet<&str> = beat
+            .paths
+            .iter()
+            .filter_map(|p| path_of.get(p.as_str()).map(|p| p.dilemma.as_str()))
+            .collect();
+        !touched.is_empty()
+            && touched.iter().all(|d| {
+                arc.iter()
+                    .find(|p| p.dilemma == *d)
+                    .is_some_and(|p| beat.paths.contains(&p.id))
+            })
+    };
+    // Which of a dilemma's explored paths a beat serves: all of them (shared) or some.
+    let exclusive_to = |beat: &Beat, dilemma: &str| {
+        let theirs = &by_dilemma[dilemma];
+        let serves = theirs.iter().filter(|p| beat.paths.contains(&p.id)).count();
+        serves > 0 && serves < theirs.len()
+    };
+
+    // Where in the weave each dilemma's last beat of a branch's own lies.
+    let at: BTreeMap<&str, usize> = weave
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.as_str(), i))
+        .collect();
+    let mut last_own: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, b) in weave.iter().enumerate() {
+        for d in by_dilemma.keys() {
+            if exclusive_to(beats[b.as_str()], d) {
+                last_own.insert(d, i);
+            }
+        }
+    }
+    let mut arcs = Vec::new();
+    let mut passages: BTreeMap<String, Passage> = BTreeMap::new();
+    for combo in &combos {
+        let sequence: Vec<String> = weave
+            .iter()
+            .filter(|b| on_arc(beats[b.as_str()], combo))
+            .cloned()
+            .collect();
+        // The world of each beat: the choices this arc made that have not
+        // (yet) come back together with the other branches.
+        let mut committed: BTreeMap<&str, usize> = BTreeMap::new(); // dilemma → own beats since commit
+        let mut converged: BTreeSet<&str> = BTreeSet::new();
+        let mut passage_ids = Vec::new();
+        for b in &sequence {
+            let beat = beats[b.as_str()];
+            for (d, seen) in &mut committed {
+                if exclusive_to(beat, d) {
+                    *seen += 1;
+                }
+            }
+            // A branch comes back only where no branch of its dilemma has
+            // anything of its own left in the weave (so what follows is the
+            // same whichever answer was chosen): at once for flavor, after
+            // `payoff_budget` beats of its own for soft, never for hard.
+            for (d, seen) in &committed {
+                let (pol, budget) = policy.get(d).copied().unwrap_or((Policy::Soft, 2));
+                let rest_shared = last_own.get(d).is_none_or(|last| at[b.as_str()] > *last);
+                let together = match pol {
+                    Policy::Flavor => rest_shared,
+                    Policy::Soft => *seen >= budget && rest_shared,
+                    Policy::Hard => false,
+                };
+                if together {
+                    converged.insert(d);
+                }
+            }
+            let world: Vec<String> = combo
+                .iter()
+                .filter(|p| committed.contains_key(p.dilemma.as_str()))
+                .filter(|p| !converged.contains(p.dilemma.as_str()))
+                .filter(|p| by_dilemma[p.dilemma.as_str()].len() > 1)
+                .filter(|p| !beat.paths.contains(&p.id) || !exclusive_to(beat, &p.dilemma))
+                .map(|p| p.answer.clone())
+                .collect();
+            let name = b.strip_prefix("beat::").unwrap_or(b);
+            let id = if world.is_empty() {
+                format!("passage::{name}")
+            } else {
+                format!("passage::{name}--{}", world.join("--"))
+            };
+            passages.entry(id.clone()).or_insert_with(|| Passage {
+                id: id.clone(),
+                beat: b.clone(),
+                world,
+            });
+            passage_ids.push(id);
+            for d in &beat.commits {
+                if by_dilemma.contains_key(d.as_str()) && !committed.contains_key(d.as_str()) {
+                    let d = by_dilemma
+                        .get_key_value(d.as_str())
+                        .map(|(k, _)| *k)
+                        .unwrap_or_default();
+                    committed.insert(d, 1);
+                }
+            }
+        }
+        let spine = combo.iter().all(|p| p.canonical);
+        let paths: Vec<String> = combo.iter().map(|p| p.id.clone()).collect();
+        let id = if spine {
+            "arc::spine".to_owned()
+        } else {
+            format!(
+                "arc::{}",
+                combo
+                    .iter()
+                    .filter(|p| !p.canonical)
+                    .map(|p| p.answer.as_str())
+                    .collect::<Vec<_>>()
+                    .join("+")
+            )
+        };
+        arcs.push(Arc {
+            id,
+            spine,
+            paths,
+            sequence,
+            passages: passage_ids,
+            diverges_at: None,
+            converges_at: None,
+        });
+    }
+    arcs.sort_by_key(|a| (!a.spine, a.id.clone()));
+    let spine = arcs.first().cloned().ok_or(GrowError::NoBeats)?;
+    let start = spine.passages.first().cloned().ok_or(GrowError::NoBeats)?;
+    for arc in &mut arcs {
+        if arc.passages.first() != Some(&start) {
+            return Err(GrowError::ManyStarts {
+                arc: arc.id.clone(),
+                first: arc.sequence.first().cloned().unwrap_or_default(),
+                spine: spine.sequence.first().cloned().unwrap_or_default(),
+            });
+        }
+        if arc.spine {
+            continue;
+        }
+        let common = arc
+            .passages
+            .iter()
+            .zip(&spine.passages)
+            .take_while(|(a, b)| a == b)
+            .count();
+        arc.diverges_at = arc.passages.get(common.saturating_sub(1)).cloned();
+        // The first passage from which the rest is exactly the spine's rest.
+        let spine_set: Vec<&String> = spine.passages.iter().collect();
+        arc.converges_at = (common..arc.passages.len())
+            .find(|&i| {
+                let rest = &arc.passages[i..];
+                spine_set.len() >= rest.len()
+                    && spine.passages[spine.passages.len() - rest.len()..] == *rest
+            })
+            .map(|i| arc.passages[i].clone());
+    }
+
+    // Codewords: per consequence of a path whose dilemma has a branch,
+    // granted by the beats that commit that dilemma on that path only.
+    let mut codewords = Vec::new();
+    for (d, list) in &by_dilemma {
+        if list.len() < 2 {
+            continue;
+        }
+        for p in list {
+            let granted_by: Vec<String> = weave
+                .iter()
+                .filter(|b| {
+                    let beat = beats[b.as_str()];
+                    beat.commits.iter().any(|c| c == d)
+                        && beat.paths.contains(&p.id)
+                        && exclusive_to(beat, d)
+                })
+                .cloned()
+                .collect();
+            let granted_by = if granted_by.is_empty() {
+                // No beat of its own commits it: the first beat of its own does.
+                let first: Vec<String> = weave
+                    .iter()
+                    .filter(|b| {
+                        let beat = beats[b.as_str()];
+                        beat.paths.contains(&p.id) && exclusive_to(beat, d)
+                    })
+                    .take(1)
+                    .cloned()
+                    .collect();
+                if first.is_empty() {
+                    notes.push(format!(
+                        "`{}` has no beat of its own: nothing tells it apart from the other answer",
+                        p.id
+                    ));
+                    continue;
+                }
+                notes.push(format!(
+                    "`{}` commits on a shared beat; its codewords are granted at its first own beat `{}`",
+                    p.id, first[0]
+                ));
+                first
+            } else {
+                granted_by
+            };
+            if p.consequences.is_empty() {
+                codewords.push(Codeword {
+                    id: p.id.trim_start_matches("path::").to_owned(),
+                    tracks: None,
+                    path: p.id.clone(),
+                    granted_by,
+                });
+            } else {
+                for c in &p.consequences {
+                    codewords.push(Codeword {
+                        id: c.trim_start_matches("consequence::").to_owned(),
+                        tracks: Some(c.clone()),
+                        path: p.id.clone(),
+                        granted_by: granted_by.clone(),
+                    });
+                }
+            }
+        }
+    }
+    let grants_of = |beat: &str| -> Vec<String> {
+        codewords
+            .iter()
+            .filter(|c| c.granted_by.iter().any(|b| b == beat))
+            .map(|c| c.id.clone())
+            .collect()
+    };
+
+    // Choices: consecutive passages of every arc; where arcs part, each
+    // way is gated by the codewords all its arcs hold and not all hold.
+    // From passage → to passage → what each arc taking that step holds.
+    let mut ways: BTreeMap<String, BTreeMap<String, Vec<BTreeSet<String>>>> = BTreeMap::new();
+    for arc in &arcs {
+        let mut held = BTreeSet::new();
+        for (i, pair) in arc.passages.windows(2).enumerate() {
+            held.extend(grants_of(&arc.sequence[i]));
+            ways.entry(pair[0].clone())
+                .or_default()
+                .entry(pair[1].clone())
+                .or_default()
+                .push(held.clone());
+        }
+    }
+    let mut choices = Vec::new();
+    for (from, targets) in &ways {
+        let all: Vec<&BTreeSet<String>> = targets.values().flatten().collect();
+        let everyone = intersect(all.iter().copied());
+        for (to, steps) in targets {
+            let requires: Vec<String> = if targets.len() == 1 {
+                Vec::new()
+            } else {
+                intersect(steps.iter())
+                    .difference(&everyone)
+                    .cloned()
+                    .collect()
+            };
+            let beat = &passages[to].beat;
+            choices.push(Choice {
+                from: from.clone(),
+                to: to.clone(),
+                requires,
+                grants: grants_of(beat),
+            });
+        }
+    }
+
+    // Residue must be read: a codeword no gate reads is removed.
+    let read: BTreeSet<String> = choices
+        .iter()
+        .flat_map(|c| c.requires.iter().cloned())
+        .collect();
+    let unread: Vec<String> = codewords
+        .iter()
+        .filter(|c| !read.contains(&c.id))
+        .map(|c| c.id.clone())
+        .collect();
+    codewords.retain(|c| read.contains(&c.id));
+    for c in &mut choices {
+        c.grants.retain(|g| read.contains(g));
+    }
+    let leaving: BTreeSet<&String> = choices.iter().map(|c| &c.from).collect();
+    let endings: Vec<String> = passages
+        .keys()
+        .filter(|p| !leaving.contains(p))
+        .cloned()
+        .collect();
+    let unused: Vec<&String> = ids
+        .iter()
+        .filter(|b| !arcs.iter().any(|a| a.sequence.contains(b)))
+        .collect();
+    if !unused.is_empty() {
+        notes.push(format!(
+            "beats on no arc (their paths never meet on one): {}",
+            unused
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(Grown {
+        weave,
+        arcs,
+        passages: passages.into_values().collect(),
+        codewords,
+        choices,
+        start,
+        endings,
+        unread,
+        notes,
+    })
+}
+
+fn intersect<'a>(mut sets: impl Iterator<Item = &'a BTreeSet<String>>) -> BTreeSet<String> {
+    let Some(first) = sets.next() else {
+        return BTreeSet::new();
+    };
+    sets.fold(first.clone(), |acc, s| {
+        acc.intersection(s).cloned().collect()
+    })
+}
+
+/// The grown topology as a story file (summaries as prose, labels from
+/// summaries): what the player's validation reads, without a graph.
+pub fn to_story(grown: &Grown, seeded: &Seeded) -> crate::story::model::StoryFile {
+    use crate::story::model as m;
+    let beats: BTreeMap<&str, &Beat> = seeded.beats.iter().map(|b| (b.id.as_str(), b)).collect();
+    let passages = grown
+        .passages
+        .iter()
+        .map(|p| m::Passage {
+            id: p.id.clone(),
+            prose: beats[p.beat.as_str()].summary.clone(),
+            choices: grown
+                .choices
+                .iter()
+                .filter(|c| c.from == p.id)
+                .map(|c| {
+                    let to = grown
+                        .passages
+                        .iter()
+                        .find(|q| q.id == c.to)
+                        .map_or("", |q| q.beat.as_str());
+                    m::Choice {
+                        label: super::grow_stage::label_from(&beats[to].summary),
+                        to: c.to.clone(),
+                        requires: c.requires.clone(),
+                        grants: c.grants.clone(),
+                    }
+                })
+                .collect(),
+            ..m::Passage::default()
+        })
+        .collect();
+    m::StoryFile {
+        format: m::STORY_FORMAT.to_owned(),
+        version: m::STORY_FORMAT_VERSION,
+        meta: m::StoryMeta {
+            id: "grown".into(),
+            title: "Grown".into(),
+            ..m::StoryMeta::default()
+        },
+        start: Some(grown.start.clone()),
+        passages,
+        codewords: grown
+            .codewords
+            .iter()
+            .map(|c| m::Codeword {
+                id: c.id.clone(),
+                tracks: c.tracks.clone(),
+                ..m::Codeword::default()
+            })
+            .collect(),
+        entities: Vec::new(),
+        relationships: Vec::new(),
+        codex: Vec::new(),
+        illustrations: Vec::new(),
+        art_direction: None,
+        scenes: Vec::new(),
+    }
+}

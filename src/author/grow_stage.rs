@@ -1,0 +1,331 @@
+//! GROW on a project's graph: reads what SEED left into [`grow::Seeded`], runs the deterministic core, and applies its result (scene types, arcs, passages, codewords, choices with diegetic labels, appearances) as GROW's mutations, phase by phase, each all or nothing.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::graph::{Graph, GraphError, Mutation};
+use super::grow::{self, Beat, Dilemma, Grown, Path, Policy, Seeded};
+use super::model::{EdgeType, NodeType, Stage};
+
+/// What SEED left in the graph, as GROW reads it. Beats come in SEED's order.
+pub fn seeded(graph: &Graph) -> Result<Seeded, GraphError> {
+    let mut beats = Vec::new();
+    let mut nodes = graph.nodes(NodeType::Beat)?;
+    nodes.sort_by(|a, b| {
+        let rank = |n: &super::graph::Node| {
+            n.data
+                .get("rank")
+                .and_then(Value::as_u64)
+                .unwrap_or(u64::MAX)
+        };
+        rank(a).cmp(&rank(b)).then_with(|| a.id.cmp(&b.id))
+    });
+    for n in nodes {
+        let commits = n
+            .data
+            .get("dilemma_impacts")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter(|i| i["effect"] == "commits")
+                    .filter_map(|i| i["dilemma_id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        beats.push(Beat {
+            paths: graph.targets(EdgeType::BelongsTo, &n.id)?,
+            summary: n.str("summary").unwrap_or_default().to_owned(),
+            entities: n.strings("entities"),
+            location: n.str("location").map(str::to_owned),
+            commits,
+            id: n.id,
+        });
+    }
+    let mut paths = Vec::new();
+    for p in graph.nodes(NodeType::Path)? {
+        let answer = graph
+            .targets(EdgeType::Explores, &p.id)?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let canonical = graph
+            .node(&answer)?
+            .is_some_and(|a| a.data.get("canonical") == Some(&json!(true)));
+        paths.push(Path {
+            consequences: graph.targets(EdgeType::HasConsequence, &p.id)?,
+            dilemma: p.str("dilemma_id").unwrap_or_default().to_owned(),
+            answer,
+            canonical,
+            id: p.id,
+        });
+    }
+    let dilemmas = graph
+        .nodes(NodeType::Dilemma)?
+        .into_iter()
+        .map(|d| {
+            let analysis = d.data.get("analysis").cloned().unwrap_or(Value::Null);
+            Dilemma {
+                policy: Policy::parse(analysis["convergence_policy"].as_str().unwrap_or("soft")),
+                payoff_budget: usize::try_from(analysis["payoff_budget"].as_u64().unwrap_or(2))
+                    .unwrap_or(2),
+                id: d.id,
+            }
+        })
+        .collect();
+    let order = graph
+        .edges(EdgeType::SequencedAfter)?
+        .into_iter()
+        .map(|e| (e.from, e.to))
+        .collect();
+    Ok(Seeded {
+        beats,
+        paths,
+        dilemmas,
+        order,
+    })
+}
+
+/// The pacing of a beat from its dilemma impacts (seed 000 scene types):
+/// a commit, reveal or complication is a scene; an advance a sequel; a beat
+/// that moves no dilemma a micro-beat.
+pub fn scene_type(impacts: Option<&Value>) -> &'static str {
+    let effects: Vec<&str> = impacts
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|i| i["effect"].as_str()).collect())
+        .unwrap_or_default();
+    if effects
+        .iter()
+        .any(|e| matches!(*e, "commits" | "reveals" | "complicates"))
+    {
+        "scene"
+    } else if effects.contains(&"advances") {
+        "sequel"
+    } else {
+        "micro_beat"
+    }
+}
+
+/// A diegetic label for the way to a passage, from its beat's summary: its
+/// first sentence, without the full stop, at most 80 characters.
+pub fn label_from(summary: &str) -> String {
+    let first = summary
+        .split_inclusive(['.', '!', '?'])
+        .next()
+        .unwrap_or(summary)
+        .trim()
+        .trim_end_matches('.')
+        .trim();
+    let mut label: String = first.chars().take(80).collect();
+    if first.chars().count() > 80 {
+        if let Some(cut) = label.rfind(' ') {
+            label.truncate(cut);
+        }
+        label.push('…');
+    }
+    if label.is_empty() {
+        "Go on".to_owned()
+    } else {
+        label
+    }
+}
+
+/// Runs GROW on the graph: scene types, then the weave, arcs, passages,
+/// codewords and choices. When the arcs do not open on one beat, GROW adds
+/// an opening gap beat every path shares. Returns the grown topology.
+pub fn run(graph: &mut Graph, spark: &str) -> Result<Grown, String> {
+    let err = |e: GraphError| e.to_string();
+    let mut seed = seeded(graph).map_err(err)?;
+    if seed.beats.is_empty() {
+        return Err("SEED left no beats to grow".into());
+    }
+
+    // Phase: scene types (pacing), from the impacts.
+    let mut changes = Vec::new();
+    for n in graph.nodes(NodeType::Beat).map_err(err)? {
+        if n.data.get("scene_type").is_none() {
+            changes.push(Mutation::update(
+                n.id.clone(),
+                json!({"scene_type": scene_type(n.data.get("dilemma_impacts"))}),
+            ));
+        }
+    }
+    graph
+        .apply(
+            Stage::Grow,
+            "scene_types",
+            "pacing from each beat's dilemma impacts",
+            &changes,
+        )
+        .map_err(err)?;
+
+    // Phase: the weave; an opening beat when the arcs would start apart.
+    let grown = match grow::grow(&seed) {
+        Err(grow::GrowError::ManyStarts { .. }) => {
+            let roots: Vec<String> = seed
+                .beats
+                .iter()
+                .filter(|b| !seed.order.iter().any(|(after, _)| after == &b.id))
+                .map(|b| b.id.clone())
+                .collect();
+            let all_paths: Vec<String> = seed.paths.iter().map(|p| p.id.clone()).collect();
+            let opening = "beat::opening".to_owned();
+            let summary = format!("The story opens: {spark}");
+            let mut changes = vec![Mutation::create(
+                opening.clone(),
+                NodeType::Beat,
+                json!({"summary": summary, "is_gap_beat": true, "transition_style": "cut",
+                       "scene_type": "micro_beat", "rank": 0, "entities": [], "dilemma_impacts": []}),
+            )];
+            for p in &all_paths {
+                changes.push(Mutation::link(
+                    EdgeType::BelongsTo,
+                    opening.clone(),
+                    p.clone(),
+                ));
+            }
+            for r in &roots {
+                changes.push(Mutation::link(
+                    EdgeType::SequencedAfter,
+                    r.clone(),
+                    opening.clone(),
+                ));
+            }
+            graph
+                .apply(
+                    Stage::Grow,
+                    "gaps",
+                    "the arcs opened on different beats: an opening beat every path shares",
+                    &changes,
+                )
+                .map_err(err)?;
+            seed = seeded(graph).map_err(err)?;
+            grow::grow(&seed).map_err(|e| e.to_string())?
+        }
+        other => other.map_err(|e| e.to_string())?,
+    };
+
+    // Phase: arcs.
+    let mut changes = Vec::new();
+    for arc in &grown.arcs {
+        changes.push(Mutation::create(
+            arc.id.clone(),
+            NodeType::Arc,
+            json!({
+                "type": if arc.spine { "spine" } else { "branch" },
+                "paths": arc.paths,
+                "sequence": arc.sequence,
+                "passages": arc.passages,
+                "diverges_at": arc.diverges_at,
+                "converges_at": arc.converges_at,
+            }),
+        ));
+        for p in &arc.paths {
+            changes.push(Mutation::link(EdgeType::Weaves, arc.id.clone(), p.clone()));
+        }
+    }
+    graph
+        .apply(
+            Stage::Grow,
+            "arcs",
+            "one arc per combination of explored paths, woven in one order",
+            &changes,
+        )
+        .map_err(err)?;
+
+    // Phase: passages (1:1 from beats within a world) and who appears.
+    let beats: BTreeMap<&str, &Beat> = seed.beats.iter().map(|b| (b.id.as_str(), b)).collect();
+    let mut changes = Vec::new();
+    for p in &grown.passages {
+        let beat = beats[p.beat.as_str()];
+        changes.push(Mutation::create(
+            p.id.clone(),
+            NodeType::Passage,
+            json!({"from_beat": p.beat, "summary": beat.summary, "world": p.world}),
+        ));
+        changes.push(Mutation::link(
+            EdgeType::FromBeat,
+            p.id.clone(),
+            p.beat.clone(),
+        ));
+        let mut present: Vec<(&String, &str)> =
+            beat.entities.iter().map(|e| (e, "present")).collect();
+        if let Some(l) = &beat.location {
+            present.retain(|(e, _)| *e != l);
+            present.push((l, "location"));
+        }
+        for (e, role) in present {
+            if graph.node(e).map_err(err)?.is_some() {
+                changes.push(Mutation::link_with(
+                    EdgeType::Appears,
+                    e.clone(),
+                    p.id.clone(),
+                    json!({"role": role}),
+                ));
+            }
+        }
+    }
+    graph
+        .apply(
+            Stage::Grow,
+            "passages",
+            "a passage per beat in each world it is read in",
+            &changes,
+        )
+        .map_err(err)?;
+
+    // Phase: codewords and their grants.
+    let mut changes = Vec::new();
+    for c in &grown.codewords {
+        changes.push(Mutation::create(
+            c.id.clone(),
+            NodeType::Codeword,
+            json!({"type": "granted", "tracks": c.tracks, "path": c.path}),
+        ));
+        for b in &c.granted_by {
+            changes.push(Mutation::link(EdgeType::Grants, b.clone(), c.id.clone()));
+        }
+    }
+    let why = if grown.unread.is_empty() {
+        "a codeword per consequence of a branching path, granted where it commits".to_owned()
+    } else {
+        format!(
+            "a codeword per consequence of a branching path, granted where it commits; never read by a gate, so not kept: {}",
+            grown.unread.join(", ")
+        )
+    };
+    graph
+        .apply(Stage::Grow, "codewords", &why, &changes)
+        .map_err(err)?;
+
+    // Phase: choices, labelled from their target's summary.
+    let passages: BTreeMap<&str, &grow::Passage> =
+        grown.passages.iter().map(|p| (p.id.as_str(), p)).collect();
+    let mut changes = Vec::new();
+    for c in &grown.choices {
+        let target = beats[passages[c.to.as_str()].beat.as_str()];
+        changes.push(Mutation::link_with(
+            EdgeType::Choice,
+            c.from.clone(),
+            c.to.clone(),
+            json!({"label": label_from(&target.summary), "requires": c.requires, "grants": c.grants}),
+        ));
+    }
+    changes.push(Mutation::Meta {
+        key: "grow.start".into(),
+        value: json!(grown.start),
+    });
+    changes.push(Mutation::Meta {
+        key: "grow.notes".into(),
+        value: json!(grown.notes),
+    });
+    graph
+        .apply(
+            Stage::Grow,
+            "choices",
+            "choices from comparing the arcs' sequences",
+            &changes,
+        )
+        .map_err(err)?;
+    Ok(grown)
+}

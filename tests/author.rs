@@ -615,3 +615,58 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
         before_seed
     );
 }
+
+/// The real default model (SmolLM2-135M-Instruct) from a micro spark
+/// through DREAM, BRAINSTORM, SEED and GROW with `--yes`: it completes, or
+/// fails with a typed error naming its stage and leaves the graph as the
+/// stage before left it; either way the project opens and says where it
+/// stands, and a completed graph passes the player's validation.
+#[cfg(feature = "llama")]
+#[test]
+fn the_real_model_runs_a_micro_spark_to_grow_or_fails_naming_the_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("smoke");
+    let p = project.to_str().unwrap();
+    assert!(
+        author(&[
+            "new",
+            p,
+            "--spark",
+            "A ferryman who must choose whom to carry across a flooded river",
+            "--scope",
+            "micro"
+        ])
+        .status
+        .success()
+    );
+    let out = author(&["run", p, "--to", "grow", "--yes"]);
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+    println!("{stdout}\n{stderr}");
+    let status = author(&["status", p]);
+    assert!(
+        status.status.success(),
+        "the project still opens: {}",
+        common::stderr(&status)
+    );
+    if out.status.success() {
+        assert!(stdout.contains("GROW done"), "{stdout}");
+        let check = common::loreloom(&["validate", p], None);
+        assert!(
+            common::stderr(&check).contains(": 0 errors"),
+            "{}{}",
+            common::stdout(&check),
+            common::stderr(&check)
+        );
+    } else {
+        let named = [
+            "DREAM failed",
+            "BRAINSTORM failed",
+            "SEED failed",
+            "GROW failed",
+        ]
+        .iter()
+        .any(|s| stderr.contains(s));
+        assert!(named, "a failure names its stage: {stderr}");
+        assert!(stderr.contains("restored from snapshots/pre-"), "{stderr}");
+    }
+}

@@ -322,6 +322,13 @@ impl Project {
             format!(
                 "next: review {stage} (`loreloom author review {dir}`), then `loreloom author approve {dir}`"
             )
+        } else if let Some(stage) = self.next_stage()?
+            && stage > super::stages::LAST_BUILT
+        {
+            format!(
+                "next: {stage}, which this version of Loreloom does not have yet (the pipeline ends at {})",
+                super::stages::LAST_BUILT
+            )
         } else if let Some(stage) = self.next_stage()? {
             format!(
                 "next: run {stage} (`loreloom author run {dir} --to {}`)",

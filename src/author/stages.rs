@@ -23,6 +23,9 @@ impl Author for Unattended {
     }
 }
 
+/// The last stage this version runs.
+pub const LAST_BUILT: Stage = Stage::Grow;
+
 /// At most this many rounds of discussion before the summary (no
 /// "generate until good": seed 000's anti-pattern).
 pub const MAX_ROUNDS: usize = 8;
@@ -259,10 +262,19 @@ pub fn brainstorm_mutations(answer: &Value) -> Result<(Vec<Mutation>, Vec<String
             json!({"question": d["question"], "why_it_matters": d["why_it_matters"]}),
         ));
         for a in answers {
-            let answer_id = a["id"].as_str().unwrap_or_default().to_owned();
+            let given = a["id"].as_str().unwrap_or_default().to_owned();
+            let mut answer_id = given.clone();
             if !ids.insert(answer_id.clone()) {
-                return Err(format!(
-                    "answer id `{answer_id}` of `{id}` is already used; answer ids are unique across the story"
+                // Ids are unique across the graph: an answer named like an
+                // entity or another answer takes its dilemma's name first.
+                answer_id = format!("{}_{given}", name.trim_start_matches("dilemma::"));
+                if !ids.insert(answer_id.clone()) {
+                    return Err(format!(
+                        "answer id `{given}` of `{id}` is already used, and so is `{answer_id}`; answer ids are unique across the story"
+                    ));
+                }
+                notes.push(format!(
+                    "answer `{given}` of `{id}` renamed `{answer_id}` (the id was taken)"
                 ));
             }
             changes.push(Mutation::create(
@@ -595,12 +607,32 @@ pub fn seed_mutations(
         if commits.contains(p) {
             continue;
         }
-        let Some(last) = beat_ids.iter().rev().find(|b| beat_paths[*b].contains(p)) else {
-            return Err(format!(
-                "path `{p}` has no beats; every explored answer needs at least one"
-            ));
+        let Some(last) = beat_ids
+            .iter()
+            .rev()
+            .find(|b| beat_paths[*b].contains(p))
+            .cloned()
+        else {
+            // No beat at all: the path's answer, as the beat that commits it.
+            let answer_id = &paths[p].1;
+            let summary = graph
+                .node(answer_id)
+                .map_err(err)?
+                .and_then(|n| n.str("description").map(str::to_owned))
+                .unwrap_or_else(|| answer_id.clone());
+            let id = format!("beat::{}_commits", p.trim_start_matches("path::"));
+            beat_nodes.insert(
+                id.clone(),
+                json!({"summary": summary, "entities": [], "location": null, "location_alternatives": [],
+                       "dilemma_impacts": [{"dilemma_id": d, "effect": "commits",
+                                            "note": "made by the engine from the answer: SEED gave the path no beat"}]}),
+            );
+            beat_paths.insert(id.clone(), vec![p.clone()]);
+            beat_ids.push(id.clone());
+            notes.push(format!("`{p}` had no beats; `{id}` made from its answer"));
+            continue;
         };
-        let node = beat_nodes.get_mut(last).expect("listed beats have nodes");
+        let node = beat_nodes.get_mut(&last).expect("listed beats have nodes");
         if let Some(list) = node["dilemma_impacts"].as_array_mut() {
             list.push(json!({"dilemma_id": d, "effect": "commits", "note": "the path commits here (set by the engine: no beat said so)"}));
         }

@@ -199,7 +199,9 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             println!("{}", project.status()?);
             return Ok(());
         };
-        if args.to.is_some_and(|to| stage > to) {
+        if args.to.is_some_and(|to| stage > to)
+            || (args.to.is_none() && stage > stages::LAST_BUILT && args.yes)
+        {
             println!("{}", project.status()?);
             return Ok(());
         }

@@ -308,6 +308,10 @@ fn default_story() -> PathBuf {
 
 /// A story path as given, or, for an authoring project folder (one with a
 /// `graph.db`), its graph written now as `exports/story/story.json`.
+#[cfg_attr(
+    not(feature = "store"),
+    expect(clippy::unnecessary_wraps, reason = "projects need the store feature")
+)]
 fn story_path(path: PathBuf) -> Result<PathBuf, ExitCode> {
     #[cfg(feature = "store")]
     if path.join("graph.db").is_file() {

@@ -581,6 +581,15 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     ok(author(&["review", p]));
     let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
     insta::assert_snapshot!("graph_md_after_grow", md);
+    // KEEP_PROJECT=DIR keeps the grown project (to preview it in the window).
+    if let Some(keep) = std::env::var_os("KEEP_PROJECT") {
+        let status = std::process::Command::new("cp")
+            .args(["-r", p])
+            .arg(&keep)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
     let out = common::loreloom(&["validate", p], None);
     assert!(
         out.status.success(),

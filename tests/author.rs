@@ -603,7 +603,7 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
         common::stderr(&out)
     );
     // Both sides of the hard dilemma can be played to an ending.
-    for choices in ["1,1,1,1", "2,1,1,1"] {
+    for choices in ["1", "2"] {
         let out = common::loreloom(&["play", "--headless", p, "--choices", choices], None);
         assert!(
             common::stdout(&out).contains("THE END"),

@@ -160,7 +160,13 @@ proptest! {
         for arc in &grown.arcs {
             let positions: Vec<usize> = arc.sequence.iter().map(|b| at[b.as_str()]).collect();
             prop_assert!(positions.windows(2).all(|w| w[0] < w[1]));
-            prop_assert_eq!(arc.sequence.len(), arc.passages.len());
+            // Passages cover the arc's beats in order (merged runs hold several).
+            let covered: Vec<String> = arc
+                .passages
+                .iter()
+                .flat_map(|p| grown.passages.iter().find(|q| &q.id == p).unwrap().all_beats())
+                .collect();
+            prop_assert_eq!(&covered, &arc.sequence);
         }
         // Every step of every arc is a choice the arc can take with the
         // codewords it holds there (collectively exhaustive), and every
@@ -172,8 +178,11 @@ proptest! {
             .fold(BTreeMap::new(), |mut m, (b, c)| { m.entry(b).or_insert_with(Vec::new).push(c); m });
         for arc in &grown.arcs {
             let mut held: BTreeSet<&str> = BTreeSet::new();
-            for (i, pair) in arc.passages.windows(2).enumerate() {
-                held.extend(grants.get(arc.sequence[i].as_str()).into_iter().flatten());
+            for pair in arc.passages.windows(2) {
+                let here = grown.passages.iter().find(|q| q.id == pair[0]).unwrap();
+                for b in here.all_beats() {
+                    held.extend(grants.get(b.as_str()).into_iter().flatten());
+                }
                 let choice = grown.choices.iter().find(|c| c.from == pair[0] && c.to == pair[1]);
                 let choice = choice.expect("each step is a choice");
                 prop_assert!(choice.requires.iter().all(|r| held.contains(r.as_str())),

@@ -237,19 +237,51 @@ pub fn run(graph: &mut Graph, spark: &str) -> Result<Grown, String> {
     let beats: BTreeMap<&str, &Beat> = seed.beats.iter().map(|b| (b.id.as_str(), b)).collect();
     let mut changes = Vec::new();
     for p in &grown.passages {
+        let all = p.all_beats();
         let beat = beats[p.beat.as_str()];
-        changes.push(Mutation::create(
-            p.id.clone(),
-            NodeType::Passage,
-            json!({"from_beat": p.beat, "summary": beat.summary, "world": p.world}),
-        ));
-        changes.push(Mutation::link(
-            EdgeType::FromBeat,
-            p.id.clone(),
-            p.beat.clone(),
-        ));
-        let mut present: Vec<(&String, &str)> =
-            beat.entities.iter().map(|e| (e, "present")).collect();
+        let summary = all
+            .iter()
+            .map(|b| beats[b.as_str()].summary.as_str())
+            .collect::<Vec<_>>()
+            .join(" / ");
+        let mut data = json!({"from_beat": p.beat, "summary": summary, "world": p.world});
+        if !p.beats.is_empty() {
+            // Seed 000's merged passage: every beat, the primary, where it came from,
+            // and how the prose moves from one beat to the next (FILL's guidance).
+            let transitions: Vec<Value> = all
+                .windows(2)
+                .enumerate()
+                .map(|(i, pair)| {
+                    let (a, b) = (beats[pair[0].as_str()], beats[pair[1].as_str()]);
+                    let bridge: Vec<&String> = b
+                        .entities
+                        .iter()
+                        .filter(|e| a.entities.contains(e))
+                        .collect();
+                    json!({"index": i + 1, "style": "smooth", "bridge_entities": bridge,
+                           "note": "same place, no choice between: carry the scene straight on"})
+                })
+                .collect();
+            data["from_beats"] = json!(all);
+            data["primary_beat"] = json!(p.beat);
+            data["merged_from"] = json!(p.merged_from);
+            data["transition_points"] = json!(transitions);
+        }
+        changes.push(Mutation::create(p.id.clone(), NodeType::Passage, data));
+        let mut present: Vec<(&String, &str)> = Vec::new();
+        for b in &all {
+            let b = beats[b.as_str()];
+            changes.push(Mutation::link(
+                EdgeType::FromBeat,
+                p.id.clone(),
+                b.id.clone(),
+            ));
+            for e in &b.entities {
+                if !present.iter().any(|(x, _)| *x == e) {
+                    present.push((e, "present"));
+                }
+            }
+        }
         if let Some(l) = &beat.location {
             present.retain(|(e, _)| *e != l);
             present.push((l, "location"));

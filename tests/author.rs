@@ -576,8 +576,22 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     // GROW (deterministic here: no model call), then the player's checks.
     ok(author(&["approve", p]));
     let before_grow = std::fs::read(project.join("graph.db")).unwrap();
-    let out = ok(author(&["run", p]));
+    // GROW asks the model only for the choices' labels; a label that talks
+    // about the story ("Continue") gives way to the target's first sentence.
+    let labels = script_file(
+        dir.path(),
+        "grow.json",
+        vec![reply(
+            "author/grow_labels",
+            json!({"labels": [{"n": 1, "label": "Turn from the water"}, {"n": 2, "label": "Continue"}]}).to_string(),
+        )],
+    );
+    let out = ok(author(&["run", p, "--model-script", &labels]));
     assert!(out.contains("GROW done"), "{out}");
+    assert!(
+        out.contains("1 of 2 labels were missing, repeated or not in the story's voice"),
+        "{out}"
+    );
     ok(author(&["review", p]));
     let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
     insta::assert_snapshot!("graph_md_after_grow", md);

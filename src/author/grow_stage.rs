@@ -130,11 +130,33 @@ pub fn label_from(summary: &str) -> String {
     }
 }
 
+/// Whether a label reads as something the player does in the story, not
+/// as talk about the story (seed 000: never "Continue").
+pub fn diegetic(label: &str) -> bool {
+    let lower = label.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let meta = [
+        "continue", "passage", "choice", "option", "reader", "chapter",
+    ];
+    !words.is_empty()
+        && label.chars().count() <= 70
+        && !words.iter().any(|w| meta.contains(w))
+        && !matches!(words.as_slice(), ["next" | "ok"] | ["go", "on"])
+}
+
 /// Runs GROW on the graph: scene types, then the weave, arcs, passages,
 /// codewords and choices. When the arcs do not open on one beat, GROW adds
 /// an opening gap beat every path shares. Returns the grown topology.
-pub fn run(graph: &mut Graph, spark: &str) -> Result<Grown, String> {
+pub fn run(
+    graph: &mut Graph,
+    spark: &str,
+    ask: &mut dyn FnMut(&str, Value) -> Result<Value, String>,
+) -> Result<Grown, String> {
     let err = |e: GraphError| e.to_string();
+    let mut grown_notes: Vec<String> = Vec::new();
     let mut seed = seeded(graph).map_err(err)?;
     if seed.beats.is_empty() {
         return Err("SEED left no beats to grow".into());
@@ -330,34 +352,118 @@ pub fn run(graph: &mut Graph, spark: &str) -> Result<Grown, String> {
         .apply(Stage::Grow, "codewords", &why, &changes)
         .map_err(err)?;
 
-    // Phase: choices, labelled from their target's summary.
+    // Phase: choices, with labels the model writes (one bounded call),
+    // each checked; a missing or meta label is the target's first sentence.
     let passages: BTreeMap<&str, &grow::Passage> =
         grown.passages.iter().map(|p| (p.id.as_str(), p)).collect();
+    let summary_of = |id: &str| beats[passages[id].beat.as_str()].summary.clone();
+    let vision = graph.node("vision").map_err(err)?;
+    let asked: Vec<Value> = grown
+        .choices
+        .iter()
+        .enumerate()
+        .map(|(i, c)| json!({"n": i + 1, "from": summary_of(&c.from), "to": summary_of(&c.to)}))
+        .collect();
+    let vars = json!({
+        "genre": vision.as_ref().and_then(|v| v.str("genre")).unwrap_or("interactive fiction"),
+        "tone": vision.as_ref().map(|v| v.strings("tone")).unwrap_or_default(),
+        "choices": asked,
+    });
+    let written: BTreeMap<usize, String> = match ask("author/grow_labels", vars) {
+        Ok(answer) => answer["labels"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|l| {
+                        let n = usize::try_from(l["n"].as_u64()?).ok()?;
+                        Some((n, l["label"].as_str()?.trim().to_owned()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Err(e) => {
+            grown_notes.push(format!(
+                "the model wrote no labels ({e}); each is its target's first sentence"
+            ));
+            BTreeMap::new()
+        }
+    };
     let mut changes = Vec::new();
-    for c in &grown.choices {
-        let target = beats[passages[c.to.as_str()].beat.as_str()];
+    let mut used: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut fallbacks = 0;
+    for (i, c) in grown.choices.iter().enumerate() {
+        let taken = used.entry(c.from.as_str()).or_default();
+        let label = match written.get(&(i + 1)) {
+            Some(l) if diegetic(l) && !taken.contains(l) => l.clone(),
+            _ => {
+                fallbacks += 1;
+                label_from(&summary_of(&c.to))
+            }
+        };
+        taken.push(label.clone());
         changes.push(Mutation::link_with(
             EdgeType::Choice,
             c.from.clone(),
             c.to.clone(),
-            json!({"label": label_from(&target.summary), "requires": c.requires, "grants": c.grants}),
+            json!({"label": label, "requires": c.requires, "grants": c.grants}),
+        ));
+    }
+    if fallbacks > 0 && !written.is_empty() {
+        grown_notes.push(format!(
+            "{fallbacks} of {} labels were missing, repeated or not in the story's voice; those are their target's first sentence",
+            grown.choices.len()
         ));
     }
     changes.push(Mutation::Meta {
         key: "grow.start".into(),
         value: json!(grown.start),
     });
+    let mut notes = grown.notes.clone();
+    notes.extend(grown_notes.iter().cloned());
     changes.push(Mutation::Meta {
         key: "grow.notes".into(),
-        value: json!(grown.notes),
+        value: json!(notes),
     });
     graph
         .apply(
             Stage::Grow,
             "choices",
-            "choices from comparing the arcs' sequences",
+            "choices from comparing the arcs' sequences, labelled by the model where its labels hold",
             &changes,
         )
         .map_err(err)?;
+    let mut grown = grown;
+    grown.notes = notes;
     Ok(grown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_say_what_the_player_does_not_what_the_story_is() {
+        for good in [
+            "Wait for the tide",
+            "Row to the next island",
+            "Take the lantern down",
+        ] {
+            assert!(diegetic(good), "{good}");
+        }
+        for bad in [
+            "Continue",
+            "Go on",
+            "Next",
+            "Choose this option",
+            "Read the next passage",
+            "",
+        ] {
+            assert!(!diegetic(bad), "{bad}");
+        }
+        assert_eq!(
+            label_from("Mara gives the sea her years. Then the storm."),
+            "Mara gives the sea her years"
+        );
+        assert!(label_from(&"word ".repeat(40)).ends_with('…'));
+    }
 }

@@ -220,7 +220,18 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             Stage::Seed => stages::seed(&mut project, &gateway, &args.model),
             Stage::Grow => {
                 let spark = project.spark()?;
-                crate::author::grow_stage::run(&mut project.graph, &spark)
+                let mut ask = |prompt: &str, vars: serde_json::Value| {
+                    gateway
+                        .call(crate::llm::CallRequest::new(
+                            prompt,
+                            args.model.as_str(),
+                            vars,
+                        ))
+                        .wait()
+                        .result
+                        .map_err(|e| e.to_string())
+                };
+                crate::author::grow_stage::run(&mut project.graph, &spark, &mut ask)
                     .map(|grown| {
                         for note in &grown.notes {
                             println!("  note: {note}");

@@ -693,3 +693,142 @@ fn the_real_model_runs_a_micro_spark_to_grow_or_fails_naming_the_stage() {
         assert!(stderr.contains("restored from snapshots/pre-"), "{stderr}");
     }
 }
+
+/// GROW's intersections: the engine lists the compatible pairs (here the
+/// two dilemmas' opening beats, unordered, both at the quay), the model
+/// picks one by number, and the first beat (in SEED's order) absorbs the second: it serves
+/// both dilemmas' paths, the second is gone, and the grown story passes the
+/// player's validation. A pick that is no candidate is skipped and said.
+#[test]
+fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = Graph::open(&dir.path().join("graph.db")).unwrap();
+    let mut brainstorm = vec![
+        Mutation::create(
+            "mara",
+            NodeType::Entity,
+            json!({"type": "character", "name": "Mara"}),
+        ),
+        Mutation::create(
+            "quay",
+            NodeType::Entity,
+            json!({"type": "location", "name": "The quay"}),
+        ),
+    ];
+    for d in ["tide", "debt"] {
+        brainstorm.extend([
+            Mutation::create(
+                format!("dilemma::{d}"),
+                NodeType::Dilemma,
+                json!({"question": format!("{d}?")}),
+            ),
+            Mutation::create(
+                format!("{d}_yes"),
+                NodeType::Answer,
+                json!({"canonical": true}),
+            ),
+            Mutation::create(
+                format!("{d}_no"),
+                NodeType::Answer,
+                json!({"canonical": false}),
+            ),
+            Mutation::link(
+                EdgeType::HasAnswer,
+                format!("dilemma::{d}"),
+                format!("{d}_yes"),
+            ),
+            Mutation::link(
+                EdgeType::HasAnswer,
+                format!("dilemma::{d}"),
+                format!("{d}_no"),
+            ),
+        ]);
+    }
+    g.apply(Stage::Brainstorm, "test", "test", &brainstorm)
+        .unwrap();
+    let mut seed = Vec::new();
+    for d in ["tide", "debt"] {
+        let paths = [format!("path::{d}__{d}_yes"), format!("path::{d}__{d}_no")];
+        for (p, a) in paths.iter().zip([format!("{d}_yes"), format!("{d}_no")]) {
+            seed.push(Mutation::create(
+                p.clone(),
+                NodeType::Path,
+                json!({"dilemma_id": format!("dilemma::{d}")}),
+            ));
+            seed.push(Mutation::link(EdgeType::Explores, p.clone(), a));
+        }
+        seed.push(Mutation::update(
+            format!("dilemma::{d}"),
+            json!({"analysis": {"convergence_policy": "hard", "payoff_budget": 2}}),
+        ));
+        let open = format!("beat::{d}_opens");
+        seed.push(Mutation::create(open.clone(), NodeType::Beat, json!({"summary": format!("At the quay, the {d} question is put to Mara."), "entities": ["mara"], "location": "quay"})));
+        for p in &paths {
+            seed.push(Mutation::link(EdgeType::BelongsTo, open.clone(), p.clone()));
+        }
+        for (i, p) in paths.iter().enumerate() {
+            let own = format!("beat::{d}_{i}");
+            seed.push(Mutation::create(own.clone(), NodeType::Beat, json!({"summary": format!("Mara answers the {d} question ({i})."), "entities": ["mara"], "location": "quay",
+                "dilemma_impacts": [{"dilemma_id": format!("dilemma::{d}"), "effect": "commits", "note": ""}]})));
+            seed.push(Mutation::link(EdgeType::BelongsTo, own.clone(), p.clone()));
+            seed.push(Mutation::link(EdgeType::SequencedAfter, own, open.clone()));
+        }
+    }
+    g.apply(Stage::Seed, "test", "test", &seed).unwrap();
+
+    let seeded = loreloom::author::grow_stage::seeded(&g).unwrap();
+    let candidates = loreloom::author::grow::intersection_candidates(&seeded);
+    assert_eq!(candidates.len(), 1, "{candidates:?}");
+    assert_eq!(
+        (candidates[0].a.as_str(), candidates[0].b.as_str()),
+        ("beat::debt_opens", "beat::tide_opens")
+    );
+    assert_eq!(candidates[0].place.as_deref(), Some("quay"));
+
+    let mut asked = Vec::new();
+    let mut ask = |prompt: &str, vars: serde_json::Value| {
+        asked.push(prompt.to_owned());
+        match prompt {
+            "author/grow_intersections" => {
+                assert_eq!(vars["candidates"][0]["place"], "quay");
+                Ok(json!({"merge": [7, 1], "reasons": "one scene at the quay"}))
+            }
+            _ => Err("no labels in this test".to_owned()),
+        }
+    };
+    let grown = loreloom::author::grow_stage::run(&mut g, "Mara on the quay", &mut ask).unwrap();
+    assert_eq!(asked, ["author/grow_intersections", "author/grow_labels"]);
+    assert!(g.node("beat::tide_opens").unwrap().is_none(), "merged away");
+    let mut served = g.targets(EdgeType::BelongsTo, "beat::debt_opens").unwrap();
+    served.sort();
+    assert_eq!(
+        served,
+        [
+            "path::debt__debt_no",
+            "path::debt__debt_yes",
+            "path::tide__tide_no",
+            "path::tide__tide_yes"
+        ]
+    );
+    assert!(
+        grown
+            .notes
+            .iter()
+            .any(|n| n.contains("pick 7 is no candidate")),
+        "{:?}",
+        grown.notes
+    );
+    assert!(
+        grown
+            .notes
+            .iter()
+            .any(|n| n.contains("the model wrote no labels")),
+        "{:?}",
+        grown.notes
+    );
+    assert_eq!(grown.start, "passage::debt_opens");
+    let file = loreloom::author::export::story_file(&g, "quay").unwrap();
+    let (story, report) = loreloom::story::validate_file(file);
+    assert!(story.is_some());
+    assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
+}

@@ -38,6 +38,8 @@ pub fn seeded(graph: &Graph) -> Result<Seeded, GraphError> {
             summary: n.str("summary").unwrap_or_default().to_owned(),
             entities: n.strings("entities"),
             location: n.str("location").map(str::to_owned),
+            alternatives: n.strings("location_alternatives"),
+            is_gap: n.data.get("is_gap_beat") == Some(&json!(true)),
             commits,
             id: n.id,
         });
@@ -130,6 +132,148 @@ pub fn label_from(summary: &str) -> String {
     }
 }
 
+/// The most intersections GROW makes.
+pub const MAX_INTERSECTIONS: usize = 8;
+
+/// Asks the model which candidates to merge and merges them: the first beat
+/// absorbs the second (paths, entities, summary, place, ordering), one
+/// batch; a pick that reuses a beat or would make the order cycle is skipped.
+fn merge_intersections(
+    graph: &mut Graph,
+    seed: &mut Seeded,
+    candidates: &[grow::Candidate],
+    ask: &mut dyn FnMut(&str, Value) -> Result<Value, String>,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
+    let err = |e: GraphError| e.to_string();
+    let summary = |id: &str| {
+        seed.beats
+            .iter()
+            .find(|b| b.id == id)
+            .map(|b| b.summary.clone())
+            .unwrap_or_default()
+    };
+    let asked: Vec<Value> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            json!({"n": i + 1, "a": summary(&c.a), "b": summary(&c.b), "place": c.place, "shared": c.shared})
+        })
+        .collect();
+    let genre = graph
+        .node("vision")
+        .map_err(err)?
+        .and_then(|v| v.str("genre").map(str::to_owned))
+        .unwrap_or_else(|| "interactive fiction".into());
+    let picks: Vec<usize> = match ask(
+        "author/grow_intersections",
+        json!({"genre": genre, "candidates": asked}),
+    ) {
+        Ok(answer) => answer["merge"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_u64)
+                    .filter_map(|n| usize::try_from(n).ok())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Err(e) => {
+            notes.push(format!(
+                "no intersections: the model did not pick among {} candidates ({e})",
+                candidates.len()
+            ));
+            return Ok(());
+        }
+    };
+    let mut used: Vec<&str> = Vec::new();
+    let mut order = seed.order.clone();
+    let mut changes = Vec::new();
+    let mut made = Vec::new();
+    for n in picks {
+        let Some(c) = n.checked_sub(1).and_then(|i| candidates.get(i)) else {
+            notes.push(format!("intersection pick {n} is no candidate (skipped)"));
+            continue;
+        };
+        if used.contains(&c.a.as_str())
+            || used.contains(&c.b.as_str())
+            || made.len() >= MAX_INTERSECTIONS
+        {
+            continue;
+        }
+        let moved: Vec<(String, String)> = order
+            .iter()
+            .map(|(after, before)| {
+                let swap = |x: &String| if *x == c.b { c.a.clone() } else { x.clone() };
+                (swap(after), swap(before))
+            })
+            .filter(|(after, before)| after != before)
+            .collect();
+        if super::graph::cycle_member(&moved).is_some() {
+            notes.push(format!(
+                "`{}` + `{}` would make the order cycle (skipped)",
+                c.a, c.b
+            ));
+            continue;
+        }
+        let (Some(a), Some(b)) = (
+            seed.beats.iter().find(|x| x.id == c.a),
+            seed.beats.iter().find(|x| x.id == c.b),
+        ) else {
+            continue;
+        };
+        let mut entities = a.entities.clone();
+        entities.extend(
+            b.entities
+                .iter()
+                .filter(|e| !a.entities.contains(e))
+                .cloned(),
+        );
+        changes.push(Mutation::update(
+            c.a.clone(),
+            json!({
+                "summary": format!("{} {}", a.summary, b.summary),
+                "entities": entities,
+                "location": c.place.clone().or_else(|| a.location.clone()),
+                "intersection": {"merged": c.b, "shared": c.shared},
+            }),
+        ));
+        for p in &b.paths {
+            changes.push(Mutation::link(EdgeType::BelongsTo, c.a.clone(), p.clone()));
+        }
+        for (after, before) in &moved {
+            if !order.contains(&(after.clone(), before.clone())) {
+                changes.push(Mutation::link(
+                    EdgeType::SequencedAfter,
+                    after.clone(),
+                    before.clone(),
+                ));
+            }
+        }
+        changes.push(Mutation::Remove { id: c.b.clone() });
+        order = moved;
+        used.push(&c.a);
+        used.push(&c.b);
+        made.push(format!("`{}` + `{}`", c.a, c.b));
+    }
+    if made.is_empty() {
+        return Ok(());
+    }
+    graph
+        .apply(
+            Stage::Grow,
+            "intersections",
+            &format!(
+                "the model picked, among the engine's candidates: {}",
+                made.join(", ")
+            ),
+            &changes,
+        )
+        .map_err(err)?;
+    *seed = seeded(graph).map_err(err)?;
+    Ok(())
+}
+
 /// Whether a label reads as something the player does in the story, not
 /// as talk about the story (seed 000: never "Continue").
 pub fn diegetic(label: &str) -> bool {
@@ -180,6 +324,13 @@ pub fn run(
             &changes,
         )
         .map_err(err)?;
+
+    // Phase: intersections; the engine lists the compatible pairs, the
+    // model picks, the engine merges what stays acyclic.
+    let candidates = grow::intersection_candidates(&seed);
+    if !candidates.is_empty() {
+        merge_intersections(graph, &mut seed, &candidates, ask, &mut grown_notes)?;
+    }
 
     // Phase: the weave; an opening beat when the arcs would start apart.
     let grown = match grow::grow(&seed) {

@@ -27,17 +27,7 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
         .unwrap_or_else(|| spark.chars().take(60).collect());
     let mut choices: BTreeMap<String, Vec<Choice>> = BTreeMap::new();
     for e in graph.edges(EdgeType::Choice)? {
-        let list = |k: &str| -> Vec<String> {
-            e.data
-                .get(k)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let list = |k: &str| super::graph::strings(e.data.get(k));
         choices.entry(e.from.clone()).or_default().push(Choice {
             label: e
                 .data

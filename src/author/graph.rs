@@ -62,16 +62,20 @@ impl Node {
 
     /// A field as a list of strings (missing or not a list: empty).
     pub fn strings(&self, key: &str) -> Vec<String> {
-        self.data
-            .get(key)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
+        strings(self.data.get(key))
     }
+}
+
+/// The strings of a JSON list (missing or not a list: none).
+pub fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// An edge between two nodes, with its properties.

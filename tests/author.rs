@@ -714,6 +714,11 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
             NodeType::Entity,
             json!({"type": "location", "name": "The quay"}),
         ),
+        Mutation::create(
+            "gull",
+            NodeType::Entity,
+            json!({"type": "character", "name": "A gull"}),
+        ),
     ];
     for d in ["tide", "debt"] {
         brainstorm.extend([
@@ -827,6 +832,9 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
         grown.notes
     );
     assert_eq!(grown.start, "passage::debt_opens");
+    // The gull appears nowhere and no dilemma involves it: pruned.
+    assert!(g.node("gull").unwrap().is_none());
+    assert!(g.node("mara").unwrap().is_some());
     let file = loreloom::author::export::story_file(&g, "quay").unwrap();
     let (story, report) = loreloom::story::validate_file(file);
     assert!(story.is_some());

@@ -479,6 +479,48 @@ pub fn run(
         )
         .map_err(err)?;
 
+    // Phase: prune (seed 000 "Validation Rules"): an entity no passage
+    // shows is an orphan and goes, unless a dilemma involves it (a core
+    // entity that never appears means the story is incomplete: said, kept).
+    let appearing: std::collections::BTreeSet<String> = graph
+        .edges(EdgeType::Appears)
+        .map_err(err)?
+        .into_iter()
+        .map(|e| e.from)
+        .collect();
+    let core: std::collections::BTreeSet<String> = graph
+        .edges(EdgeType::DilemmaInvolves)
+        .map_err(err)?
+        .into_iter()
+        .map(|e| e.to)
+        .collect();
+    let mut pruned = Vec::new();
+    let mut changes = Vec::new();
+    for e in graph.nodes(NodeType::Entity).map_err(err)? {
+        if e.str("disposition") == Some("cut") || appearing.contains(&e.id) {
+            continue;
+        }
+        if core.contains(&e.id) {
+            grown_notes.push(format!(
+                "`{}` is part of a dilemma but appears in no passage: give it a beat in SEED",
+                e.id
+            ));
+        } else {
+            pruned.push(e.id.clone());
+            changes.push(Mutation::Remove { id: e.id });
+        }
+    }
+    if !changes.is_empty() {
+        graph
+            .apply(
+                Stage::Grow,
+                "prune",
+                &format!("entities no passage shows: {}", pruned.join(", ")),
+                &changes,
+            )
+            .map_err(err)?;
+    }
+
     // Phase: codewords and their grants.
     let mut changes = Vec::new();
     for c in &grown.codewords {

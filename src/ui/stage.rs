@@ -339,6 +339,8 @@ fn stage_ui(
         .appears
         .iter()
         .filter_map(|a| story.entity_ix(&a.entity))
+        // A place is the scene itself, not a face in it.
+        .filter(|e| story.entity(*e).kind != "location")
         .map(|e| {
             let tex = art
                 .portraits

@@ -746,6 +746,30 @@ fn intersect<'a>(mut sets: impl Iterator<Item = &'a BTreeSet<String>>) -> BTreeS
     })
 }
 
+/// A diegetic label for the way to a passage, from its beat's summary: its
+/// first sentence, without the full stop, at most 80 characters.
+pub fn label_from(summary: &str) -> String {
+    let first = summary
+        .split_inclusive(['.', '!', '?'])
+        .next()
+        .unwrap_or(summary)
+        .trim()
+        .trim_end_matches('.')
+        .trim();
+    let mut label: String = first.chars().take(80).collect();
+    if first.chars().count() > 80 {
+        if let Some(cut) = label.rfind(' ') {
+            label.truncate(cut);
+        }
+        label.push('…');
+    }
+    if label.is_empty() {
+        "Go on".to_owned()
+    } else {
+        label
+    }
+}
+
 /// The grown topology as a story file (summaries as prose, labels from
 /// summaries): what the player's validation reads, without a graph.
 pub fn to_story(grown: &Grown, seeded: &Seeded) -> crate::story::model::StoryFile {
@@ -773,7 +797,7 @@ pub fn to_story(grown: &Grown, seeded: &Seeded) -> crate::story::model::StoryFil
                         .find(|q| q.id == c.to)
                         .map_or("", |q| q.beat.as_str());
                     m::Choice {
-                        label: super::grow_stage::label_from(&beats[to].summary),
+                        label: label_from(&beats[to].summary),
                         to: c.to.clone(),
                         requires: c.requires.clone(),
                         grants: c.grants.clone(),

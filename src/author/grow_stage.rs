@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::graph::{Graph, GraphError, Mutation};
-use super::grow::{self, Beat, Dilemma, Grown, Path, Policy, Seeded};
+use super::grow::{self, Beat, Dilemma, Grown, Path, Policy, Seeded, label_from};
 use super::model::{EdgeType, NodeType, Stage};
 
 /// What SEED left in the graph, as GROW reads it. Beats come in SEED's order.
@@ -105,30 +105,6 @@ pub fn scene_type(impacts: Option<&Value>) -> &'static str {
         "sequel"
     } else {
         "micro_beat"
-    }
-}
-
-/// A diegetic label for the way to a passage, from its beat's summary: its
-/// first sentence, without the full stop, at most 80 characters.
-pub fn label_from(summary: &str) -> String {
-    let first = summary
-        .split_inclusive(['.', '!', '?'])
-        .next()
-        .unwrap_or(summary)
-        .trim()
-        .trim_end_matches('.')
-        .trim();
-    let mut label: String = first.chars().take(80).collect();
-    if first.chars().count() > 80 {
-        if let Some(cut) = label.rfind(' ') {
-            label.truncate(cut);
-        }
-        label.push('…');
-    }
-    if label.is_empty() {
-        "Go on".to_owned()
-    } else {
-        label
     }
 }
 

@@ -53,7 +53,8 @@ pub enum ProjectError {
     Gate(String),
 }
 
-fn io(path: &Path) -> impl Fn(std::io::Error) -> ProjectError + '_ {
+/// An I/O error as a project error naming the file.
+pub fn io(path: &Path) -> impl Fn(std::io::Error) -> ProjectError + '_ {
     move |e| ProjectError::Io {
         path: path.to_owned(),
         message: e.to_string(),
@@ -318,24 +319,19 @@ impl Project {
             let _ = writeln!(out, "  {:<11} {gate}", stage.to_string());
         }
         let dir = self.dir.display();
-        let next = if let Some(stage) = self.in_review()? {
-            format!(
+        let next = match (self.in_review()?, self.next_stage()?) {
+            (Some(stage), _) => format!(
                 "next: review {stage} (`loreloom author review {dir}`), then `loreloom author approve {dir}`"
-            )
-        } else if let Some(stage) = self.next_stage()?
-            && stage > super::stages::LAST_BUILT
-        {
-            format!(
+            ),
+            (None, Some(stage)) if stage > super::stages::LAST_BUILT => format!(
                 "next: {stage}, which this version of Loreloom does not have yet (the pipeline ends at {})",
                 super::stages::LAST_BUILT
-            )
-        } else if let Some(stage) = self.next_stage()? {
-            format!(
+            ),
+            (None, Some(stage)) => format!(
                 "next: run {stage} (`loreloom author run {dir} --to {}`)",
                 stage.name()
-            )
-        } else {
-            "every stage is approved".to_owned()
+            ),
+            (None, None) => "every stage is approved".to_owned(),
         };
         out.push_str(&next);
         Ok(out)

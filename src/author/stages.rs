@@ -47,7 +47,16 @@ fn stage_error(stage: Stage, message: impl std::fmt::Display) -> ProjectError {
     ProjectError::Gate(format!("{stage} failed: {message}"))
 }
 
-/// One model call for `stage` (the prompt stage `prompt`): its validated answer.
+/// One model call (the prompt stage `prompt`): its validated answer.
+fn call(gateway: &Gateway, prompt: &str, model: &str, vars: Value) -> Result<Value, String> {
+    gateway
+        .call(CallRequest::new(prompt, model, vars))
+        .wait()
+        .result
+        .map_err(|e| e.to_string())
+}
+
+/// One model call for `stage`; a failure is the stage's.
 fn ask(
     gateway: &Gateway,
     prompt: &str,
@@ -55,11 +64,16 @@ fn ask(
     vars: Value,
     stage: Stage,
 ) -> Result<Value, ProjectError> {
-    gateway
-        .call(CallRequest::new(prompt, model, vars))
-        .wait()
-        .result
-        .map_err(|e| stage_error(stage, e))
+    call(gateway, prompt, model, vars).map_err(|e| stage_error(stage, e))
+}
+
+/// A batch's reason, with what the engine dropped or mended.
+fn with_notes(why: &str, notes: &[String]) -> String {
+    if notes.is_empty() {
+        why.to_owned()
+    } else {
+        format!("{why}; {}", notes.join("; "))
+    }
 }
 
 fn text_of(v: &Value) -> String {
@@ -139,6 +153,19 @@ pub fn dream(
     Ok(())
 }
 
+/// GROW: the topology, deterministic but for the intersections the model
+/// picks and the choices' labels it writes (`grow_stage`).
+pub fn grow(
+    project: &mut Project,
+    gateway: &Gateway,
+    model: &str,
+) -> Result<super::grow::Grown, ProjectError> {
+    let spark = project.spark()?;
+    let mut ask = |prompt: &str, vars: Value| call(gateway, prompt, model, vars);
+    super::grow_stage::run(&mut project.graph, &spark, &mut ask)
+        .map_err(|e| stage_error(Stage::Grow, e))
+}
+
 /// How many dilemmas and beats per path a scope wants.
 fn sizes(scope: super::project::Scope) -> (&'static str, &'static str) {
     use super::project::Scope;
@@ -206,10 +233,10 @@ pub fn brainstorm(
     let answer = ask(gateway, "author/brainstorm", model, vars, Stage::Brainstorm)?;
     let (changes, notes) =
         brainstorm_mutations(&answer).map_err(|e| stage_error(Stage::Brainstorm, e))?;
-    let mut rationale = "entities and dilemmas from the vision and the discussion".to_owned();
-    if !notes.is_empty() {
-        rationale = format!("{rationale}; {}", notes.join("; "));
-    }
+    let rationale = with_notes(
+        "entities and dilemmas from the vision and the discussion",
+        &notes,
+    );
     project
         .graph
         .apply(Stage::Brainstorm, "serialize", &rationale, &changes)?;
@@ -345,10 +372,10 @@ pub fn seed(project: &mut Project, gateway: &Gateway, model: &str) -> Result<(),
     let answer = ask(gateway, "author/seed", model, vars, Stage::Seed)?;
     let (changes, notes) =
         seed_mutations(&project.graph, &answer).map_err(|e| stage_error(Stage::Seed, e))?;
-    let mut rationale = "paths, consequences and initial beats from the brainstorm".to_owned();
-    if !notes.is_empty() {
-        rationale = format!("{rationale}; {}", notes.join("; "));
-    }
+    let rationale = with_notes(
+        "paths, consequences and initial beats from the brainstorm",
+        &notes,
+    );
     project
         .graph
         .apply(Stage::Seed, "serialize", &rationale, &changes)?;

@@ -4,6 +4,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::author::project::io;
 use crate::author::stages::{self, Author, Unattended};
 use crate::author::{Project, ProjectError, Scope, Stage, review};
 use crate::llm::{Gateway, Script, ScriptedBackend};
@@ -131,29 +132,16 @@ pub fn export_package(dir: &Path) -> Result<PathBuf, ProjectError> {
         .map_or_else(|| "story".to_owned(), |n| n.to_string_lossy().into_owned());
     let file = crate::author::export::story_file(&project.graph, &id)?;
     let package = dir.join("exports").join("story");
-    std::fs::create_dir_all(&package).map_err(|e| ProjectError::Io {
-        path: package.clone(),
-        message: e.to_string(),
-    })?;
+    std::fs::create_dir_all(&package).map_err(io(&package))?;
     let path = package.join("story.json");
     let text = serde_json::to_string_pretty(&file).unwrap_or_default();
-    std::fs::write(&path, text).map_err(|e| ProjectError::Io {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    std::fs::write(&path, text).map_err(io(&path))?;
     Ok(package)
 }
 
 fn write_review(dir: &Path) -> Result<(), ProjectError> {
     let project = Project::open(dir)?;
     let exports = dir.join("exports");
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |e: std::io::Error| ProjectError::Io {
-            path: path.clone(),
-            message: e.to_string(),
-        }
-    };
     std::fs::create_dir_all(&exports).map_err(io(&exports))?;
     let yaml = exports.join("graph.yaml");
     std::fs::write(&yaml, review::yaml(&project.graph)?).map_err(io(&yaml))?;
@@ -180,6 +168,13 @@ impl Author for AtTerminal {
     }
 }
 
+fn not_built(stage: Stage) -> ProjectError {
+    ProjectError::Gate(format!(
+        "{stage} is not built yet in this version of Loreloom (the authoring pipeline stops after {})",
+        stages::LAST_BUILT
+    ))
+}
+
 fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
     let mut project = Project::open(&args.dir)?;
     let gateway = Gateway::standard().map_err(ProjectError::Gate)?;
@@ -199,11 +194,17 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             println!("{}", project.status()?);
             return Ok(());
         };
-        if args.to.is_some_and(|to| stage > to)
-            || (args.to.is_none() && stage > stages::LAST_BUILT && args.yes)
-        {
+        if args.to.is_some_and(|to| stage > to) {
             println!("{}", project.status()?);
             return Ok(());
+        }
+        if stage > stages::LAST_BUILT {
+            // Nothing to snapshot or restore: say so before touching the graph.
+            if args.yes && args.to.is_none() {
+                println!("{}", project.status()?);
+                return Ok(());
+            }
+            return Err(not_built(stage));
         }
         project = project.begin(stage)?;
         println!("running {stage}…");
@@ -218,38 +219,20 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
                 stages::brainstorm(&mut project, &gateway, &args.model, author.as_mut())
             }
             Stage::Seed => stages::seed(&mut project, &gateway, &args.model),
-            Stage::Grow => {
-                let spark = project.spark()?;
-                let mut ask = |prompt: &str, vars: serde_json::Value| {
-                    gateway
-                        .call(crate::llm::CallRequest::new(
-                            prompt,
-                            args.model.as_str(),
-                            vars,
-                        ))
-                        .wait()
-                        .result
-                        .map_err(|e| e.to_string())
-                };
-                crate::author::grow_stage::run(&mut project.graph, &spark, &mut ask)
-                    .map(|grown| {
-                        for note in &grown.notes {
-                            println!("  note: {note}");
-                        }
-                        println!(
-                            "  {} arcs, {} passages, {} choices, {} codewords, {} endings",
-                            grown.arcs.len(),
-                            grown.passages.len(),
-                            grown.choices.len(),
-                            grown.codewords.len(),
-                            grown.endings.len()
-                        );
-                    })
-                    .map_err(|e| ProjectError::Gate(format!("GROW failed: {e}")))
-            }
-            later => Err(ProjectError::Gate(format!(
-                "{later} is not built yet in this version of Loreloom (the authoring pipeline stops after GROW)"
-            ))),
+            Stage::Grow => stages::grow(&mut project, &gateway, &args.model).map(|grown| {
+                for note in &grown.notes {
+                    println!("  note: {note}");
+                }
+                println!(
+                    "  {} arcs, {} passages, {} choices, {} codewords, {} endings",
+                    grown.arcs.len(),
+                    grown.passages.len(),
+                    grown.choices.len(),
+                    grown.codewords.len(),
+                    grown.endings.len()
+                );
+            }),
+            later => Err(not_built(later)),
         };
         if let Err(e) = ran {
             // A stage that failed leaves nothing behind: the graph from before it.

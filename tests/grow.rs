@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use loreloom::author::grow::{Beat, Dilemma, Path, Policy, Seeded, grow, to_story};
+use loreloom::author::grow::{
+    Beat, Dilemma, Path, Policy, Residue, Salience, Seeded, grow, to_story,
+};
 use proptest::prelude::*;
 
 /// A dilemma as generated: whether its other answer is explored, its policy
@@ -17,6 +19,8 @@ struct Plan {
     budget: usize,
     shared: usize,
     own: [usize; 2],
+    residue: Residue,
+    ending: Salience,
 }
 
 fn plan() -> impl Strategy<Value = Plan> {
@@ -26,14 +30,28 @@ fn plan() -> impl Strategy<Value = Plan> {
         2usize..5,
         0usize..3,
         [1usize..4, 1usize..4],
+        prop_oneof![
+            Just(Residue::Heavy),
+            Just(Residue::Light),
+            Just(Residue::Cosmetic)
+        ],
+        prop_oneof![
+            Just(Salience::High),
+            Just(Salience::Low),
+            Just(Salience::None)
+        ],
     )
-        .prop_map(|(explored, policy, budget, shared, own)| Plan {
-            explored,
-            policy,
-            budget,
-            shared,
-            own,
-        })
+        .prop_map(
+            |(explored, policy, budget, shared, own, residue, ending)| Plan {
+                explored,
+                policy,
+                budget,
+                shared,
+                own,
+                residue,
+                ending,
+            },
+        )
 }
 
 /// A SEED graph: an opening every path shares, then per dilemma its shared
@@ -48,6 +66,8 @@ fn seeded(plans: &[Plan], cross: &[(usize, usize)], places: &[usize]) -> Seeded 
             id: dilemma.clone(),
             policy: plan.policy,
             payoff_budget: plan.budget,
+            residue: plan.residue,
+            ending: plan.ending,
         });
         let answers = if plan.explored { 2 } else { 1 };
         for a in 0..answers {
@@ -136,7 +156,11 @@ fn seeded(plans: &[Plan], cross: &[(usize, usize)], places: &[usize]) -> Seeded 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    // 96 cases in CI; `PROPTEST_CASES=N` for a longer hunt.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(96),
+        .. ProptestConfig::default()
+    })]
 
     #[test]
     fn grow_keeps_the_seeds_promises(
@@ -209,6 +233,62 @@ proptest! {
                 }
             }
         }
+        // Variant routing puts every arc in its own variant: no arc reads a
+        // passage set apart for (or split by) an answer it did not choose.
+        for arc in &grown.arcs {
+            let answers: Vec<&str> = arc.paths.iter().map(|p| p.rsplit("__").next().unwrap()).collect();
+            for id in &arc.passages {
+                let p = grown.passages.iter().find(|q| &q.id == id).unwrap();
+                for a in p.world.iter().chain(&p.routed) {
+                    prop_assert!(answers.contains(&a.as_str()), "{} reads {} set apart for {a}", arc.id, p.id);
+                }
+            }
+        }
+        // High ending salience: arcs that answered such a dilemma
+        // differently never end on the same passage (ending families).
+        for (d, plan) in plans.iter().enumerate() {
+            if !plan.explored || plan.ending != Salience::High {
+                continue;
+            }
+            let answer = |arc: &loreloom::author::grow::Arc| {
+                arc.paths.iter().find(|p| p.starts_with(&format!("path::d{d}__"))).cloned()
+            };
+            for a in &grown.arcs {
+                for b in &grown.arcs {
+                    if answer(a) != answer(b) {
+                        prop_assert_ne!(a.passages.last(), b.passages.last(), "d{} is high salience", d);
+                    }
+                }
+            }
+        }
+        // Heavy residue: where such a dilemma's branches come back
+        // together, each arc first reads a passage split by its answer.
+        for (d, plan) in plans.iter().enumerate() {
+            if !plan.explored || plan.residue != Residue::Heavy || plan.policy == Policy::Hard {
+                continue;
+            }
+            let answer = |arc: &loreloom::author::grow::Arc| {
+                arc.paths.iter().find_map(|p| p.strip_prefix(&format!("path::d{d}__"))).unwrap().to_owned()
+            };
+            let passage = |id: &String| grown.passages.iter().find(|q| &q.id == id).unwrap();
+            for a in &grown.arcs {
+                let mine = answer(a);
+                let Some(apart) = a.passages.iter().position(|id| passage(id).world.contains(&mine)) else {
+                    continue;
+                };
+                for b in grown.arcs.iter().filter(|b| answer(b) != mine) {
+                    if let Some(met) = (apart..a.passages.len()).find(|&j| b.passages.contains(&a.passages[j])) {
+                        prop_assert!(
+                            a.passages[apart..met].iter().any(|id| passage(id).routed.contains(&mine)),
+                            "{} meets {} at {} without a passage split by {mine}", a.id, b.id, a.passages[met]
+                        );
+                    }
+                }
+            }
+        }
+        // Mutually exclusive: every answer here has a beat of its own, so no
+        // player can open a variant that is not theirs.
+        prop_assert!(!grown.notes.iter().any(|n| n.contains("may also open")), "{:#?}", grown.notes);
         // The player's validation: one start, everything reachable, no
         // dead ends, gates satisfiable, every granted codeword read.
         let story = to_story(&grown, &s);

@@ -5,11 +5,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::graph::topological;
 
 /// How a dilemma's branches may come back together (seed 000 topology layer).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Policy {
     /// Same structure, different colour: converge at once.
     Flavor,
     /// Converge after `payoff_budget` beats of their own.
+    #[default]
     Soft,
     /// Never converge.
     Hard,
@@ -21,6 +22,52 @@ impl Policy {
             "hard" => Policy::Hard,
             "flavor" => Policy::Flavor,
             _ => Policy::Soft,
+        }
+    }
+}
+
+/// How much the shared passages after branches come back together show a
+/// dilemma's choice (seed 000 prose layer, `residue_weight`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Residue {
+    /// They must: the passage where they come back is split per answer.
+    Heavy,
+    /// They may.
+    #[default]
+    Light,
+    /// They must not.
+    Cosmetic,
+}
+
+impl Residue {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "heavy" => Residue::Heavy,
+            "cosmetic" => Residue::Cosmetic,
+            _ => Residue::Light,
+        }
+    }
+}
+
+/// How much the endings differ by a dilemma's choice (seed 000 prose layer,
+/// `ending_salience`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Salience {
+    /// They must: every ending is split per answer (ending families).
+    High,
+    /// They may.
+    #[default]
+    Low,
+    /// They must not.
+    None,
+}
+
+impl Salience {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "high" => Salience::High,
+            "none" => Salience::None,
+            _ => Salience::Low,
         }
     }
 }
@@ -53,12 +100,14 @@ pub struct Path {
     pub consequences: Vec<String>,
 }
 
-/// A dilemma's convergence contract.
-#[derive(Clone, Debug, PartialEq)]
+/// A dilemma's convergence contract (topology and prose layers).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Dilemma {
     pub id: String,
     pub policy: Policy,
     pub payoff_budget: usize,
+    pub residue: Residue,
+    pub ending: Salience,
 }
 
 /// What SEED left: beats (in SEED's order), paths, dilemmas, and the
@@ -95,6 +144,9 @@ pub struct Passage {
     pub beat: String,
     /// The hard (or not yet converged) choices that set this passage apart: answer ids.
     pub world: Vec<String>,
+    /// Answers this passage was split by after its branches came back
+    /// together (seed 000 variant routing: heavy residue, high ending salience).
+    pub routed: Vec<String>,
     /// For a passage merged from a linear run: every beat, in order, and the
     /// passages it was merged from (empty for a single-beat passage).
     pub beats: Vec<String>,
@@ -171,6 +223,14 @@ pub enum GrowError {
     },
     #[error("the spine has no beats")]
     NoBeats,
+    #[error(
+        "arc `{arc}` cannot go from `{from}` to `{to}` with the codewords it holds there (variant routing is not collectively exhaustive)"
+    )]
+    Uncovered {
+        arc: String,
+        from: String,
+        to: String,
+    },
 }
 
 /// The most arcs GROW weaves.
@@ -260,6 +320,24 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
             }
         }
     }
+    // Variant routing needs something that tells the answers apart: a
+    // dilemma is routable when each explored answer has a beat of its own
+    // (where its codewords are granted).
+    let salience: BTreeMap<&str, &Dilemma> =
+        seeded.dilemmas.iter().map(|d| (d.id.as_str(), d)).collect();
+    let routable: BTreeSet<&str> = by_dilemma
+        .iter()
+        .filter(|(d, list)| {
+            list.len() > 1
+                && list.iter().all(|p| {
+                    seeded
+                        .beats
+                        .iter()
+                        .any(|b| b.paths.contains(&p.id) && exclusive_to(b, d))
+                })
+        })
+        .map(|(d, _)| *d)
+        .collect();
     let mut arcs: Vec<Arc> = Vec::new();
     let mut passages: BTreeMap<String, Passage> = BTreeMap::new();
     for combo in &combos {
@@ -273,8 +351,9 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
         let mut committed: BTreeMap<&str, usize> = BTreeMap::new(); // dilemma → own beats since commit
         let mut converged: BTreeSet<&str> = BTreeSet::new();
         let mut passage_ids = Vec::new();
-        for b in &sequence {
+        for (at_beat, b) in sequence.iter().enumerate() {
             let beat = beats[b.as_str()];
+            let mut landed: Vec<&str> = Vec::new();
             for (d, seen) in &mut committed {
                 if exclusive_to(beat, d) {
                     *seen += 1;
@@ -292,8 +371,8 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
                     Policy::Soft => *seen >= budget && rest_shared,
                     Policy::Hard => false,
                 };
-                if together {
-                    converged.insert(d);
+                if together && converged.insert(d) {
+                    landed.push(d);
                 }
             }
             let world: Vec<String> = combo
@@ -304,16 +383,43 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
                 .filter(|p| !beat.paths.contains(&p.id) || !exclusive_to(beat, &p.dilemma))
                 .map(|p| p.answer.clone())
                 .collect();
+            // Seed 000 `split_and_reroute`: where a heavy-residue dilemma's
+            // branches come back together, and at every ending of a
+            // high-salience one, the passage is one per answer; the arcs
+            // arriving there are routed to theirs (gated where they arrive
+            // from a passage they share, by the codewords of their answer).
+            let last = at_beat + 1 == sequence.len();
+            let routed: Vec<String> = combo
+                .iter()
+                .filter(|p| {
+                    let d = p.dilemma.as_str();
+                    routable.contains(d)
+                        && converged.contains(d)
+                        && salience.get(d).is_some_and(|info| {
+                            (info.residue == Residue::Heavy && landed.contains(&d))
+                                || (last && info.ending == Salience::High)
+                        })
+                })
+                .map(|p| p.answer.clone())
+                .collect();
             let name = b.strip_prefix("beat::").unwrap_or(b);
-            let id = if world.is_empty() {
+            let tags: Vec<&String> = world.iter().chain(&routed).collect();
+            let id = if tags.is_empty() {
                 format!("passage::{name}")
             } else {
-                format!("passage::{name}--{}", world.join("--"))
+                format!(
+                    "passage::{name}--{}",
+                    tags.iter()
+                        .map(|t| t.as_str())
+                        .collect::<Vec<_>>()
+                        .join("--")
+                )
             };
             passages.entry(id.clone()).or_insert_with(|| Passage {
                 id: id.clone(),
                 beat: b.clone(),
                 world,
+                routed,
                 beats: Vec::new(),
                 merged_from: Vec::new(),
             });
@@ -374,13 +480,19 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
             .take_while(|(a, b)| a == b)
             .count();
         arc.diverges_at = arc.passages.get(common.saturating_sub(1)).cloned();
-        // The first passage from which the rest is exactly the spine's rest.
-        let spine_set: Vec<&String> = spine.passages.iter().collect();
+        // The first passage from which the rest is the spine's rest (a
+        // passage split by variant routing is still the same place in the
+        // structure: its variants differ in what the prose shows).
+        let shape = |ids: &[String]| -> Vec<(String, Vec<String>)> {
+            ids.iter()
+                .map(|id| (passages[id].beat.clone(), passages[id].world.clone()))
+                .collect()
+        };
+        let (mine, theirs) = (shape(&arc.passages), shape(&spine.passages));
         arc.converges_at = (common..arc.passages.len())
             .find(|&i| {
-                let rest = &arc.passages[i..];
-                spine_set.len() >= rest.len()
-                    && spine.passages[spine.passages.len() - rest.len()..] == *rest
+                let rest = &mine[i..];
+                theirs.len() >= rest.len() && theirs[theirs.len() - rest.len()..] == *rest
             })
             .map(|i| arc.passages[i].clone());
     }
@@ -510,6 +622,7 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
     for c in &mut choices {
         c.grants.retain(|g| read.contains(g));
     }
+    check_routing(&arcs, &passages, &choices, &mut notes)?;
     let leaving: BTreeSet<&String> = choices.iter().map(|c| &c.from).collect();
     let endings: Vec<String> = passages
         .keys()
@@ -541,6 +654,50 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
         unread,
         notes,
     })
+}
+
+/// Seed 000 `check_routing_coverage`, on every step of every arc: the arc
+/// can take it with the codewords its earlier choices granted (collectively
+/// exhaustive: an error, GROW would ship a dead end), and no other variant
+/// of the passage it goes to is open to it (mutually exclusive: said in the
+/// notes, the player could pick a world that is not theirs).
+fn check_routing(
+    arcs: &[Arc],
+    passages: &BTreeMap<String, Passage>,
+    choices: &[Choice],
+    notes: &mut Vec<String>,
+) -> Result<(), GrowError> {
+    let mut overlapping = BTreeSet::new();
+    for arc in arcs {
+        let mut held: BTreeSet<&String> = BTreeSet::new();
+        for pair in arc.passages.windows(2) {
+            let open =
+                |c: &Choice| c.from == pair[0] && c.requires.iter().all(|r| held.contains(r));
+            let step = choices
+                .iter()
+                .find(|c| c.from == pair[0] && c.to == pair[1])
+                .filter(|c| open(c))
+                .ok_or_else(|| GrowError::Uncovered {
+                    arc: arc.id.clone(),
+                    from: pair[0].clone(),
+                    to: pair[1].clone(),
+                })?;
+            let beat = &passages[&pair[1]].beat;
+            for rival in choices
+                .iter()
+                .filter(|c| open(c) && c.to != pair[1] && &passages[&c.to].beat == beat)
+            {
+                overlapping.insert((pair[1].clone(), rival.to.clone()));
+            }
+            held.extend(&step.grants);
+        }
+    }
+    for (mine, rival) in overlapping {
+        notes.push(format!(
+            "a player on the way to `{mine}` may also open `{rival}` (nothing they hold tells the two apart)"
+        ));
+    }
+    Ok(())
 }
 
 /// A pair of beats that could be one scene (seed 000 "Intersection
@@ -714,6 +871,11 @@ fn collapse(
         }
         head.beats.push(tail.beat.clone());
         head.merged_from.push(tail.id.clone());
+        for answer in tail.routed {
+            if !head.routed.contains(&answer) {
+                head.routed.push(answer);
+            }
+        }
     }
     let choices: Vec<Choice> = choices
         .into_iter()
@@ -848,6 +1010,12 @@ pub fn synthetic(dilemmas: usize, shared: usize, own: usize) -> Seeded {
             id: dilemma.clone(),
             policy: [Policy::Hard, Policy::Soft, Policy::Flavor][d % 3],
             payoff_budget: 2,
+            residue: [Residue::Light, Residue::Heavy][d % 2],
+            ending: if d == 2 {
+                Salience::High
+            } else {
+                Salience::Low
+            },
         });
         for a in 0..2 {
             let id = format!("path::d{d}__a{d}_{a}");

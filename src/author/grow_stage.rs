@@ -71,6 +71,8 @@ pub fn seeded(graph: &Graph) -> Result<Seeded, GraphError> {
                 policy: Policy::parse(analysis["convergence_policy"].as_str().unwrap_or("soft")),
                 payoff_budget: usize::try_from(analysis["payoff_budget"].as_u64().unwrap_or(2))
                     .unwrap_or(2),
+                residue: grow::Residue::parse(analysis["residue_weight"].as_str().unwrap_or("")),
+                ending: grow::Salience::parse(analysis["ending_salience"].as_str().unwrap_or("")),
                 id: d.id,
             }
         })
@@ -394,6 +396,10 @@ pub fn run(
             .collect::<Vec<_>>()
             .join(" / ");
         let mut data = json!({"from_beat": p.beat, "summary": summary, "world": p.world});
+        if !p.routed.is_empty() {
+            // Variant routing: FILL writes this one for these answers.
+            data["routed"] = json!(p.routed);
+        }
         if !p.beats.is_empty() {
             // Seed 000's merged passage: every beat, the primary, where it came from,
             // and how the prose moves from one beat to the next (FILL's guidance).

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use loreloom::author::{EdgeType, Graph, GraphError, Mutation, NodeType, Rule, Stage};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// DREAM's three calls, answered by the scripted model.
 fn dream_script(dir: &Path) -> std::path::PathBuf {
@@ -576,15 +576,24 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     // GROW (deterministic here: no model call), then the player's checks.
     ok(author(&["approve", p]));
     let before_grow = std::fs::read(project.join("graph.db")).unwrap();
-    // GROW asks the model only for the choices' labels; a label that talks
-    // about the story ("Continue") gives way to the target's first sentence.
+    // GROW asks the model for the pacing (here: the storm's return is a
+    // sequel; there is no gap to bridge) and the choices' labels; a label
+    // that talks about the story ("Continue") gives way to the target's
+    // first sentence. No codeword is read by a gate (the hard dilemma parts
+    // at once), so there are no overlays to ask for.
     let labels = script_file(
         dir.path(),
         "grow.json",
-        vec![reply(
-            "author/grow_labels",
-            json!({"labels": [{"n": 1, "label": "Turn from the water"}, {"n": 2, "label": "Continue"}]}).to_string(),
-        )],
+        vec![
+            reply(
+                "author/grow_pacing",
+                json!({"scene_types": [{"n": 5, "scene_type": "sequel"}, {"n": 9, "scene_type": "scene"}]}).to_string(),
+            ),
+            reply(
+                "author/grow_labels",
+                json!({"labels": [{"n": 1, "label": "Turn from the water"}, {"n": 2, "label": "Continue"}]}).to_string(),
+            ),
+        ],
     );
     let out = ok(author(&["run", p, "--model-script", &labels]));
     assert!(out.contains("GROW done"), "{out}");
@@ -802,7 +811,14 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
         }
     };
     let grown = loreloom::author::grow_stage::run(&mut g, "Mara on the quay", &mut ask).unwrap();
-    assert_eq!(asked, ["author/grow_intersections", "author/grow_labels"]);
+    assert_eq!(
+        asked,
+        [
+            "author/grow_intersections",
+            "author/grow_pacing",
+            "author/grow_labels"
+        ]
+    );
     assert!(g.node("beat::tide_opens").unwrap().is_none(), "merged away");
     let mut served = g.targets(EdgeType::BelongsTo, "beat::debt_opens").unwrap();
     served.sort();
@@ -839,4 +855,297 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
     let (story, report) = loreloom::story::validate_file(file);
     assert!(story.is_some());
     assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
+}
+
+/// GROW on a flavor dilemma with heavy residue and high ending salience:
+/// the model paces the beats and bridges the one gap the engine offers
+/// (a change of place), the passage where the branches meet again is one
+/// per answer, the ending is one per answer behind its codeword (read, so
+/// kept), and the model's overlays land on the entities each consequence
+/// touches, gated by its codeword; what it names outside the list is left
+/// out and said. The result is a story the player's validation passes.
+#[test]
+fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = Graph::open(&dir.path().join("graph.db")).unwrap();
+    let mut brainstorm = vec![
+        Mutation::create(
+            "mara",
+            NodeType::Entity,
+            json!({"type": "character", "name": "Mara"}),
+        ),
+        Mutation::create(
+            "keeper",
+            NodeType::Entity,
+            json!({"type": "character", "name": "The keeper", "base": {"mood": "watchful"}}),
+        ),
+        Mutation::create(
+            "quay",
+            NodeType::Entity,
+            json!({"type": "location", "name": "The quay"}),
+        ),
+        Mutation::create(
+            "rocks",
+            NodeType::Entity,
+            json!({"type": "location", "name": "The rocks"}),
+        ),
+        Mutation::create(
+            "dilemma::tide",
+            NodeType::Dilemma,
+            json!({"question": "Does Mara wait for the tide?"}),
+        ),
+        Mutation::create(
+            "wait",
+            NodeType::Answer,
+            json!({"canonical": true, "description": "She waits for the tide"}),
+        ),
+        Mutation::create(
+            "row",
+            NodeType::Answer,
+            json!({"canonical": false, "description": "She rows out before it"}),
+        ),
+        Mutation::link(EdgeType::HasAnswer, "dilemma::tide", "wait"),
+        Mutation::link(EdgeType::HasAnswer, "dilemma::tide", "row"),
+        Mutation::link(EdgeType::DilemmaInvolves, "dilemma::tide", "keeper"),
+    ];
+    brainstorm.push(Mutation::link(
+        EdgeType::DilemmaInvolves,
+        "dilemma::tide",
+        "mara",
+    ));
+    g.apply(Stage::Brainstorm, "test", "test", &brainstorm)
+        .unwrap();
+    let both = ["path::tide__wait", "path::tide__row"];
+    let mut seed = vec![Mutation::update(
+        "dilemma::tide",
+        json!({"analysis": {"convergence_policy": "flavor", "payoff_budget": 2,
+                            "residue_weight": "heavy", "ending_salience": "high"}}),
+    )];
+    for (p, answer, consequence, what) in [
+        (both[0], "wait", "boat_safe", "The boat is whole"),
+        (both[1], "row", "boat_holed", "The boat is holed"),
+    ] {
+        seed.extend([
+            Mutation::create(
+                p,
+                NodeType::Path,
+                json!({"dilemma_id": "dilemma::tide", "description": what}),
+            ),
+            Mutation::link(EdgeType::Explores, p, answer),
+            Mutation::create(
+                format!("consequence::{consequence}"),
+                NodeType::Consequence,
+                json!({"description": what, "ripples": ["the keeper notices"]}),
+            ),
+            Mutation::link(
+                EdgeType::HasConsequence,
+                p,
+                format!("consequence::{consequence}"),
+            ),
+        ]);
+    }
+    let commits = json!([{"dilemma_id": "dilemma::tide", "effect": "commits", "note": ""}]);
+    let beats: [(&str, &str, &[&str], &str, &[&str], Value); 6] = [
+        (
+            "opens",
+            "The keeper tells Mara the tide is turning.",
+            &both,
+            "quay",
+            &[],
+            json!([]),
+        ),
+        (
+            "waits",
+            "Mara sits on the bollard and waits.",
+            &both[..1],
+            "quay",
+            &["opens"],
+            commits.clone(),
+        ),
+        (
+            "rows",
+            "Mara pushes off through the last of the ebb.",
+            &both[1..],
+            "rocks",
+            &["opens"],
+            commits,
+        ),
+        (
+            "dawn",
+            "Dawn finds the boat at the quay.",
+            &both,
+            "quay",
+            &["waits", "rows"],
+            json!([]),
+        ),
+        (
+            "market",
+            "The fishwives come down to the boats.",
+            &both,
+            "quay",
+            &["dawn"],
+            json!([]),
+        ),
+        (
+            "end",
+            "The keeper locks the lamp room for the year.",
+            &both,
+            "quay",
+            &["market"],
+            json!([]),
+        ),
+    ];
+    for (id, summary, paths, place, after, impacts) in beats {
+        let beat = format!("beat::{id}");
+        seed.push(Mutation::create(
+            beat.clone(),
+            NodeType::Beat,
+            json!({"summary": summary, "entities": ["mara", "keeper"], "location": place,
+                   "dilemma_impacts": impacts}),
+        ));
+        for p in paths {
+            seed.push(Mutation::link(EdgeType::BelongsTo, beat.clone(), *p));
+        }
+        for a in after {
+            seed.push(Mutation::link(
+                EdgeType::SequencedAfter,
+                beat.clone(),
+                format!("beat::{a}"),
+            ));
+        }
+    }
+    g.apply(Stage::Seed, "test", "test", &seed).unwrap();
+
+    let mut asked = Vec::new();
+    let mut ask = |prompt: &str, vars: Value| {
+        asked.push(prompt.to_owned());
+        match prompt {
+            "author/grow_pacing" => {
+                // Two gaps, both on the rowing path: the cut from the quay
+                // to the rocks and back; the model bridges the first.
+                assert_eq!(vars["gaps"].as_array().unwrap().len(), 2, "{vars}");
+                assert_eq!(
+                    vars["gaps"][0]["why"],
+                    "a change of place with nothing between"
+                );
+                assert_eq!(
+                    vars["gaps"][0]["to"],
+                    "Mara pushes off through the last of the ebb."
+                );
+                assert_eq!(
+                    vars["beats"][3]["summary"],
+                    "Dawn finds the boat at the quay."
+                );
+                Ok(json!({
+                    "scene_types": [{"n": 4, "scene_type": "sequel"}, {"n": 6, "scene_type": "scene"}],
+                    "gaps": [{"n": 1, "summary": "The oars bite; the quay lights fall behind her.", "scene_type": "micro_beat"},
+                             {"n": 1, "summary": "A second bridge for the same gap is refused."}]
+                }))
+            }
+            "author/grow_overlays" => {
+                let items = vars["consequences"].as_array().unwrap();
+                assert_eq!(items.len(), 2, "{vars}");
+                assert_eq!(items[0]["entities"][0]["id"], "keeper");
+                assert_eq!(items[0]["entities"][0]["base"]["mood"], "watchful");
+                Ok(json!({"overlays": [
+                    {"n": 1, "entity": "keeper", "details": {"mood": "approving"}},
+                    {"n": 2, "entity": "keeper", "details": {"mood": "grim", "stance": "arms folded"}},
+                    {"n": 2, "entity": "quay", "details": {"state": "littered with planks"}},
+                    {"n": 3, "entity": "keeper", "details": {"mood": "lost"}}
+                ]}))
+            }
+            _ => Err("no labels in this test".to_owned()),
+        }
+    };
+    let grown = loreloom::author::grow_stage::run(&mut g, "Mara and the tide", &mut ask).unwrap();
+    assert_eq!(
+        asked,
+        [
+            "author/grow_pacing",
+            "author/grow_overlays",
+            "author/grow_labels"
+        ]
+    );
+
+    // Pacing: the model's scene types, and one bridging beat on the rowing
+    // path only, a cut to the rocks between `opens` and `rows` (a second
+    // bridge for the same gap is refused).
+    assert_eq!(
+        g.node("beat::dawn").unwrap().unwrap().data["scene_type"],
+        "sequel"
+    );
+    let gap = g.node("beat::gap_1").unwrap().unwrap();
+    assert_eq!(gap.data["is_gap_beat"], true);
+    assert_eq!(gap.data["transition_style"], "cut");
+    assert_eq!(gap.data["location"], "rocks");
+    assert_eq!(gap.data["bridges_from"], "beat::opens");
+    assert_eq!(gap.data["bridges_to"], "beat::rows");
+    assert_eq!(
+        g.targets(EdgeType::BelongsTo, "beat::gap_1").unwrap(),
+        ["path::tide__row"]
+    );
+    assert!(g.node("beat::gap_2").unwrap().is_none());
+
+    // Routing: where the branches meet (dawn) one passage per answer; the
+    // ending one per answer, behind the codeword of its answer.
+    let row = grown.arcs.iter().find(|a| !a.spine).unwrap();
+    assert!(
+        row.passages.iter().any(|p| p == "passage::dawn--row"),
+        "{:?}",
+        row.passages
+    );
+    let dawn = g.node("passage::dawn--row").unwrap().unwrap();
+    assert_eq!(dawn.data["routed"], json!(["row"]));
+    // Structurally it is back with the spine from there: the variants
+    // differ only in what the prose shows.
+    assert_eq!(
+        row.converges_at.as_deref(),
+        Some("passage::dawn--row"),
+        "{:?}",
+        grown.arcs[0].passages
+    );
+    let choices = g.edges(EdgeType::Choice).unwrap();
+    for (to, gate) in [
+        ("passage::end--wait", "boat_safe"),
+        ("passage::end--row", "boat_holed"),
+    ] {
+        let c = choices.iter().find(|c| c.to == to).unwrap();
+        assert_eq!(c.from, "passage::market");
+        assert_eq!(c.data["requires"], json!([gate]));
+    }
+    assert!(grown.unread.is_empty(), "{:?}", grown.unread);
+
+    // Overlays: gated by each consequence's codeword; the overlay on an
+    // entity the consequence was not offered, and the one for a
+    // consequence that does not exist, are left out and said.
+    let keeper = g.node("keeper").unwrap().unwrap();
+    assert_eq!(
+        keeper.data["overlays"],
+        json!([
+            {"when": ["boat_safe"], "details": {"mood": "approving"}},
+            {"when": ["boat_holed"], "details": {"mood": "grim", "stance": "arms folded"}}
+        ])
+    );
+    assert!(
+        g.node("quay")
+            .unwrap()
+            .unwrap()
+            .data
+            .get("overlays")
+            .is_none()
+    );
+    assert!(
+        grown
+            .notes
+            .iter()
+            .any(|n| n.starts_with("2 overlays the model wrote")),
+        "{:?}",
+        grown.notes
+    );
+
+    let file = loreloom::author::export::story_file(&g, "tide").unwrap();
+    let (story, report) = loreloom::story::validate_file(file);
+    assert!(story.is_some());
+    assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
+    assert_eq!(report.warnings(), 0, "{:?}", report.diagnostics);
 }

@@ -110,6 +110,403 @@ pub fn scene_type(impacts: Option<&Value>) -> &'static str {
     }
 }
 
+/// The most bridging (gap) beats GROW writes.
+pub const MAX_GAPS: usize = 3;
+/// The most gaps the model is offered.
+const GAP_CANDIDATES: usize = 8;
+/// The most beats whose scene type the model sets; the rest keep the engine's.
+const PACED_BEATS: usize = 60;
+const SCENE_TYPES: [&str; 3] = ["scene", "sequel", "micro_beat"];
+
+/// A place a bridging beat could go: between two beats SEED ordered one
+/// right after the other on a path they share.
+struct Gap<'a> {
+    from: &'a Beat,
+    to: &'a Beat,
+    paths: Vec<String>,
+    why: &'static str,
+}
+
+/// Seed 000 Phase 4 (gap detection). The engine guesses each beat's scene
+/// type from its impacts and finds the gaps (three scenes in a row; a
+/// change of place with nothing between); one bounded model call sets the
+/// scene types and writes bridging beats for at most [`MAX_GAPS`] of those
+/// gaps. A gap beat lies on the paths both neighbours share, between them,
+/// with their people and the place it leads from (or to, on a cut). A
+/// failed call keeps the engine's guesses and adds no beat.
+fn pacing(
+    graph: &mut Graph,
+    seed: &Seeded,
+    ask: &mut dyn FnMut(&str, Value) -> Result<Value, String>,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
+    let err = |e: GraphError| e.to_string();
+    let beat_nodes: BTreeMap<String, super::graph::Node> = graph
+        .nodes(NodeType::Beat)
+        .map_err(err)?
+        .into_iter()
+        .map(|n| (n.id.clone(), n))
+        .collect();
+    let ids: Vec<String> = seed.beats.iter().map(|b| b.id.clone()).collect();
+    let weave = super::graph::topological(&ids, &seed.order);
+    let guess: BTreeMap<&str, String> = beat_nodes
+        .values()
+        .map(|n| {
+            let t = n.str("scene_type").map_or_else(
+                || scene_type(n.data.get("dilemma_impacts")).to_owned(),
+                str::to_owned,
+            );
+            (n.id.as_str(), t)
+        })
+        .collect();
+    let beat: BTreeMap<&str, &Beat> = seed.beats.iter().map(|b| (b.id.as_str(), b)).collect();
+    let at: BTreeMap<&str, usize> = weave
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.as_str(), i))
+        .collect();
+    let is_scene = |id: &str| guess.get(id).is_some_and(|t| t == "scene");
+    let mut gaps: Vec<Gap> = Vec::new();
+    for (after, before) in &seed.order {
+        let (Some(x), Some(y)) = (beat.get(before.as_str()), beat.get(after.as_str())) else {
+            continue;
+        };
+        if x.is_gap || y.is_gap {
+            continue;
+        }
+        let paths: Vec<String> = x
+            .paths
+            .iter()
+            .filter(|p| y.paths.contains(p))
+            .cloned()
+            .collect();
+        if paths.is_empty() {
+            continue;
+        }
+        let three_scenes = is_scene(&x.id)
+            && is_scene(&y.id)
+            && seed.order.iter().any(|(a, b)| a == &x.id && is_scene(b));
+        let why = if three_scenes {
+            "three scenes in a row"
+        } else if x.location.is_some() && y.location.is_some() && x.location != y.location {
+            "a change of place with nothing between"
+        } else {
+            continue;
+        };
+        gaps.push(Gap {
+            from: x,
+            to: y,
+            paths,
+            why,
+        });
+    }
+    gaps.sort_by_key(|g| {
+        (
+            g.why != "three scenes in a row",
+            at[g.to.id.as_str()],
+            g.from.id.clone(),
+        )
+    });
+    gaps.truncate(GAP_CANDIDATES);
+
+    let paced: Vec<&String> = weave.iter().take(PACED_BEATS).collect();
+    let vision = graph.node("vision").map_err(err)?;
+    let vars = json!({
+        "genre": vision.as_ref().and_then(|v| v.str("genre")).unwrap_or("interactive fiction"),
+        "tone": vision.as_ref().map(|v| v.strings("tone")).unwrap_or_default(),
+        "beats": paced.iter().enumerate().map(|(i, b)| json!({
+            "n": i + 1, "summary": beat[b.as_str()].summary, "scene_type": guess[b.as_str()],
+        })).collect::<Vec<_>>(),
+        "gaps": gaps.iter().enumerate().map(|(i, g)| json!({
+            "n": i + 1, "from": g.from.summary, "to": g.to.summary, "why": g.why,
+        })).collect::<Vec<_>>(),
+        "most": MAX_GAPS,
+    });
+    let answer = match ask("author/grow_pacing", vars) {
+        Ok(a) => a,
+        Err(e) => {
+            notes.push(format!(
+                "the model did not pace the beats ({e}); each keeps the scene type its impacts suggest, and no bridging beat was added"
+            ));
+            Value::Null
+        }
+    };
+    let mut chosen: BTreeMap<&str, &str> = BTreeMap::new();
+    for t in answer["scene_types"].as_array().into_iter().flatten() {
+        let n = t["n"].as_u64().and_then(|n| usize::try_from(n).ok());
+        let kind = t["scene_type"].as_str().filter(|k| SCENE_TYPES.contains(k));
+        if let (Some(n), Some(kind)) = (n, kind)
+            && let Some(b) = paced.get(n.wrapping_sub(1))
+        {
+            chosen.insert(b.as_str(), kind);
+        }
+    }
+    let mut changes = Vec::new();
+    for (id, node) in &beat_nodes {
+        let kind = chosen
+            .get(id.as_str())
+            .copied()
+            .unwrap_or(guess[id.as_str()].as_str());
+        if node.str("scene_type") != Some(kind) {
+            changes.push(Mutation::update(id.clone(), json!({"scene_type": kind})));
+        }
+    }
+    let mut written = Vec::new();
+    for g in answer["gaps"].as_array().into_iter().flatten() {
+        let Some(gap) = g["n"]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| gaps.get(n.wrapping_sub(1)))
+        else {
+            continue;
+        };
+        let summary = g["summary"].as_str().unwrap_or("").trim();
+        if summary.len() < 10
+            || written.len() >= MAX_GAPS
+            || written
+                .iter()
+                .any(|(f, t, _)| *f == gap.from.id && *t == gap.to.id)
+            || summary == gap.from.summary
+            || summary == gap.to.summary
+        {
+            continue;
+        }
+        let mut k = written.len() + 1;
+        while beat_nodes.contains_key(&format!("beat::gap_{k}")) {
+            k += 1;
+        }
+        let id = format!("beat::gap_{k}");
+        let (x, y) = (gap.from, gap.to);
+        let shared: Vec<&String> = x
+            .entities
+            .iter()
+            .filter(|e| y.entities.contains(e))
+            .collect();
+        let smooth = x.location == y.location && !shared.is_empty();
+        let entities: Vec<&String> = if shared.is_empty() {
+            x.entities.iter().collect()
+        } else {
+            shared
+        };
+        let kind = g["scene_type"]
+            .as_str()
+            .filter(|k| SCENE_TYPES.contains(k))
+            .unwrap_or("micro_beat");
+        let rank = beat_nodes[&x.id]
+            .data
+            .get("rank")
+            .cloned()
+            .unwrap_or(Value::Null);
+        changes.push(Mutation::create(
+            id.clone(),
+            NodeType::Beat,
+            json!({
+                "summary": summary, "scene_type": kind, "is_gap_beat": true,
+                "transition_style": if smooth { "smooth" } else { "cut" },
+                "bridges_from": x.id, "bridges_to": y.id, "rank": rank,
+                "entities": entities,
+                "location": if smooth { &x.location } else { &y.location },
+                "dilemma_impacts": [],
+            }),
+        ));
+        for p in &gap.paths {
+            changes.push(Mutation::link(EdgeType::BelongsTo, id.clone(), p.clone()));
+        }
+        changes.push(Mutation::link(
+            EdgeType::SequencedAfter,
+            id.clone(),
+            x.id.clone(),
+        ));
+        changes.push(Mutation::link(
+            EdgeType::SequencedAfter,
+            y.id.clone(),
+            id.clone(),
+        ));
+        written.push((x.id.clone(), y.id.clone(), gap.why));
+    }
+    let why = if written.is_empty() {
+        "a scene type per beat (scene, sequel or micro-beat)".to_owned()
+    } else {
+        format!(
+            "a scene type per beat; bridging beats where {}",
+            written
+                .iter()
+                .map(|(x, y, why)| format!("`{x}` → `{y}` had {why}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    graph
+        .apply(Stage::Grow, "pacing", &why, &changes)
+        .map_err(err)
+}
+
+/// The most overlays one consequence gets.
+const OVERLAYS_PER_CONSEQUENCE: usize = 2;
+/// The most entities offered for one consequence.
+const ENTITIES_PER_CONSEQUENCE: usize = 6;
+
+/// Seed 000: GROW "creates entity overlays to implement consequence
+/// effects". For each kept codeword that tracks a consequence, the entities
+/// it can touch (those its dilemma involves and those on its path's beats);
+/// one bounded model call says what changes; each overlay is gated on the
+/// codeword and checked (a listed entity, at most
+/// [`OVERLAYS_PER_CONSEQUENCE`] per consequence). A failed call adds none.
+fn overlays(
+    graph: &mut Graph,
+    grown: &Grown,
+    ask: &mut dyn FnMut(&str, Value) -> Result<Value, String>,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
+    let err = |e: GraphError| e.to_string();
+    let entities: BTreeMap<String, super::graph::Node> = graph
+        .nodes(NodeType::Entity)
+        .map_err(err)?
+        .into_iter()
+        .filter(|e| e.str("disposition") != Some("cut"))
+        .map(|e| (e.id.clone(), e))
+        .collect();
+    let involves = graph.edges(EdgeType::DilemmaInvolves).map_err(err)?;
+    let belongs = graph.edges(EdgeType::BelongsTo).map_err(err)?;
+    let mut items: Vec<(String, Vec<String>, Value)> = Vec::new(); // codeword, entities, prompt item
+    for c in &grown.codewords {
+        let Some(tracks) = &c.tracks else { continue };
+        let Some(consequence) = graph.node(tracks).map_err(err)? else {
+            continue;
+        };
+        let Some(path) = graph.node(&c.path).map_err(err)? else {
+            continue;
+        };
+        let dilemma = path.str("dilemma_id").unwrap_or_default().to_owned();
+        let mut touched: Vec<String> = involves
+            .iter()
+            .filter(|e| e.from == dilemma)
+            .map(|e| e.to.clone())
+            .collect();
+        for b in belongs.iter().filter(|e| e.to == c.path) {
+            if let Some(beat) = graph.node(&b.from).map_err(err)? {
+                touched.extend(beat.strings("entities"));
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        touched.retain(|e| entities.contains_key(e) && seen.insert(e.clone()));
+        touched.truncate(ENTITIES_PER_CONSEQUENCE);
+        if touched.is_empty() {
+            continue;
+        }
+        let answer = graph
+            .targets(EdgeType::Explores, &c.path)
+            .map_err(err)?
+            .first()
+            .map(|a| graph.node(a))
+            .transpose()
+            .map_err(err)?
+            .flatten();
+        let item = json!({
+            "n": items.len() + 1,
+            "answer": answer.as_ref().and_then(|a| a.str("description")).unwrap_or(path.str("description").unwrap_or_default()),
+            "consequence": consequence.str("description").unwrap_or_default(),
+            "ripples": consequence.strings("ripples"),
+            "entities": touched.iter().map(|e| json!({
+                "id": e,
+                "name": entities[e].str("name").unwrap_or(e),
+                "base": entities[e].data.get("base").filter(|b| b.is_object()),
+            })).collect::<Vec<_>>(),
+        });
+        items.push((c.id.clone(), touched, item));
+    }
+    if items.is_empty() {
+        return Ok(());
+    }
+    let vision = graph.node("vision").map_err(err)?;
+    let vars = json!({
+        "genre": vision.as_ref().and_then(|v| v.str("genre")).unwrap_or("interactive fiction"),
+        "consequences": items.iter().map(|(_, _, v)| v.clone()).collect::<Vec<_>>(),
+    });
+    let answer = match ask("author/grow_overlays", vars) {
+        Ok(a) => a,
+        Err(e) => {
+            notes.push(format!(
+                "the model wrote no overlays ({e}); entities look the same whatever the player chose"
+            ));
+            return Ok(());
+        }
+    };
+    let mut added: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut per_item: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut refused = 0;
+    for o in answer["overlays"].as_array().into_iter().flatten() {
+        let n = o["n"]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0);
+        let Some((codeword, touched, _)) = items.get(n.wrapping_sub(1)) else {
+            refused += 1;
+            continue;
+        };
+        let entity = o["entity"].as_str().unwrap_or("");
+        let entity = touched
+            .iter()
+            .find(|e| *e == entity || e.trim_start_matches("entity::") == entity)
+            .cloned();
+        let details: serde_json::Map<String, Value> = o["details"]
+            .as_object()
+            .map(|d| {
+                d.iter()
+                    .filter_map(|(k, v)| {
+                        let v = v.as_str()?.trim();
+                        (!k.trim().is_empty() && !v.is_empty())
+                            .then(|| (k.trim().to_owned(), json!(v)))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let count = per_item.entry(n).or_default();
+        let (Some(entity), false, true) = (
+            entity,
+            details.is_empty(),
+            *count < OVERLAYS_PER_CONSEQUENCE,
+        ) else {
+            refused += 1;
+            continue;
+        };
+        *count += 1;
+        let list = added.entry(entity).or_default();
+        match list.iter_mut().find(|v| v["when"] == json!([codeword])) {
+            Some(existing) => {
+                if let Some(d) = existing["details"].as_object_mut() {
+                    d.extend(details);
+                }
+            }
+            None => list.push(json!({"when": [codeword], "details": details})),
+        }
+    }
+    if refused > 0 {
+        notes.push(format!(
+            "{refused} overlays the model wrote named no listed consequence or entity, had no details, or went past {OVERLAYS_PER_CONSEQUENCE} for one consequence; left out"
+        ));
+    }
+    let mut changes = Vec::new();
+    for (entity, new) in added {
+        let mut list: Vec<Value> = entities[&entity]
+            .data
+            .get("overlays")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        list.extend(new);
+        changes.push(Mutation::update(entity, json!({"overlays": list})));
+    }
+    graph
+        .apply(
+            Stage::Grow,
+            "overlays",
+            "what each kept consequence changes in the entities it touches, gated by its codeword",
+            &changes,
+        )
+        .map_err(err)
+}
+
 /// The most intersections GROW makes.
 pub const MAX_INTERSECTIONS: usize = 8;
 
@@ -269,8 +666,8 @@ pub fn diegetic(label: &str) -> bool {
         && !matches!(words.as_slice(), ["next" | "ok"] | ["go", "on"])
 }
 
-/// Runs GROW on the graph: scene types, then the weave, arcs, passages,
-/// codewords and choices. When the arcs do not open on one beat, GROW adds
+/// Runs GROW on the graph: intersections, pacing (scene types, bridging
+/// beats), then the weave, arcs, passages, codewords, overlays and choices. When the arcs do not open on one beat, GROW adds
 /// an opening gap beat every path shares. Returns the grown topology.
 pub fn run(
     graph: &mut Graph,
@@ -284,31 +681,17 @@ pub fn run(
         return Err("SEED left no beats to grow".into());
     }
 
-    // Phase: scene types (pacing), from the impacts.
-    let mut changes = Vec::new();
-    for n in graph.nodes(NodeType::Beat).map_err(err)? {
-        if n.data.get("scene_type").is_none() {
-            changes.push(Mutation::update(
-                n.id.clone(),
-                json!({"scene_type": scene_type(n.data.get("dilemma_impacts"))}),
-            ));
-        }
-    }
-    graph
-        .apply(
-            Stage::Grow,
-            "scene_types",
-            "pacing from each beat's dilemma impacts",
-            &changes,
-        )
-        .map_err(err)?;
-
     // Phase: intersections; the engine lists the compatible pairs, the
     // model picks, the engine merges what stays acyclic.
     let candidates = grow::intersection_candidates(&seed);
     if !candidates.is_empty() {
         merge_intersections(graph, &mut seed, &candidates, ask, &mut grown_notes)?;
     }
+
+    // Phase: pacing; scene types, and bridging beats in the gaps the
+    // engine finds, as far as the model writes them.
+    pacing(graph, &seed, ask, &mut grown_notes)?;
+    seed = seeded(graph).map_err(err)?;
 
     // Phase: the weave; an opening beat when the arcs would start apart.
     let grown = match grow::grow(&seed) {
@@ -526,6 +909,10 @@ pub fn run(
     graph
         .apply(Stage::Grow, "codewords", &why, &changes)
         .map_err(err)?;
+
+    // Phase: overlays; what each kept consequence changes in the
+    // entities it touches, gated by its codeword.
+    overlays(graph, &grown, ask, &mut grown_notes)?;
 
     // Phase: choices, with labels the model writes (one bounded call),
     // each checked; a missing or meta label is the target's first sentence.

@@ -111,6 +111,26 @@ pub fn markdown(
                 },
                 e.str("concept").unwrap_or("")
             );
+            for o in e
+                .data
+                .get("overlays")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let details: Vec<String> = o["details"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| format!("{k}: {}", list(Some(v))))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "  - once {}: {}",
+                    list(o.get("when")),
+                    details.join("; ")
+                );
+            }
         }
         out.push('\n');
     }
@@ -202,9 +222,20 @@ pub fn markdown(
                 })
                 .unwrap_or_default();
             let after = graph.targets(EdgeType::SequencedAfter, &b.id)?;
+            let kind = match (
+                b.str("scene_type"),
+                b.data.get("is_gap_beat") == Some(&true.into()),
+            ) {
+                (Some(t), true) => format!(
+                    " {{{t}, bridging, {}}}",
+                    b.str("transition_style").unwrap_or("cut")
+                ),
+                (Some(t), false) => format!(" {{{t}}}"),
+                (None, _) => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "- `{}` [{}]{}: {}{}{}",
+                "- `{}`{kind} [{}]{}: {}{}{}",
                 b.id,
                 on.join(", "),
                 b.str("location")
@@ -262,9 +293,14 @@ pub fn markdown(
             } else {
                 ""
             };
+            let routed = p
+                .data
+                .get("routed")
+                .map(|r| format!(" (written for {})", list(Some(r))))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "- `{}`{mark}: {}",
+                "- `{}`{mark}{routed}: {}",
                 p.id,
                 p.str("summary").unwrap_or("")
             );

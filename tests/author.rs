@@ -573,6 +573,58 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     }
     drop(g);
 
+    // The author edits exports/graph.yaml at the SEED gate and re-applies
+    // it: a beat's summary (SEED's to change) goes in, audited; a change
+    // to a dilemma's question (BRAINSTORM's) is refused with nothing written.
+    let yaml_path = project.join("exports/graph.yaml");
+    let yaml = std::fs::read_to_string(&yaml_path).unwrap();
+    assert!(yaml.contains("Mara turns her back on the water."));
+    std::fs::write(
+        &yaml_path,
+        yaml.replace(
+            "Does Mara trade her years for the storm?",
+            "Does Mara sell her years?",
+        ),
+    )
+    .unwrap();
+    let unchanged = std::fs::read(project.join("graph.db")).unwrap();
+    let refused = author(&["apply", p]);
+    assert!(!refused.status.success());
+    assert!(
+        common::stderr(&refused).contains("SEED may not change `question` of a dilemma"),
+        "{}",
+        common::stderr(&refused)
+    );
+    assert_eq!(std::fs::read(project.join("graph.db")).unwrap(), unchanged);
+    std::fs::write(
+        &yaml_path,
+        yaml.replace(
+            "Mara turns her back on the water.",
+            "Mara turns her back on the sea and its offer.",
+        ),
+    )
+    .unwrap();
+    let out = ok(author(&[
+        "apply",
+        p,
+        "--why",
+        "the refusal should name the offer",
+    ]));
+    assert!(out.contains("SEED gate: 1 changes"), "{out}");
+    let g = Graph::open(&project.join("graph.db")).unwrap();
+    assert_eq!(
+        g.node("beat::the_refusal").unwrap().unwrap().data["summary"],
+        "Mara turns her back on the sea and its offer."
+    );
+    let edit = g.audit(Some(Stage::Seed)).unwrap().pop().unwrap();
+    assert_eq!(
+        (edit.phase.as_str(), edit.target.as_str(), edit.rationale.as_str()),
+        ("review", "beat::the_refusal", "the refusal should name the offer")
+    );
+    drop(g);
+    let out = ok(author(&["apply", p]));
+    assert!(out.contains("nothing to apply"), "{out}");
+
     // GROW (deterministic here: no model call), then the player's checks.
     ok(author(&["approve", p]));
     let before_grow = std::fs::read(project.join("graph.db")).unwrap();

@@ -277,6 +277,32 @@ impl Project {
         Ok(stage)
     }
 
+    /// Re-applies an edited `graph.yaml` at the gate: the differences from
+    /// the graph, as the stage under review's changes, in one batch held
+    /// to the same rules as the stage (nothing is written if one breaks
+    /// them). Returns the stage and how many changes were made.
+    pub fn apply_yaml(&mut self, file: &Path, why: &str) -> Result<(Stage, usize), ProjectError> {
+        let Some(stage) = self.in_review()? else {
+            return Err(ProjectError::Gate(
+                "nothing is under review: the author edits at a gate, after a stage ran and before it is approved".into(),
+            ));
+        };
+        let text = std::fs::read_to_string(file).map_err(io(file))?;
+        let doc: Value = serde_norway::from_str(&text).map_err(|e| ProjectError::Io {
+            path: file.to_owned(),
+            message: format!("not YAML the review wrote ({e}); fix it or write it again with `loreloom author review`"),
+        })?;
+        let changes =
+            super::review::changes(&self.graph, &doc).map_err(|message| ProjectError::Io {
+                path: file.to_owned(),
+                message,
+            })?;
+        if !changes.is_empty() {
+            self.graph.apply(stage, "review", why, &changes)?;
+        }
+        Ok((stage, changes.len()))
+    }
+
     /// Restores `graph.db` to the snapshot taken before `stage` ran (byte
     /// for byte); later stages' snapshots go too, as they describe a graph
     /// that no longer exists.

@@ -44,6 +44,113 @@ pub fn document(graph: &Graph) -> Result<Value, GraphError> {
     Ok(serde_json::json!({"meta": meta, "nodes": nodes, "edges": edges}))
 }
 
+/// The mutations that turn the graph into `doc` (a [`document`], as the
+/// author edited it): changed fields, new and removed nodes, new and
+/// removed edges (an edge whose data changed is removed and made again).
+/// `meta` is the engine's (gates, notes) and is not read. Whether the stage
+/// under review may make these changes is [`Graph::apply`]'s to say.
+pub fn changes(graph: &Graph, doc: &Value) -> Result<Vec<super::graph::Mutation>, String> {
+    use super::graph::Mutation;
+    let now = document(graph).map_err(|e| e.to_string())?;
+    let section = |d: &Value, key: &str| d.get(key).cloned().unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    let (old_nodes, new_nodes) = (section(&now, "nodes"), section(doc, "nodes"));
+    let new_nodes = match new_nodes {
+        Value::Object(m) => m,
+        Value::Null => serde_json::Map::new(),
+        _ => return Err("`nodes` must map node types to nodes by id".into()),
+    };
+    let mut kept = std::collections::BTreeSet::new();
+    for (kind, by_id) in &new_nodes {
+        let kind: NodeType = kind.parse()?;
+        let Some(by_id) = by_id.as_object() else {
+            return Err(format!("`nodes.{kind}` must map ids to fields"));
+        };
+        for (id, data) in by_id {
+            let Some(data) = data.as_object() else {
+                return Err(format!("`nodes.{kind}.{id}` must be a map of fields"));
+            };
+            kept.insert(id.clone());
+            match old_nodes[kind.name()].get(id).and_then(Value::as_object) {
+                None => out.push(Mutation::Create {
+                    id: id.clone(),
+                    kind,
+                    data: data.clone(),
+                }),
+                Some(old) => {
+                    let mut fields = serde_json::Map::new();
+                    for (k, v) in data {
+                        if old.get(k) != Some(v) {
+                            fields.insert(k.clone(), v.clone());
+                        }
+                    }
+                    for k in old.keys().filter(|k| !data.contains_key(*k)) {
+                        fields.insert(k.clone(), Value::Null);
+                    }
+                    if !fields.is_empty() {
+                        out.push(Mutation::Update {
+                            id: id.clone(),
+                            fields,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    for by_id in old_nodes.as_object().into_iter().flat_map(|m| m.values()) {
+        for id in by_id.as_object().into_iter().flat_map(|m| m.keys()) {
+            if !kept.contains(id) {
+                out.push(Mutation::Remove { id: id.clone() });
+            }
+        }
+    }
+    let edge_set = |d: &Value| -> Result<
+        Vec<(EdgeType, String, String, serde_json::Map<String, Value>)>,
+        String,
+    > {
+        let mut all = Vec::new();
+        for (kind, list) in d.as_object().into_iter().flatten() {
+            let kind: EdgeType = kind.parse()?;
+            for e in list.as_array().into_iter().flatten() {
+                let mut data = e.as_object().cloned().unwrap_or_default();
+                let end = |data: &mut serde_json::Map<String, Value>, k: &str| match data.remove(k)
+                {
+                    Some(Value::String(s)) => Ok(s),
+                    _ => Err(format!("an edge in `edges.{kind}` has no `{k}`")),
+                };
+                let from = end(&mut data, "from")?;
+                let to = end(&mut data, "to")?;
+                all.push((kind, from, to, data));
+            }
+        }
+        Ok(all)
+    };
+    let (old_edges, new_edges) = (
+        edge_set(&section(&now, "edges"))?,
+        edge_set(&section(doc, "edges"))?,
+    );
+    for e in &old_edges {
+        if !new_edges.contains(e) {
+            out.push(Mutation::Unlink {
+                kind: e.0,
+                from: e.1.clone(),
+                to: e.2.clone(),
+            });
+        }
+    }
+    for e in &new_edges {
+        if !old_edges.contains(e) {
+            out.push(Mutation::Link {
+                kind: e.0,
+                from: e.1.clone(),
+                to: e.2.clone(),
+                data: e.3.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// `graph.yaml`: the whole graph.
 pub fn yaml(graph: &Graph) -> Result<String, GraphError> {
     let doc = document(graph)?;

@@ -43,6 +43,17 @@ pub enum AuthorCommand {
         #[arg(long, default_value = "edited by the author at the gate")]
         why: String,
     },
+    /// Re-apply an edited exports/graph.yaml at the gate: every difference
+    /// from the graph becomes the stage's change, held to its rules, audited
+    Apply {
+        dir: PathBuf,
+        /// The edited file (default: DIR/exports/graph.yaml)
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// Why (kept in the audit)
+        #[arg(long, default_value = "edited by the author in graph.yaml")]
+        why: String,
+    },
     /// The mutation audit: every change, by which stage and phase, and why
     Audit {
         dir: PathBuf,
@@ -99,6 +110,23 @@ pub fn run(command: AuthorCommand) -> ExitCode {
         } => Project::open(&dir).and_then(|mut p| {
             let stage = p.edit(&id, &fields, &why)?;
             println!("{stage} gate: `{id}` changed ({why})");
+            Ok(())
+        }),
+        AuthorCommand::Apply { dir, file, why } => Project::open(&dir).and_then(|mut p| {
+            let file = file.unwrap_or_else(|| dir.join("exports/graph.yaml"));
+            let (stage, n) = p.apply_yaml(&file, &why)?;
+            if n == 0 {
+                println!(
+                    "{stage} gate: {} is the graph as it stands; nothing to apply",
+                    file.display()
+                );
+            } else {
+                println!(
+                    "{stage} gate: {n} changes from {} applied ({why})",
+                    file.display()
+                );
+                write_review(&dir)?;
+            }
             Ok(())
         }),
         AuthorCommand::Status { dir } => Project::open(&dir).and_then(|p| {

@@ -415,6 +415,11 @@ fn brainstorm_answer() -> String {
 fn seed_answer() -> String {
     json!({
         "cut_entities": ["harbour"],
+        "relationships": [
+            {"from": "mara", "to": "the_sea", "nature": "bargains with it"},
+            {"from": "mara", "to": "harbour", "nature": "keeps its light"},
+            {"from": "mara", "to": "nobody", "nature": "is watched by"}
+        ],
         "paths": [
             {"dilemma_id": "bargain", "answer_id": "trade", "name": "The price paid", "tier": "major",
              "description": "Mara gives the sea ten years", "consequences": [
@@ -618,8 +623,16 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     );
     let edit = g.audit(Some(Stage::Seed)).unwrap().pop().unwrap();
     assert_eq!(
-        (edit.phase.as_str(), edit.target.as_str(), edit.rationale.as_str()),
-        ("review", "beat::the_refusal", "the refusal should name the offer")
+        (
+            edit.phase.as_str(),
+            edit.target.as_str(),
+            edit.rationale.as_str()
+        ),
+        (
+            "review",
+            "beat::the_refusal",
+            "the refusal should name the offer"
+        )
     );
     drop(g);
     let out = ok(author(&["apply", p]));
@@ -812,7 +825,18 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
     }
     g.apply(Stage::Brainstorm, "test", "test", &brainstorm)
         .unwrap();
-    let mut seed = Vec::new();
+    let mut seed = vec![
+        Mutation::create(
+            "relationship::mara__gull",
+            NodeType::Relationship,
+            json!({"from_entity": "mara", "to_entity": "gull", "base": {"nature": "feeds it"}}),
+        ),
+        Mutation::create(
+            "relationship::quay__mara",
+            NodeType::Relationship,
+            json!({"from_entity": "quay", "to_entity": "mara", "base": {"nature": "home"}}),
+        ),
+    ];
     for d in ["tide", "debt"] {
         let paths = [format!("path::{d}__{d}_yes"), format!("path::{d}__{d}_no")];
         for (p, a) in paths.iter().zip([format!("{d}_yes"), format!("{d}_no")]) {
@@ -900,9 +924,18 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
         grown.notes
     );
     assert_eq!(grown.start, "passage::debt_opens");
-    // The gull appears nowhere and no dilemma involves it: pruned.
+    // The gull appears nowhere and no dilemma involves it: pruned, and
+    // with it Mara's bond to it (no passage involves that); the quay's
+    // bond to Mara is at work wherever both are.
     assert!(g.node("gull").unwrap().is_none());
     assert!(g.node("mara").unwrap().is_some());
+    assert!(g.node("relationship::mara__gull").unwrap().is_none());
+    assert_eq!(
+        g.targets(EdgeType::Involves, "relationship::quay__mara")
+            .unwrap()
+            .len(),
+        grown.passages.len()
+    );
     let file = loreloom::author::export::story_file(&g, "quay").unwrap();
     let (story, report) = loreloom::story::validate_file(file);
     assert!(story.is_some());

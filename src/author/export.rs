@@ -1,4 +1,4 @@
-//! The project's graph as the story package the player reads (`story.json`): passages with their prose, or with their summary (marked as such) until FILL writes it; choices, codewords, kept entities and appearances. What `loreloom validate`, `preview` and `play` open for a project folder.
+//! The project's graph as the story package the player reads (`story.json`): passages with their prose, or with their summary (marked as such) until FILL writes it; choices, codewords, kept entities, relationships and appearances. What `loreloom validate`, `preview` and `play` open for a project folder.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::graph::{Graph, GraphError};
 use super::model::{EdgeType, NodeType};
 use crate::story::model::{
-    Appearance, Choice, Codeword, CodewordKind, Entity, Passage, STORY_FORMAT,
+    Appearance, Choice, Codeword, CodewordKind, Entity, Passage, Relationship, STORY_FORMAT,
     STORY_FORMAT_VERSION, StoryFile, StoryMeta,
 };
 
@@ -116,7 +116,25 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
         passages,
         codewords,
         entities,
-        relationships: Vec::new(),
+        relationships: graph
+            .nodes(NodeType::Relationship)?
+            .into_iter()
+            .map(|r| Relationship {
+                from: r.str("from_entity").unwrap_or_default().to_owned(),
+                to: r.str("to_entity").unwrap_or_default().to_owned(),
+                base: r
+                    .data
+                    .get("base")
+                    .and_then(|b| serde_json::from_value(b.clone()).ok())
+                    .unwrap_or_default(),
+                overlays: r
+                    .data
+                    .get("overlays")
+                    .and_then(|o| serde_json::from_value(o.clone()).ok())
+                    .unwrap_or_default(),
+                id: r.id,
+            })
+            .collect(),
         codex: Vec::new(),
         illustrations: Vec::new(),
         art_direction: None,

@@ -767,8 +767,10 @@ pub fn run(
         )
         .map_err(err)?;
 
-    // Phase: passages (1:1 from beats within a world) and who appears.
+    // Phase: passages (1:1 from beats within a world), who appears, and
+    // which relationships are at work (both ends present).
     let beats: BTreeMap<&str, &Beat> = seed.beats.iter().map(|b| (b.id.as_str(), b)).collect();
+    let bonds = graph.nodes(NodeType::Relationship).map_err(err)?;
     let mut changes = Vec::new();
     for p in &grown.passages {
         let all = p.all_beats();
@@ -824,6 +826,16 @@ pub fn run(
             present.retain(|(e, _)| *e != l);
             present.push((l, "location"));
         }
+        for r in &bonds {
+            let end = |k: &str| present.iter().any(|(e, _)| Some(e.as_str()) == r.str(k));
+            if end("from_entity") && end("to_entity") {
+                changes.push(Mutation::link(
+                    EdgeType::Involves,
+                    r.id.clone(),
+                    p.id.clone(),
+                ));
+            }
+        }
         for (e, role) in present {
             if graph.node(e).map_err(err)?.is_some() {
                 changes.push(Mutation::link_with(
@@ -844,8 +856,8 @@ pub fn run(
         )
         .map_err(err)?;
 
-    // Phase: prune (seed 000 "Validation Rules"): an entity no passage
-    // shows is an orphan and goes, unless a dilemma involves it (a core
+    // Phase: prune (seed 000 "Validation Rules"): a relationship no passage
+    // involves goes; an entity no passage shows is an orphan and goes, unless a dilemma involves it (a core
     // entity that never appears means the story is incomplete: said, kept).
     let appearing: std::collections::BTreeSet<String> = graph
         .edges(EdgeType::Appears)
@@ -861,6 +873,19 @@ pub fn run(
         .collect();
     let mut pruned = Vec::new();
     let mut changes = Vec::new();
+    // A relationship no passage involves is an orphan and goes.
+    let involved: std::collections::BTreeSet<String> = graph
+        .edges(EdgeType::Involves)
+        .map_err(err)?
+        .into_iter()
+        .map(|e| e.from)
+        .collect();
+    for r in graph.nodes(NodeType::Relationship).map_err(err)? {
+        if !involved.contains(&r.id) {
+            pruned.push(r.id.clone());
+            changes.push(Mutation::Remove { id: r.id });
+        }
+    }
     for e in graph.nodes(NodeType::Entity).map_err(err)? {
         if e.str("disposition") == Some("cut") || appearing.contains(&e.id) {
             continue;
@@ -880,7 +905,10 @@ pub fn run(
             .apply(
                 Stage::Grow,
                 "prune",
-                &format!("entities no passage shows: {}", pruned.join(", ")),
+                &format!(
+                    "entities no passage shows, relationships no passage involves: {}",
+                    pruned.join(", ")
+                ),
                 &changes,
             )
             .map_err(err)?;

@@ -241,6 +241,20 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    let bonds = graph.nodes(NodeType::Relationship)?;
+    if !bonds.is_empty() {
+        let _ = writeln!(out, "## Relationships\n");
+        for r in &bonds {
+            let _ = writeln!(
+                out,
+                "- `{}` → `{}`: {}",
+                r.str("from_entity").unwrap_or("?"),
+                r.str("to_entity").unwrap_or("?"),
+                list(r.data.get("base").and_then(|b| b.get("nature")))
+            );
+        }
+        out.push('\n');
+    }
     let dilemmas = graph.nodes(NodeType::Dilemma)?;
     if !dilemmas.is_empty() {
         let _ = writeln!(out, "## Dilemmas\n");
@@ -441,6 +455,7 @@ pub fn markdown(
                 k,
                 NodeType::Vision
                     | NodeType::Entity
+                    | NodeType::Relationship
                     | NodeType::Dilemma
                     | NodeType::Answer
                     | NodeType::Path

@@ -440,6 +440,31 @@ pub fn seed_mutations(
     for id in entities.keys().filter(|id| !cut.contains(*id)) {
         changes.push(Mutation::update(id.clone(), json!({"disposition": "kept"})));
     }
+    // Relationships between kept entities (seed 000: created in SEED),
+    // one per ordered pair.
+    let mut bonds = BTreeSet::new();
+    for r in answer["relationships"].as_array().unwrap_or(&empty) {
+        let (from, to) = (
+            r["from"].as_str().unwrap_or_default(),
+            r["to"].as_str().unwrap_or_default(),
+        );
+        let kept = |e: &str| entities.contains_key(e) && !cut.contains(e);
+        if from == to || !kept(from) || !kept(to) {
+            notes.push(format!(
+                "a relationship `{from}` → `{to}` between entities that are not two kept ones (dropped)"
+            ));
+            continue;
+        }
+        let id = format!("relationship::{from}__{to}");
+        if bonds.insert(id.clone()) {
+            changes.push(Mutation::create(
+                id,
+                NodeType::Relationship,
+                json!({"from_entity": from, "to_entity": to,
+                       "base": {"nature": r["nature"].as_str().unwrap_or_default()}}),
+            ));
+        }
+    }
 
     // Paths: one per explored answer; the canonical one always.
     let mut paths: BTreeMap<String, (String, String)> = BTreeMap::new();

@@ -667,15 +667,20 @@ fn check_routing(
     choices: &[Choice],
     notes: &mut Vec<String>,
 ) -> Result<(), GrowError> {
+    let mut leaving: BTreeMap<&str, Vec<&Choice>> = BTreeMap::new();
+    for c in choices {
+        leaving.entry(c.from.as_str()).or_default().push(c);
+    }
+    let none = Vec::new();
     let mut overlapping = BTreeSet::new();
     for arc in arcs {
         let mut held: BTreeSet<&String> = BTreeSet::new();
         for pair in arc.passages.windows(2) {
-            let open =
-                |c: &Choice| c.from == pair[0] && c.requires.iter().all(|r| held.contains(r));
-            let step = choices
+            let here = leaving.get(pair[0].as_str()).unwrap_or(&none);
+            let open = |c: &Choice| c.requires.iter().all(|r| held.contains(r));
+            let step = here
                 .iter()
-                .find(|c| c.from == pair[0] && c.to == pair[1])
+                .find(|c| c.to == pair[1])
                 .filter(|c| open(c))
                 .ok_or_else(|| GrowError::Uncovered {
                     arc: arc.id.clone(),
@@ -683,7 +688,7 @@ fn check_routing(
                     to: pair[1].clone(),
                 })?;
             let beat = &passages[&pair[1]].beat;
-            for rival in choices
+            for rival in here
                 .iter()
                 .filter(|c| open(c) && c.to != pair[1] && &passages[&c.to].beat == beat)
             {

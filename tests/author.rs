@@ -38,6 +38,17 @@ fn dream_script(dir: &Path) -> std::path::PathBuf {
     file
 }
 
+/// A command that must succeed: its stdout.
+fn ok(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}{}",
+        common::stdout(&out),
+        common::stderr(&out)
+    );
+    common::stdout(&out)
+}
+
 fn author(args: &[&str]) -> std::process::Output {
     let mut all = vec!["author"];
     all.extend_from_slice(args);
@@ -481,10 +492,6 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
         .status
         .success()
     );
-    let ok = |out: std::process::Output| {
-        assert!(out.status.success(), "{}", common::stderr(&out));
-        common::stdout(&out)
-    };
     let dream = dream_script(dir.path());
     ok(author(&[
         "run",
@@ -700,6 +707,7 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
             common::stderr(&out)
         );
     }
+    fill_the_grown_lighthouse(dir.path(), &project);
     ok(author(&["rollback", p, "grow"]));
     assert_eq!(
         std::fs::read(project.join("graph.db")).unwrap(),
@@ -714,13 +722,13 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
 }
 
 /// The real default model (SmolLM2-135M-Instruct) from a micro spark
-/// through DREAM, BRAINSTORM, SEED and GROW with `--yes`: it completes, or
+/// through DREAM, BRAINSTORM, SEED, GROW and FILL with `--yes`: it completes, or
 /// fails with a typed error naming its stage and leaves the graph as the
 /// stage before left it; either way the project opens and says where it
 /// stands, and a completed graph passes the player's validation.
 #[cfg(feature = "llama")]
 #[test]
-fn the_real_model_runs_a_micro_spark_to_grow_or_fails_naming_the_stage() {
+fn the_real_model_runs_a_micro_spark_to_fill_or_fails_naming_the_stage() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("smoke");
     let p = project.to_str().unwrap();
@@ -736,7 +744,7 @@ fn the_real_model_runs_a_micro_spark_to_grow_or_fails_naming_the_stage() {
         .status
         .success()
     );
-    let out = author(&["run", p, "--to", "grow", "--yes"]);
+    let out = author(&["run", p, "--to", "fill", "--yes"]);
     let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
     println!("{stdout}\n{stderr}");
     let status = author(&["status", p]);
@@ -747,6 +755,7 @@ fn the_real_model_runs_a_micro_spark_to_grow_or_fails_naming_the_stage() {
     );
     if out.status.success() {
         assert!(stdout.contains("GROW done"), "{stdout}");
+        assert!(stdout.contains("FILL done"), "{stdout}");
         let check = common::loreloom(&["validate", p], None);
         assert!(
             common::stderr(&check).contains(": 0 errors"),
@@ -760,11 +769,12 @@ fn the_real_model_runs_a_micro_spark_to_grow_or_fails_naming_the_stage() {
             "BRAINSTORM failed",
             "SEED failed",
             "GROW failed",
+            "FILL failed",
         ]
         .iter()
         .any(|s| stderr.contains(s));
         assert!(named, "a failure names its stage: {stderr}");
-        assert!(stderr.contains("restored from snapshots/pre-"), "{stderr}");
+        assert!(stderr.contains("restored from "), "{stderr}");
     }
 }
 
@@ -1233,4 +1243,161 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
     assert!(story.is_some());
     assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
     assert_eq!(report.warnings(), 0, "{:?}", report.diagnostics);
+}
+
+/// FILL on the grown lighthouse: the voice document stops at its own gate
+/// (the author changes its register there), then the prose, spine first,
+/// one passage per call; a draft that recites the prompt and is too short
+/// is mended by the one repair call; the review flags a passage and the
+/// revision replaces it; the second review flags nothing, so one cycle.
+/// An entity detail the prose shows is kept; one for an entity the
+/// passage does not show is left out. The package validates and plays
+/// with the prose; rolling FILL back restores the grown graph.
+fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
+    use common::scripted::reply;
+    let p = project.to_str().unwrap();
+    ok(author(&["approve", p]));
+    let before_fill = std::fs::read(project.join("graph.db")).unwrap();
+    // A model that answers nothing: FILL fails naming itself, nothing written.
+    let silent = script_file(dir, "silent.json", Vec::new());
+    let failed = author(&["run", p, "--model-script", &silent]);
+    assert!(!failed.status.success());
+    assert!(
+        common::stderr(&failed).contains("FILL failed"),
+        "{}",
+        common::stderr(&failed)
+    );
+    assert_eq!(
+        std::fs::read(project.join("graph.db")).unwrap(),
+        before_fill
+    );
+    let voice = script_file(
+        dir,
+        "voice.json",
+        vec![reply(
+            "author/fill_voice",
+            json!({"story_title": "The Keeper's Price", "pov": "third_limited", "pov_character": "mara",
+                   "tense": "past", "register": "literary", "sentence_rhythm": "varied",
+                   "tone_words": ["elegiac", "salt-worn"], "avoid_words": ["suddenly"],
+                   "avoid_patterns": ["explaining the sea's motives"],
+                   "exemplar": {"text": "The lamp turned, and the dark came back each time a little closer.", "note": "slow, close, cold"}})
+            .to_string(),
+        )],
+    );
+    let out = ok(author(&["run", p, "--model-script", &voice]));
+    assert!(out.contains("The Keeper's Price"), "{out}");
+    assert!(out.contains("voice written, waiting for review"), "{out}");
+    ok(author(&[
+        "set",
+        p,
+        "voice",
+        "register=spare",
+        "--why",
+        "less ornament",
+    ]));
+    ok(author(&["approve", p]));
+    let status = ok(author(&["status", p]));
+    assert!(
+        status.contains("voice approved; the prose is next"),
+        "{status}"
+    );
+
+    // Four passages of prose in the voice (third person, past tense).
+    let storm = "A storm gathered over Gannet Light, and the sea spoke to Mara in a voice like shingle dragged down a beach. \
+        It had spoken before, in her father's time, and he had never said what it asked. \
+        Now she knew. The wind had worked at the tower since noon, and the lamp room smelled of oil and wet rope. \
+        Far out, past the Teeth, the wreckers' boats showed no lights at all. \
+        Ten years, the sea said, and it would turn the storm back on them and drown every one. \
+        Mara set her palm flat on the cold glass and watched the beam swing out over the water and come back empty. \
+        She thought of the harbour asleep below, of the fishwives and their lanterns, of her own hands growing old. \
+        The sea waited. It had always been patient, and it had all night.";
+    let trade = "Mara gave the sea her years, and felt them go out of her like a tide going out over flat sand. \
+        It did not hurt. That was the worst of it: a coldness in the knuckles, a slackness at the jaw, and then a tiredness \
+        that settled in her like sediment. Out past the Teeth the storm turned, slowly at first, then all at once, \
+        and the wreckers' boats went over one after another without a cry that reached the shore. \
+        She climbed to the gallery and lit the warning fire anyway, because her father had, because the harbour \
+        should see it. The flames bent flat in the wind. Below her the storm walked back the way it had come, \
+        folding the sea behind it, and by the time the fire caught properly the water was almost still.";
+    let refusal = "Mara turned her back on the sea and its offer, and climbed to the gallery to light the warning fire. \
+        Her hands shook with the cold and with something else, and the tinder would not take. \
+        Behind her the water muttered against the rocks like a creditor at the door. \
+        She struck again and again until the oil caught and the basket roared up orange against the rain. \
+        In the harbour a shutter opened, then another. Someone rang the chapel bell. \
+        Out past the Teeth the wreckers' boats came on without lights, closer than she had thought, \
+        and she understood that she had kept her years and spent something else instead. \
+        She fed the fire until dawn and did not look at the sea once.";
+    let revised = "Mara turned from the water without a word, and the refusal cost her more than she had guessed. \
+        The sea went quiet behind her, the quiet of a held breath, and she climbed the stair with her father's oil can \
+        knocking at her knee. At the gallery the rain came sideways and the tinder would not take; she struck until \
+        her knuckles bled, and when the basket finally roared up orange she saw what she had bought with her years: \
+        the wreckers' boats were already inside the Teeth, black shapes on black water, closer than anyone in the \
+        harbour could know. A shutter opened below. The chapel bell began, thin and late. She fed the fire until \
+        dawn, and the sea did not speak to her again, not then and not for the rest of her long life.";
+    let prose = script_file(
+        dir,
+        "prose.json",
+        vec![
+            reply(
+                "author/fill_prose",
+                json!({"prose": storm, "entity_updates": [
+                {"id": "mara", "field": "hands", "value": "rope-scarred"},
+                {"id": "harbour", "field": "mood", "value": "asleep"}]})
+                .to_string(),
+            ),
+            reply("author/fill_prose", json!({"prose": trade}).to_string()),
+            reply(
+                "author/fill_prose",
+                json!({"prose": "In this passage Mara refuses the sea."}).to_string(),
+            ),
+            reply("author/fill_prose", json!({"prose": refusal}).to_string()),
+            reply(
+                "author/fill_review",
+                json!({"flags": [{"n": 3, "issue": "the refusal never shows what it costs her"}]})
+                    .to_string(),
+            ),
+            reply("author/fill_prose", json!({"prose": revised}).to_string()),
+            reply("author/fill_review", json!({"flags": []}).to_string()),
+        ],
+    );
+    let out = ok(author(&["run", p, "--model-script", &prose]));
+    assert!(
+        out.contains("3 passages written (1 mended by a repair), 1 review cycles, 1 revised, 0 still flagged, 0 without prose"),
+        "{out}"
+    );
+    assert!(out.contains("an update of `harbour`"), "{out}");
+    ok(author(&["review", p]));
+    let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
+    insta::assert_snapshot!("graph_md_after_fill", md);
+
+    let g = Graph::open(&project.join("graph.db")).unwrap();
+    assert_eq!(g.node("voice").unwrap().unwrap().data["register"], "spare");
+    assert_eq!(
+        g.node("mara").unwrap().unwrap().data["base"]["hands"],
+        "rope-scarred"
+    );
+    assert_eq!(
+        g.node("passage::the_refusal").unwrap().unwrap().data["prose"],
+        json!(revised)
+    );
+    drop(g);
+    let out = common::loreloom(&["validate", p], None);
+    assert!(
+        common::stderr(&out).contains(": 0 errors"),
+        "{}",
+        common::stderr(&out)
+    );
+    let out = common::loreloom(&["play", "--headless", p, "--choices", "2"], None);
+    let shown = common::stdout(&out);
+    assert!(
+        shown.contains("the sea spoke to Mara in a voice like shingle"),
+        "{shown}"
+    );
+    assert!(shown.contains("THE END"), "{shown}");
+    assert!(!shown.contains("FILL writes the prose"), "{shown}");
+
+    ok(author(&["rollback", p, "fill"]));
+    assert_eq!(
+        std::fs::read(project.join("graph.db")).unwrap(),
+        before_fill
+    );
 }

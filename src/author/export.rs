@@ -21,9 +21,15 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
         .meta("spark")?
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let title = vision
+    let voice = graph.node("voice")?;
+    let title = voice
         .as_ref()
-        .and_then(|v| v.str("title").map(str::to_owned))
+        .and_then(|v| v.str("story_title").map(str::to_owned))
+        .or_else(|| {
+            vision
+                .as_ref()
+                .and_then(|v| v.str("title").map(str::to_owned))
+        })
         .unwrap_or_else(|| spark.chars().take(60).collect());
     let mut choices: BTreeMap<String, Vec<Choice>> = BTreeMap::new();
     for e in graph.edges(EdgeType::Choice)? {

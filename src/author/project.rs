@@ -40,6 +40,8 @@ pub enum Gate {
     Review,
     /// Approved: the next stage may run.
     Approved,
+    /// FILL's voice document is approved; the next run writes the prose.
+    Voiced,
 }
 
 /// What went wrong with a project (each names the file or stage and what to do).
@@ -151,7 +153,8 @@ impl Project {
                 .and_then(Value::as_str)
             {
                 Some("approved") => Gate::Approved,
-                Some("review") => Gate::Review,
+                Some("review" | "voice") => Gate::Review,
+                Some("voiced") => Gate::Voiced,
                 _ => Gate::Pending,
             },
         )
@@ -171,7 +174,7 @@ impl Project {
     /// up to the last stage).
     pub fn next_stage(&self) -> Result<Option<Stage>, ProjectError> {
         for stage in Stage::ALL {
-            if self.gate(stage)? == Gate::Pending {
+            if matches!(self.gate(stage)?, Gate::Pending | Gate::Voiced) {
                 return Ok(Some(stage));
             }
         }
@@ -193,6 +196,15 @@ impl Project {
                 waiting.name(),
                 dir = self.dir.display()
             )));
+        }
+        if self.gate(stage)? == Gate::Voiced {
+            // FILL goes on after its voice gate: a snapshot of this point
+            // (the voice kept) is what a failure restores.
+            let dir = self.dir.clone();
+            let snapshot = self.resume_path(stage);
+            self.graph.close();
+            std::fs::copy(dir.join("graph.db"), &snapshot).map_err(io(&snapshot))?;
+            return Self::open(&dir);
         }
         if self.gate(stage)? != Gate::Pending {
             return Err(ProjectError::Gate(format!(
@@ -216,6 +228,27 @@ impl Project {
         Self::open(&dir)
     }
 
+    /// The snapshot taken when a stage goes on after an inner gate.
+    pub fn resume_path(&self, stage: Stage) -> PathBuf {
+        self.dir
+            .join("snapshots")
+            .join(format!("pre-{}-prose.db", stage.name()))
+    }
+
+    /// Whether `stage` goes on from an inner gate (FILL after its voice).
+    pub fn resuming(&self, stage: Stage) -> Result<bool, ProjectError> {
+        Ok(self.gate(stage)? == Gate::Voiced)
+    }
+
+    /// FILL's inner gate: the voice document waits for the author.
+    pub fn pause_for_voice(&mut self) -> Result<(), ProjectError> {
+        self.set_gate(
+            Stage::Fill,
+            "voice",
+            "the voice document is written; waiting for review before any prose",
+        )
+    }
+
     /// After a stage ran: it waits for the author at its gate.
     pub fn finish(&mut self, stage: Stage) -> Result<(), ProjectError> {
         self.set_gate(stage, "review", "the stage ran; waiting for review")
@@ -229,7 +262,11 @@ impl Project {
                     .into(),
             ));
         };
-        self.set_gate(stage, "approved", "approved by the author")?;
+        if self.graph.meta(&format!("gate.{}", stage.name()))? == Some(json!("voice")) {
+            self.set_gate(stage, "voiced", "the voice document approved by the author")?;
+        } else {
+            self.set_gate(stage, "approved", "approved by the author")?;
+        }
         Ok(stage)
     }
 
@@ -244,6 +281,10 @@ impl Project {
             }],
         )?;
         Ok(())
+    }
+
+    fn voice_gate(&self, stage: Stage) -> Result<bool, ProjectError> {
+        Ok(self.graph.meta(&format!("gate.{}", stage.name()))? == Some(json!("voice")))
     }
 
     /// The author changes fields of a node at the gate of the stage under
@@ -319,10 +360,12 @@ impl Project {
         self.graph.close();
         std::fs::copy(&snapshot, &db).map_err(io(&db))?;
         let project = Self::open(&dir)?;
-        for later in Stage::ALL.into_iter().filter(|s| *s > stage) {
-            let path = project.snapshot_path(later);
-            if path.is_file() {
-                std::fs::remove_file(&path).map_err(io(&path))?;
+        for later in Stage::ALL.into_iter().filter(|s| *s >= stage) {
+            let resumed = project.resume_path(later);
+            for path in [project.snapshot_path(later), resumed] {
+                if (later > stage || path != project.snapshot_path(stage)) && path.is_file() {
+                    std::fs::remove_file(&path).map_err(io(&path))?;
+                }
             }
         }
         Ok(project)
@@ -339,8 +382,10 @@ impl Project {
         for stage in Stage::ALL {
             let gate = match self.gate(stage)? {
                 Gate::Pending => "not run",
+                Gate::Review if self.voice_gate(stage)? => "voice written, waiting for review",
                 Gate::Review => "run, waiting for review",
                 Gate::Approved => "approved",
+                Gate::Voiced => "voice approved; the prose is next",
             };
             let _ = writeln!(out, "  {:<11} {gate}", stage.to_string());
         }

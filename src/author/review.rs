@@ -241,6 +241,32 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    if let Some(v) = graph.node("voice")? {
+        let _ = writeln!(out, "## Voice\n");
+        let _ = writeln!(
+            out,
+            "- **Title:** {}\n- **Point of view:** {}{}, {} tense\n- **Register:** {}; rhythm {}\n- **Tone:** {}\n- **Avoid:** {}{}",
+            list(v.data.get("story_title")),
+            list(v.data.get("pov")).replace('_', " "),
+            v.str("pov_character")
+                .map(|c| format!(" (`{c}`)"))
+                .unwrap_or_default(),
+            list(v.data.get("tense")),
+            list(v.data.get("register")),
+            list(v.data.get("sentence_rhythm")),
+            list(v.data.get("tone_words")),
+            list(v.data.get("avoid_words")),
+            v.data
+                .get("avoid_patterns")
+                .map(|p| format!("; {}", list(Some(p))))
+                .filter(|p| p != "; ")
+                .unwrap_or_default(),
+        );
+        if let Some(text) = v.data.get("exemplar").and_then(|e| e.get("text")) {
+            let _ = writeln!(out, "- **Exemplar:** {}", list(Some(text)));
+        }
+        out.push('\n');
+    }
     let bonds = graph.nodes(NodeType::Relationship)?;
     if !bonds.is_empty() {
         let _ = writeln!(out, "## Relationships\n");
@@ -425,6 +451,16 @@ pub fn markdown(
                 p.id,
                 p.str("summary").unwrap_or("")
             );
+            if let Some(prose) = p.str("prose").filter(|t| !t.trim().is_empty()) {
+                out.push('\n');
+                for line in prose.lines() {
+                    let _ = writeln!(out, "  > {line}");
+                }
+                out.push('\n');
+            }
+            for flag in super::graph::strings(p.data.get("review").and_then(|r| r.get("flags"))) {
+                let _ = writeln!(out, "  - ⚑ {flag}");
+            }
             for c in choices.get(&p.id).into_iter().flatten() {
                 let gate = c
                     .data
@@ -454,6 +490,7 @@ pub fn markdown(
             !matches!(
                 k,
                 NodeType::Vision
+                    | NodeType::Voice
                     | NodeType::Entity
                     | NodeType::Relationship
                     | NodeType::Dilemma

@@ -24,7 +24,7 @@ impl Author for Unattended {
 }
 
 /// The last stage this version runs.
-pub const LAST_BUILT: Stage = Stage::Grow;
+pub const LAST_BUILT: Stage = Stage::Fill;
 
 /// At most this many rounds of discussion before the summary (no
 /// "generate until good": seed 000's anti-pattern).
@@ -164,6 +164,35 @@ pub fn grow(
     let mut ask = |prompt: &str, vars: Value| call(gateway, prompt, model, vars);
     super::grow_stage::run(&mut project.graph, &spark, &mut ask)
         .map_err(|e| stage_error(Stage::Grow, e))
+}
+
+/// Where a FILL run stopped.
+#[derive(Debug)]
+pub enum FillStep {
+    /// The voice document is written and waits at its own gate.
+    Voice(Value),
+    /// The prose is written, reviewed and revised.
+    Prose(super::fill_stage::Report),
+}
+
+/// FILL: the voice document on the first run (then its gate), the prose
+/// on the run after the voice is approved.
+pub fn fill(
+    project: &mut Project,
+    gateway: &Gateway,
+    model: &str,
+) -> Result<FillStep, ProjectError> {
+    let spark = project.spark()?;
+    let mut ask = |prompt: &str, vars: Value| call(gateway, prompt, model, vars);
+    if project.resuming(Stage::Fill)? {
+        super::fill_stage::prose(&mut project.graph, &mut ask)
+            .map(FillStep::Prose)
+            .map_err(|e| stage_error(Stage::Fill, e))
+    } else {
+        super::fill_stage::voice(&mut project.graph, &spark, &mut ask)
+            .map(FillStep::Voice)
+            .map_err(|e| stage_error(Stage::Fill, e))
+    }
 }
 
 /// How many dilemmas and beats per path a scope wants.

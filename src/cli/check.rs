@@ -38,6 +38,45 @@ pub(super) fn validate(path: &Path) -> ExitCode {
     }
 }
 
+/// SHIP: the story in `format`, written into `out`; refused (nothing
+/// written) when validation finds errors.
+pub(super) fn ship(path: &Path, format: crate::ship::Format, out: &Path) -> ExitCode {
+    let Some(loaded) = load_or_report(path) else {
+        return ExitCode::FAILURE;
+    };
+    let shown = loaded.path.display().to_string();
+    let file = loaded.file.clone();
+    let (_, report) = validate_file(loaded.file);
+    if report.errors() > 0 {
+        for d in report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::story::Severity::Error)
+        {
+            eprintln!("{d}");
+        }
+        eprintln!(
+            "{shown}: {} errors; SHIP writes only a story that validates (`loreloom validate {}`)",
+            report.errors(),
+            path.display()
+        );
+        return ExitCode::FAILURE;
+    }
+    let target = out.join(format.file_name());
+    let written =
+        std::fs::create_dir_all(out).and_then(|()| std::fs::write(&target, format.write(&file)));
+    match written {
+        Ok(()) => {
+            println!("{}", target.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{}: {e}", target.display());
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Print the story's counts, as JSON or as a table.
 pub(super) fn stats(path: &Path, json: bool) -> ExitCode {
     let Some(loaded) = load_or_report(path) else {

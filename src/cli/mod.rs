@@ -69,6 +69,17 @@ enum Command {
         /// Story package folder, story.json, or questfoundry-runtime .json
         path: PathBuf,
     },
+    /// Export a story (a project, package, story.json or questfoundry-runtime
+    /// file) to another format; a story with validation errors is refused
+    Ship {
+        /// Authoring project, story package folder, story.json, or questfoundry-runtime .json
+        path: PathBuf,
+        #[arg(long, value_enum)]
+        format: crate::ship::Format,
+        /// The folder to write into (default: DIR/exports/ship for a project, else ./shipped)
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Count passages, choices, endings, codewords and what is reachable
     Stats {
         /// Story package folder, story.json, or questfoundry-runtime .json
@@ -331,6 +342,16 @@ pub fn run() -> ExitCode {
         | Command::Preview { path: p, .. }
         | Command::Validate { path: p }
         | Command::Stats { path: p, .. } => story_path(p.clone()).map(|new| *p = new),
+        Command::Ship { path, out, .. } => {
+            if out.is_none() {
+                *out = Some(if path.join("graph.db").is_file() {
+                    path.join("exports/ship")
+                } else {
+                    PathBuf::from("shipped")
+                });
+            }
+            story_path(path.clone()).map(|new| *path = new)
+        }
         _ => Ok(()),
     };
     if let Err(code) = resolved {
@@ -349,6 +370,11 @@ pub fn run() -> ExitCode {
         Command::Preview { path, window: args } => window(Some(path), args, true),
         Command::Validate { path } => check::validate(&path),
         Command::Stats { path, json } => check::stats(&path, json),
+        Command::Ship { path, format, out } => check::ship(
+            &path,
+            format,
+            &out.unwrap_or_else(|| PathBuf::from("shipped")),
+        ),
         Command::Llm(args) => model::llm(args),
         Command::Models { init } => model::models(init),
         Command::Prompts => model::prompts(),

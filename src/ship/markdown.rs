@@ -1,0 +1,72 @@
+//! The story as a Markdown manuscript: every passage in reading order with an anchor, its prose, and its choices as links with what they require and grant; endings marked.
+
+use std::fmt::Write as _;
+
+use super::{identifiers, reading_order};
+use crate::story::model::StoryFile;
+
+/// The story as a manuscript.
+pub fn write(file: &StoryFile) -> String {
+    let anchors = identifiers(file.passages.iter().map(|p| p.id.as_str()), "p-");
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", file.meta.title);
+    if let Some(a) = &file.meta.author {
+        let _ = writeln!(out, "*by {a}*\n");
+    }
+    if let Some(d) = &file.meta.description {
+        let _ = writeln!(out, "{d}\n");
+    }
+    let endings = file
+        .passages
+        .iter()
+        .filter(|p| p.choices.is_empty())
+        .count();
+    let _ = writeln!(
+        out,
+        "{} passages, {} endings, {} codewords. Choices link to the passage they lead to; a choice marked *needs* is offered only to a reader holding those codewords.\n",
+        file.passages.len(),
+        endings,
+        file.codewords.len()
+    );
+    for i in reading_order(file) {
+        let p = &file.passages[i];
+        let start =
+            file.start.as_deref() == Some(p.id.as_str()) || (file.start.is_none() && i == 0);
+        let _ = writeln!(
+            out,
+            "<a id=\"{}\"></a>\n## {}{}\n",
+            anchors[&p.id],
+            p.title.as_deref().unwrap_or(&p.id),
+            if start { " (start)" } else { "" }
+        );
+        let _ = writeln!(out, "{}\n", p.prose.trim());
+        if p.choices.is_empty() {
+            let _ = writeln!(out, "**THE END**\n");
+            continue;
+        }
+        for c in &p.choices {
+            let mut notes = Vec::new();
+            if !c.requires.is_empty() {
+                notes.push(format!("needs {}", c.requires.join(", ")));
+            }
+            if !c.grants.is_empty() {
+                notes.push(format!("gives {}", c.grants.join(", ")));
+            }
+            let target = anchors
+                .get(&c.to)
+                .map_or_else(String::new, |a| format!("#{a}"));
+            let _ = writeln!(
+                out,
+                "- [{}]({target}){}",
+                c.label.replace(['[', ']'], ""),
+                if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" *({})*", notes.join("; "))
+                }
+            );
+        }
+        out.push('\n');
+    }
+    out
+}

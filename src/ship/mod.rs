@@ -1,0 +1,97 @@
+//! SHIP (seed 000 Stage 7): deterministic exports of any story the player reads (an authoring project's graph, a `story.json` package, a questfoundry-runtime file) to formats other tools open. No model; the same story gives the same bytes.
+
+pub mod ink;
+pub mod markdown;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::story::model::StoryFile;
+
+/// A format SHIP writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// inkle's ink: a knot per passage, a `VAR` per codeword, conditional choices
+    Ink,
+    /// A readable manuscript with the branch structure
+    Markdown,
+}
+
+impl Format {
+    /// The file name SHIP writes.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Format::Ink => "story.ink",
+            Format::Markdown => "story.md",
+        }
+    }
+
+    /// The story in this format.
+    pub fn write(self, file: &StoryFile) -> String {
+        match self {
+            Format::Ink => ink::write(file),
+            Format::Markdown => markdown::write(file),
+        }
+    }
+}
+
+/// The passages in reading order: breadth first from the start along
+/// choices (in their order), then any the start does not lead to.
+pub fn reading_order(file: &StoryFile) -> Vec<usize> {
+    let index: BTreeMap<&str, usize> = file
+        .passages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id.as_str(), i))
+        .collect();
+    let start = file
+        .start
+        .as_deref()
+        .and_then(|s| index.get(s).copied())
+        .unwrap_or(0);
+    let mut seen = BTreeSet::new();
+    let mut order = Vec::new();
+    let mut queue = VecDeque::from([start]);
+    while let Some(i) = queue.pop_front() {
+        if i >= file.passages.len() || !seen.insert(i) {
+            continue;
+        }
+        order.push(i);
+        for c in &file.passages[i].choices {
+            if let Some(&j) = index.get(c.to.as_str()) {
+                queue.push_back(j);
+            }
+        }
+    }
+    order.extend((0..file.passages.len()).filter(|i| !seen.contains(i)));
+    order
+}
+
+/// Names for ids in a format that allows only `[A-Za-z0-9_]`, starting
+/// with `prefix`, one per id, never two the same.
+pub fn identifiers<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+    prefix: &str,
+) -> BTreeMap<String, String> {
+    let mut taken = BTreeSet::new();
+    let mut out = BTreeMap::new();
+    for id in ids {
+        let clean: String = id
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        // `cw-…` ids already read as `cw_…`; others get the prefix.
+        let base = if clean.starts_with(prefix) {
+            clean
+        } else {
+            format!("{prefix}{clean}")
+        };
+        let mut name = base.clone();
+        let mut n = 2;
+        while !taken.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        out.insert(id.to_owned(), name);
+    }
+    out
+}

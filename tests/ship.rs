@@ -1,0 +1,210 @@
+//! SHIP (#24): `loreloom ship` writes ink that inkle's compiler (inkjs-compiler, npm) compiles with no error and no warning, and that the ink runtime plays along the same choice walks as Loreloom's player, through the same passages to the same endings; for the bundled story and for a story GROW made. The Markdown manuscript holds every passage and choice. A story that does not validate is refused with nothing written.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use loreloom::story::player::Player;
+use rand::{Rng, SeedableRng};
+
+/// Where `./run.sh test` installs the checking tools (npm ci, pinned).
+fn tools() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/ship-check");
+    assert!(
+        dir.join("node_modules/.bin/inkjs-compiler").is_file(),
+        "the ink tools are not installed: run `./run.sh test` (or `npm ci --prefix tools/ship-check`)"
+    );
+    dir
+}
+
+fn ship(path: &Path, format: &str, out: &Path) -> std::process::Output {
+    common::loreloom(
+        &[
+            "ship",
+            path.to_str().unwrap(),
+            "--format",
+            format,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    )
+}
+
+/// Compiles `story.ink` with inkle's compiler: no output at all (no error,
+/// no warning) and exit 0. Returns the compiled JSON's path.
+fn compile_ink(ink: &Path) -> PathBuf {
+    let json = ink.with_extension("json");
+    let out = Command::new(tools().join("node_modules/.bin/inkjs-compiler"))
+        .arg(ink)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "inkjs-compiler: {said}"
+    );
+    json
+}
+
+/// Random walks through our player: the choice numbers taken, the passages
+/// shown, and whether each reached an ending.
+fn walks(story: &Path, count: usize) -> Vec<(Vec<usize>, Vec<String>, bool)> {
+    let package = loreloom::story::load::open(story).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(24);
+    (0..count)
+        .map(|_| {
+            let mut player = Player::new(package.story.clone());
+            let mut picks = Vec::new();
+            let mut shown = vec![player.story().passage(player.current()).id.clone()];
+            while !player.is_ended() && picks.len() < 200 {
+                let open = player.open_choices().count();
+                assert!(open > 0, "a dead end at {}", shown.last().unwrap());
+                let n = rng.random_range(1..=open);
+                player.choose_number(n).unwrap();
+                picks.push(n);
+                shown.push(player.story().passage(player.current()).id.clone());
+            }
+            (picks, shown, player.is_ended())
+        })
+        .collect()
+}
+
+/// The same walks in the ink runtime.
+fn ink_walks(compiled: &Path, picks: &[Vec<usize>]) -> Vec<(Vec<String>, bool)> {
+    let out = Command::new("node")
+        .arg(tools().join("ink-play.js"))
+        .arg(compiled)
+        .arg(serde_json::to_string(picks).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let results: Vec<serde_json::Value> = serde_json::from_str(&common::stdout(&out)).unwrap();
+    results
+        .into_iter()
+        .map(|r| {
+            let shown = r["passages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap().to_owned())
+                .collect();
+            (shown, r["ended"].as_bool().unwrap())
+        })
+        .collect()
+}
+
+/// Ships `story` to ink, compiles it, and plays 24 walks in both runtimes.
+fn same_in_ink(story: &Path, dir: &Path) {
+    let out = ship(story, "ink", dir);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let compiled = compile_ink(&dir.join("story.ink"));
+    let ours = walks(story, 24);
+    let picks: Vec<Vec<usize>> = ours.iter().map(|(p, _, _)| p.clone()).collect();
+    let theirs = ink_walks(&compiled, &picks);
+    let mut endings = std::collections::BTreeSet::new();
+    for ((picks, shown, ended), (ink_shown, ink_ended)) in ours.iter().zip(&theirs) {
+        assert_eq!(shown, ink_shown, "walk {picks:?}");
+        assert_eq!(ended, ink_ended, "walk {picks:?}");
+        if *ended {
+            endings.insert(shown.last().unwrap().clone());
+        }
+    }
+    assert!(!endings.is_empty(), "no walk reached an ending");
+}
+
+#[test]
+fn the_bundled_story_plays_the_same_in_ink() {
+    let dir = tempfile::tempdir().unwrap();
+    let story = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard");
+    same_in_ink(&story, dir.path());
+    let ink = std::fs::read_to_string(dir.path().join("story.ink")).unwrap();
+    assert!(
+        ink.contains("VAR cw_heard_the_pear = false"),
+        "{}",
+        &ink[..400]
+    );
+    assert!(ink.contains("-> END"));
+}
+
+#[cfg(feature = "store")]
+#[test]
+fn a_grown_story_plays_the_same_in_ink() {
+    use loreloom::author::grow::{grow, synthetic, to_story};
+    let dir = tempfile::tempdir().unwrap();
+    let seeded = synthetic(5, 1, 2);
+    let file = to_story(&grow(&seeded).unwrap(), &seeded);
+    assert!(file.codewords.len() >= 2, "the walk crosses codeword gates");
+    let story = dir.path().join("grown");
+    std::fs::create_dir_all(&story).unwrap();
+    std::fs::write(
+        story.join("story.json"),
+        serde_json::to_string_pretty(&file).unwrap(),
+    )
+    .unwrap();
+    same_in_ink(&story, &dir.path().join("ink"));
+    let ink = std::fs::read_to_string(dir.path().join("ink/story.ink")).unwrap();
+    assert!(ink.contains("+ {cw_"), "gated choices in the ink");
+    assert!(ink.contains("    ~ cw_"), "granted codewords in the ink");
+}
+
+#[test]
+fn the_manuscript_has_every_passage_and_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let story = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard");
+    let out = ship(&story, "markdown", dir.path());
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let md = std::fs::read_to_string(dir.path().join("story.md")).unwrap();
+    let file = loreloom::story::load::load_file(&story).unwrap().file;
+    assert!(md.starts_with("# The Glass Orchard\n"));
+    for p in &file.passages {
+        assert!(
+            md.contains(&format!("## {}", p.title.as_deref().unwrap_or(&p.id))),
+            "{}",
+            p.id
+        );
+        for c in &p.choices {
+            assert!(
+                md.contains(&format!("- [{}](#", c.label.replace(['[', ']'], ""))),
+                "{}",
+                c.label
+            );
+        }
+    }
+    assert_eq!(
+        md.matches("**THE END**").count(),
+        file.passages
+            .iter()
+            .filter(|p| p.choices.is_empty())
+            .count()
+    );
+}
+
+#[test]
+fn a_story_that_does_not_validate_is_not_shipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let story = dir.path().join("broken.json");
+    std::fs::write(
+        &story,
+        serde_json::json!({
+            "format": "loreloom-story", "version": 1,
+            "meta": {"id": "broken", "title": "Broken"},
+            "passages": [{"id": "a", "prose": "A door.", "choices": [{"label": "Open it", "to": "nowhere"}]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = ship(&story, "ink", &out_dir);
+    assert!(!out.status.success());
+    let said = common::stderr(&out);
+    assert!(
+        said.contains("SHIP writes only a story that validates"),
+        "{said}"
+    );
+    assert!(said.contains("nowhere"), "{said}");
+    assert!(!out_dir.exists());
+}

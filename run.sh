@@ -12,7 +12,7 @@ cd "$(dirname "$0")"
 PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
 # The window test renders real frames under Xvfb with Mesa's software Vulkan (lavapipe);
 # SHIP's exports are checked by their own tools under Node (npm packages in tools/ship-check).
-TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs npm)
+TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs)
 RUST_MIN=1.95
 
 # Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.
@@ -57,6 +57,8 @@ need_lint_tools() {
 # tools/ship-check/package-lock.json and installed once per lock file.
 need_ship_tools() {
     local dir=tools/ship-check
+    # Debian's npm, unless the Node installed already brings its own.
+    command -v npm >/dev/null || need_apt npm
     if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.installed-lock"; then
         npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error \
             || die "could not install the npm packages in $dir (is the npm registry reachable?)"

@@ -38,6 +38,11 @@ fn dream_script(dir: &Path) -> std::path::PathBuf {
     file
 }
 
+/// An entity as BRAINSTORM makes it.
+fn entity(id: &str, kind: &str, name: &str) -> Mutation {
+    Mutation::create(id, NodeType::Entity, json!({"type": kind, "name": name}))
+}
+
 /// A command that must succeed: its stdout.
 fn ok(out: std::process::Output) -> String {
     assert!(
@@ -788,21 +793,9 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
     let dir = tempfile::tempdir().unwrap();
     let mut g = Graph::open(&dir.path().join("graph.db")).unwrap();
     let mut brainstorm = vec![
-        Mutation::create(
-            "mara",
-            NodeType::Entity,
-            json!({"type": "character", "name": "Mara"}),
-        ),
-        Mutation::create(
-            "quay",
-            NodeType::Entity,
-            json!({"type": "location", "name": "The quay"}),
-        ),
-        Mutation::create(
-            "gull",
-            NodeType::Entity,
-            json!({"type": "character", "name": "A gull"}),
-        ),
+        entity("mara", "character", "Mara"),
+        entity("quay", "location", "The quay"),
+        entity("gull", "character", "A gull"),
     ];
     for d in ["tide", "debt"] {
         brainstorm.extend([
@@ -964,26 +957,14 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
     let dir = tempfile::tempdir().unwrap();
     let mut g = Graph::open(&dir.path().join("graph.db")).unwrap();
     let mut brainstorm = vec![
-        Mutation::create(
-            "mara",
-            NodeType::Entity,
-            json!({"type": "character", "name": "Mara"}),
-        ),
+        entity("mara", "character", "Mara"),
         Mutation::create(
             "keeper",
             NodeType::Entity,
             json!({"type": "character", "name": "The keeper", "base": {"mood": "watchful"}}),
         ),
-        Mutation::create(
-            "quay",
-            NodeType::Entity,
-            json!({"type": "location", "name": "The quay"}),
-        ),
-        Mutation::create(
-            "rocks",
-            NodeType::Entity,
-            json!({"type": "location", "name": "The rocks"}),
-        ),
+        entity("quay", "location", "The quay"),
+        entity("rocks", "location", "The rocks"),
         Mutation::create(
             "dilemma::tide",
             NodeType::Dilemma,

@@ -14,6 +14,14 @@ use crate::story::model::{
 /// Marks a passage shown by its summary because its prose is not written yet.
 pub const SUMMARY_MARK: &str = "*(summary; FILL writes the prose)*";
 
+/// A node's field read as `T` (its default when absent or not a `T`).
+fn field<T: serde::de::DeserializeOwned + Default>(node: &super::graph::Node, key: &str) -> T {
+    node.data
+        .get(key)
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
+
 /// The graph as a story file.
 pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
     let vision = graph.node("vision")?;
@@ -93,16 +101,8 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
             kind: e.str("type").unwrap_or("character").to_owned(),
             name: e.str("name").unwrap_or(&e.id).to_owned(),
             concept: e.str("concept").map(str::to_owned),
-            base: e
-                .data
-                .get("base")
-                .and_then(|b| serde_json::from_value(b.clone()).ok())
-                .unwrap_or_default(),
-            overlays: e
-                .data
-                .get("overlays")
-                .and_then(|o| serde_json::from_value(o.clone()).ok())
-                .unwrap_or_default(),
+            base: field(&e, "base"),
+            overlays: field(&e, "overlays"),
             id: e.id,
             ..Entity::default()
         })
@@ -128,16 +128,8 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
             .map(|r| Relationship {
                 from: r.str("from_entity").unwrap_or_default().to_owned(),
                 to: r.str("to_entity").unwrap_or_default().to_owned(),
-                base: r
-                    .data
-                    .get("base")
-                    .and_then(|b| serde_json::from_value(b.clone()).ok())
-                    .unwrap_or_default(),
-                overlays: r
-                    .data
-                    .get("overlays")
-                    .and_then(|o| serde_json::from_value(o.clone()).ok())
-                    .unwrap_or_default(),
+                base: field(&r, "base"),
+                overlays: field(&r, "overlays"),
                 id: r.id,
             })
             .collect(),

@@ -208,3 +208,100 @@ fn a_story_that_does_not_validate_is_not_shipped() {
     assert!(said.contains("nowhere"), "{said}");
     assert!(!out_dir.exists());
 }
+
+/// `loreloom stats --json` of a story.
+fn stats(path: &Path) -> serde_json::Value {
+    let out = common::loreloom(&["stats", path.to_str().unwrap(), "--json"], None);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    serde_json::from_str(&common::stdout(&out)).unwrap()
+}
+
+/// QuestFoundry's own export (a fixture made by `qf export json`) shipped
+/// back to questfoundry-runtime re-imports with identical stats, its art
+/// beside it; shipped as a Loreloom package it validates and keeps its art.
+#[test]
+fn questfoundry_runtime_round_trips_with_identical_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = common::fixture("keepers-bargain.json");
+    let out = ship(&fixture, "questfoundry", &dir.path().join("qf"));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let shipped = dir.path().join("qf/story.qf.json");
+    assert_eq!(stats(&shipped), stats(&fixture));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&shipped).unwrap()).unwrap();
+    assert_eq!(doc["format"], "questfoundry-runtime");
+    assert_eq!(doc["version"], 1);
+
+    let out = ship(&fixture, "package", &dir.path().join("pkg"));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let check = common::loreloom(
+        &["validate", dir.path().join("pkg").to_str().unwrap()],
+        None,
+    );
+    // The fixture's own two residue warnings come along; no errors.
+    assert!(
+        common::stderr(&check).contains(": 0 errors, 2 warnings"),
+        "{}{}",
+        common::stdout(&check),
+        common::stderr(&check)
+    );
+    assert_eq!(stats(&dir.path().join("pkg")), stats(&fixture));
+}
+
+/// The bundled story (art, codex tiers, music) as a package and as
+/// questfoundry-runtime: the package validates with every file it names
+/// beside it; the runtime JSON re-imports with the same passages, choices,
+/// endings, codewords and art, and leaves out (and says so) the codex
+/// entries that unlock with codewords.
+#[test]
+fn the_bundled_story_ships_as_a_package_and_as_questfoundry_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let story = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard");
+    let out = ship(&story, "package", &dir.path().join("pkg"));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let check = common::loreloom(
+        &["validate", dir.path().join("pkg").to_str().unwrap()],
+        None,
+    );
+    assert!(
+        common::stderr(&check).contains(": 0 errors"),
+        "{}",
+        common::stderr(&check)
+    );
+    assert_eq!(stats(&dir.path().join("pkg")), stats(&story));
+    let file = loreloom::story::load::load_file(&story).unwrap().file;
+    for (asset, _) in loreloom::story::load::referenced_assets(&file) {
+        assert!(dir.path().join("pkg").join(asset).is_file(), "{asset}");
+    }
+
+    let out = ship(&story, "questfoundry", &dir.path().join("qf"));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let gated = file
+        .codex
+        .iter()
+        .filter(|c| !c.visible_when.is_empty())
+        .count();
+    if gated > 0 {
+        assert!(
+            common::stderr(&out).contains(&format!("{gated} codex entries unlock with codewords")),
+            "{}",
+            common::stderr(&out)
+        );
+    }
+    let (ours, theirs) = (stats(&story), stats(&dir.path().join("qf/story.qf.json")));
+    for key in [
+        "passages",
+        "choices",
+        "endings",
+        "codewords",
+        "entities",
+        "reachable_passages",
+        "reachable_endings",
+    ] {
+        assert_eq!(ours[key], theirs[key], "{key}");
+    }
+    assert_eq!(
+        usize::try_from(theirs["codex_entries"].as_u64().unwrap()).unwrap(),
+        file.codex.len() - gated
+    );
+}

@@ -62,16 +62,16 @@ pub(super) fn ship(path: &Path, format: crate::ship::Format, out: &Path) -> Exit
         );
         return ExitCode::FAILURE;
     }
-    let target = out.join(format.file_name());
-    let written =
-        std::fs::create_dir_all(out).and_then(|()| std::fs::write(&target, format.write(&file)));
-    match written {
-        Ok(()) => {
+    match crate::ship::ship(&file, &loaded.root, format, out) {
+        Ok((target, notes)) => {
+            for note in notes {
+                eprintln!("note: {note}");
+            }
             println!("{}", target.display());
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("{}: {e}", target.display());
+            eprintln!("{}: {e}", out.display());
             ExitCode::FAILURE
         }
     }

@@ -2,14 +2,20 @@
 
 pub mod ink;
 pub mod markdown;
+pub mod questfoundry;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::Path;
 
 use crate::story::model::StoryFile;
 
 /// A format SHIP writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// A Loreloom story package: story.json and every file it names
+    Package,
+    /// QuestFoundry's questfoundry-runtime v1 JSON and the art it names
+    Questfoundry,
     /// inkle's ink: a knot per passage, a `VAR` per codeword, conditional choices
     Ink,
     /// A readable manuscript with the branch structure
@@ -20,18 +26,69 @@ impl Format {
     /// The file name SHIP writes.
     pub fn file_name(self) -> &'static str {
         match self {
+            Format::Package => crate::story::load::STORY_FILE_NAME,
+            Format::Questfoundry => "story.qf.json",
             Format::Ink => "story.ink",
             Format::Markdown => "story.md",
         }
     }
 
-    /// The story in this format.
-    pub fn write(self, file: &StoryFile) -> String {
+    /// The story in this format, and notes on what the format could not carry.
+    pub fn write(self, file: &StoryFile) -> (String, Vec<String>) {
         match self {
-            Format::Ink => ink::write(file),
-            Format::Markdown => markdown::write(file),
+            Format::Package => (
+                serde_json::to_string_pretty(file).unwrap_or_default(),
+                Vec::new(),
+            ),
+            Format::Questfoundry => questfoundry::write(file),
+            Format::Ink => (ink::write(file), Vec::new()),
+            Format::Markdown => (markdown::write(file), Vec::new()),
         }
     }
+
+    /// Whether the shipped file names the story's art and music (copied beside it).
+    fn carries_assets(self) -> bool {
+        matches!(self, Format::Package | Format::Questfoundry)
+    }
+}
+
+/// Writes `file` (read from the folder `root`) in `format` into `out`,
+/// with the files it names where the format refers to them. Returns the
+/// path written and notes (what the format could not carry, files missing).
+pub fn ship(
+    file: &StoryFile,
+    root: &Path,
+    format: Format,
+    out: &Path,
+) -> std::io::Result<(std::path::PathBuf, Vec<String>)> {
+    let (text, mut notes) = format.write(file);
+    std::fs::create_dir_all(out)?;
+    let target = out.join(format.file_name());
+    std::fs::write(&target, text)?;
+    if format.carries_assets() {
+        let mut seen = BTreeSet::new();
+        for (asset, by) in crate::story::load::referenced_assets(file) {
+            if !seen.insert(asset.to_owned()) {
+                continue;
+            }
+            let from = root.join(asset);
+            let to = out.join(asset);
+            if !from.is_file() {
+                notes.push(format!(
+                    "{asset} (named by {by}) is missing from {}; not shipped",
+                    root.display()
+                ));
+                continue;
+            }
+            if from != to {
+                if let Some(dir) = to.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                std::fs::copy(&from, &to)?;
+            }
+        }
+    }
+    Ok((target, notes))
 }
 
 /// The passages in reading order: breadth first from the start along

@@ -11,8 +11,9 @@ cd "$(dirname "$0")"
 # (ALSA, udev) and llama.cpp (cmake, clang for bindgen).
 PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
 # The window test renders real frames under Xvfb with Mesa's software Vulkan (lavapipe);
-# SHIP's exports are checked by their own tools under Node (npm packages in tools/ship-check).
-TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs)
+# SHIP's exports are checked by their own tools under Node (npm packages in tools/ship-check),
+# the HTML player in Debian's Chromium.
+TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs chromium)
 RUST_MIN=1.95
 
 # Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.
@@ -53,7 +54,8 @@ need_lint_tools() {
     done
 }
 
-# The tools that check what SHIP writes (inkle's ink compiler and runtime), pinned by
+# The tools that check what SHIP writes (inkle's ink compiler and runtime; Playwright's
+# driver for Chromium), pinned by
 # tools/ship-check/package-lock.json and installed once per lock file.
 need_ship_tools() {
     local dir=tools/ship-check

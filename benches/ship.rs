@@ -7,23 +7,24 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use loreloom::ship::Format;
 
-const FORMATS: [Format; 4] = [
+const FORMATS: [Format; 5] = [
     Format::Package,
     Format::Questfoundry,
+    Format::Html,
     Format::Ink,
     Format::Markdown,
 ];
 
 fn ship(c: &mut Criterion) {
     let file = loreloom::story::synthetic::story(10_000, 40);
+    let dir = tempfile::tempdir().expect("a temporary folder");
     let mut group = c.benchmark_group("ship");
     group.sample_size(10);
     for format in FORMATS {
         group.bench_function(format!("10000 passages to {format:?}"), |b| {
-            b.iter(|| black_box(format.write(black_box(&file)).0.len()));
+            b.iter(|| black_box(format.write(black_box(&file), dir.path()).0.len()));
         });
     }
-    let dir = tempfile::tempdir().expect("a temporary folder");
     group.bench_function("10000 passages: validate, then every format to disk", |b| {
         b.iter(|| {
             let (_, report) = loreloom::story::validate_file(file.clone());

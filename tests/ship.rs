@@ -305,3 +305,67 @@ fn the_bundled_story_ships_as_a_package_and_as_questfoundry_runtime() {
         file.codex.len() - gated
     );
 }
+
+/// The standalone HTML player in headless Chromium (Debian's, driven by
+/// playwright-core): the same walks as our player show the same passages
+/// and reach the same endings, by clicking; the page makes no request
+/// beyond itself and throws no error; the codex opens with what the walk
+/// unlocked; screenshots are kept (`KEEP_SHOTS=DIR`) and are not blank.
+#[test]
+fn the_bundled_story_plays_the_same_as_one_html_file_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let story = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard");
+    let out = ship(&story, "html", dir.path());
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let page = dir.path().join("story.html");
+    let ours = walks(&story, 6);
+    let picks: Vec<Vec<usize>> = ours.iter().map(|(p, _, _)| p.clone()).collect();
+    let shots =
+        std::env::var_os("KEEP_SHOTS").map_or_else(|| dir.path().join("shots"), PathBuf::from);
+    std::fs::create_dir_all(&shots).unwrap();
+    let run = Command::new("node")
+        .arg(tools().join("html-play.js"))
+        .arg(&page)
+        .arg(serde_json::to_string(&picks).unwrap())
+        .arg(&shots)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", common::stderr(&run));
+    let report: serde_json::Value = serde_json::from_str(&common::stdout(&run)).unwrap();
+    assert_eq!(
+        report["requests"],
+        serde_json::json!([]),
+        "the page reached out"
+    );
+    assert_eq!(report["errors"], serde_json::json!([]));
+    for ((picks, shown, ended), result) in ours.iter().zip(report["results"].as_array().unwrap()) {
+        let theirs: Vec<String> = result["passages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(shown, &theirs, "walk {picks:?}");
+        assert_eq!(*ended, result["ended"].as_bool().unwrap(), "walk {picks:?}");
+    }
+    // The codex at the end of the first walk shows every tier it unlocked.
+    let file = loreloom::story::load::load_file(&story).unwrap().file;
+    let codex = report["results"][0]["codex"].as_str().unwrap();
+    assert!(codex.contains("Agathe Lusk, Night-Keeper"), "{codex}");
+    // Screenshots: real pictures with more than a background colour in them.
+    for shot in ["walk-0.png", "codex.png"] {
+        let bytes = std::fs::read(shots.join(shot)).unwrap();
+        let img = image::load_from_memory(&bytes).unwrap().to_rgb8();
+        let colours: std::collections::BTreeSet<[u8; 3]> = img.pixels().map(|p| p.0).collect();
+        assert!(
+            colours.len() > 50,
+            "{shot} is nearly blank ({} colours)",
+            colours.len()
+        );
+    }
+    assert!(
+        file.illustrations
+            .iter()
+            .any(|i| i.depicts.contains(&ours[0].1[0]))
+    );
+}

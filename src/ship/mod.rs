@@ -1,5 +1,6 @@
 //! SHIP (seed 000 Stage 7): deterministic exports of any story the player reads (an authoring project's graph, a `story.json` package, a questfoundry-runtime file) to formats other tools open. No model; the same story gives the same bytes.
 
+pub mod html;
 pub mod ink;
 pub mod markdown;
 pub mod questfoundry;
@@ -16,6 +17,8 @@ pub enum Format {
     Package,
     /// QuestFoundry's questfoundry-runtime v1 JSON and the art it names
     Questfoundry,
+    /// One self-contained HTML file: a small player with the story and its pictures inlined
+    Html,
     /// inkle's ink: a knot per passage, a `VAR` per codeword, conditional choices
     Ink,
     /// A readable manuscript with the branch structure
@@ -28,14 +31,17 @@ impl Format {
         match self {
             Format::Package => crate::story::load::STORY_FILE_NAME,
             Format::Questfoundry => "story.qf.json",
+            Format::Html => "story.html",
             Format::Ink => "story.ink",
             Format::Markdown => "story.md",
         }
     }
 
-    /// The story in this format, and notes on what the format could not carry.
-    pub fn write(self, file: &StoryFile) -> (String, Vec<String>) {
+    /// The story in this format (files it inlines read from `root`), and
+    /// notes on what the format could not carry.
+    pub fn write(self, file: &StoryFile, root: &Path) -> (String, Vec<String>) {
         match self {
+            Format::Html => html::write(file, root),
             Format::Package => (
                 serde_json::to_string_pretty(file).unwrap_or_default(),
                 Vec::new(),
@@ -61,7 +67,7 @@ pub fn ship(
     format: Format,
     out: &Path,
 ) -> std::io::Result<(std::path::PathBuf, Vec<String>)> {
-    let (text, mut notes) = format.write(file);
+    let (text, mut notes) = format.write(file, root);
     std::fs::create_dir_all(out)?;
     let target = out.join(format.file_name());
     std::fs::write(&target, text)?;

@@ -1,0 +1,44 @@
+// Plays the HTML player SHIP writes in headless Chromium (Debian's, driven by
+// playwright-core) along choice walks: clicks the n-th offered choice,
+// records each passage shown (the page's body[data-passage]) and whether it
+// ended; opens the codex at the end of the first walk; screenshots each walk.
+// Usage: node html-play.js story.html '[[1,2],[2,1]]' SHOT_DIR
+'use strict';
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+(async () => {
+  const [file, walksJson, shots] = process.argv.slice(2);
+  const walks = JSON.parse(walksJson || '[[]]');
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
+  const requests = [];
+  page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) requests.push(r.url()); });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const results = [];
+  for (const [w, walk] of walks.entries()) {
+    await page.goto('file://' + path.resolve(file));
+    const passages = [await page.getAttribute('body', 'data-passage')];
+    for (const n of walk) {
+      await page.click(`#choices button[data-number="${n}"]`);
+      passages.push(await page.getAttribute('body', 'data-passage'));
+    }
+    const ended = (await page.getAttribute('body', 'data-ended')) === 'true';
+    let codex = null;
+    if (w === 0) {
+      await page.click('#open-codex');
+      codex = await page.textContent('#codex-entries');
+      await page.screenshot({ path: path.join(shots, 'codex.png') });
+      await page.click('#close-codex');
+    }
+    await page.screenshot({ path: path.join(shots, `walk-${w}.png`) });
+    results.push({ passages, ended, codex });
+  }
+  await browser.close();
+  console.log(JSON.stringify({ results, requests, errors }));
+})().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });

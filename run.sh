@@ -12,8 +12,8 @@ cd "$(dirname "$0")"
 PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
 # The window test renders real frames under Xvfb with Mesa's software Vulkan (lavapipe);
 # SHIP's exports are checked by their own tools under Node (npm packages in tools/ship-check),
-# the HTML player in Debian's Chromium.
-TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs chromium)
+# the HTML player in Debian's Chromium, EPUBs by the W3C's EPUBCheck.
+TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs chromium epubcheck)
 RUST_MIN=1.95
 
 # Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.

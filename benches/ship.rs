@@ -7,12 +7,13 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use loreloom::ship::Format;
 
-const FORMATS: [Format; 5] = [
+const FORMATS: [Format; 6] = [
     Format::Package,
     Format::Questfoundry,
     Format::Html,
     Format::Ink,
     Format::Markdown,
+    Format::Epub,
 ];
 
 fn ship(c: &mut Criterion) {
@@ -22,7 +23,15 @@ fn ship(c: &mut Criterion) {
     group.sample_size(10);
     for format in FORMATS {
         group.bench_function(format!("10000 passages to {format:?}"), |b| {
-            b.iter(|| black_box(format.write(black_box(&file), dir.path()).0.len()));
+            b.iter(|| {
+                black_box(
+                    format
+                        .write(black_box(&file), dir.path())
+                        .expect("written")
+                        .0
+                        .len(),
+                )
+            });
         });
     }
     group.bench_function("10000 passages: validate, then every format to disk", |b| {

@@ -1,4 +1,4 @@
-//! SHIP (#24): `loreloom ship` writes ink that inkle's compiler (inkjs-compiler, npm) compiles with no error and no warning, and that the ink runtime plays along the same choice walks as Loreloom's player, through the same passages to the same endings; for the bundled story and for a story GROW made. The Markdown manuscript holds every passage and choice. A story that does not validate is refused with nothing written.
+//! SHIP (#24), each format checked by its own tools: ink compiled by inkle's compiler (inkjs-compiler, npm) with no error or warning and played by the ink runtime along the same choice walks as Loreloom's player, through the same passages to the same endings (for the bundled story and a story GROW made); the standalone HTML clicked through in headless Chromium along the same walks; EPUB passed by EPUBCheck; questfoundry-runtime re-imported with identical stats; the package validated; the Markdown manuscript complete. A story that does not validate is refused with nothing written.
 
 mod common;
 
@@ -368,4 +368,71 @@ fn the_bundled_story_plays_the_same_as_one_html_file_in_chromium() {
             .iter()
             .any(|i| i.depicts.contains(&ours[0].1[0]))
     );
+}
+
+/// An EPUB checked by the W3C's `EPUBCheck` (Debian's `epubcheck`): no
+/// fatal, error or warning.
+fn epubcheck(book: &Path) {
+    let jar =
+        std::env::var("EPUBCHECK_JAR").unwrap_or_else(|_| "/usr/share/java/epubcheck.jar".into());
+    let out = Command::new("java")
+        .args(["-jar", &jar])
+        .arg(book)
+        .output()
+        .expect("java runs (./run.sh test installs epubcheck and a JRE)");
+    let said = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert!(
+        out.status.success() && said.contains("0 fatals / 0 errors / 0 warnings"),
+        "{said}"
+    );
+}
+
+/// The bundled story (art, codex) and a grown story as EPUB 3: `EPUBCheck`
+/// finds nothing; shipping twice gives the same bytes; every passage is a
+/// chapter and every picture is inside.
+#[test]
+fn stories_ship_as_epub_books_that_epubcheck_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let story = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard");
+    for out_dir in ["a", "b"] {
+        let out = ship(&story, "epub", &dir.path().join(out_dir));
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    let book = dir.path().join("a/story.epub");
+    assert_eq!(
+        std::fs::read(&book).unwrap(),
+        std::fs::read(dir.path().join("b/story.epub")).unwrap(),
+        "SHIP is deterministic"
+    );
+    epubcheck(&book);
+    let file = loreloom::story::load::load_file(&story).unwrap().file;
+    let zip = zip::ZipArchive::new(std::fs::File::open(&book).unwrap()).unwrap();
+    let names: Vec<String> = zip.file_names().map(|n| n.unwrap().into_owned()).collect();
+    assert_eq!(names[0], "mimetype");
+    for n in 1..=file.passages.len() {
+        assert!(names.contains(&format!("OEBPS/p{n}.xhtml")), "{n}");
+    }
+    for ill in &file.illustrations {
+        assert!(
+            names.contains(&format!("OEBPS/{}", ill.asset)),
+            "{}",
+            ill.asset
+        );
+    }
+
+    #[cfg(feature = "store")]
+    {
+        use loreloom::author::grow::{grow, synthetic, to_story};
+        let seeded = synthetic(5, 1, 2);
+        let grown = dir.path().join("grown");
+        std::fs::create_dir_all(&grown).unwrap();
+        std::fs::write(
+            grown.join("story.json"),
+            serde_json::to_string(&to_story(&grow(&seeded).unwrap(), &seeded)).unwrap(),
+        )
+        .unwrap();
+        let out = ship(&grown, "epub", &dir.path().join("c"));
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        epubcheck(&dir.path().join("c/story.epub"));
+    }
 }

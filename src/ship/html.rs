@@ -10,8 +10,9 @@ use crate::story::model::StoryFile;
 /// The player page, with `__TITLE__` and `__STORY_JSON__` to fill.
 const PLAYER: &str = include_str!("../../assets/ship/player.html");
 
-/// Markdown to HTML (pulldown-cmark; raw HTML in the prose is shown as text).
-fn html(markdown: &str) -> String {
+/// Markdown to HTML (pulldown-cmark; raw HTML in the prose is shown as
+/// text), well-formed as XHTML too.
+pub fn render(markdown: &str) -> String {
     use pulldown_cmark::{Event, Parser};
     let events = Parser::new(markdown).map(|e| match e {
         Event::Html(t) | Event::InlineHtml(t) => Event::Text(t),
@@ -66,7 +67,7 @@ pub fn write(file: &StoryFile, root: &Path) -> (String, Vec<String>) {
         passages.insert(
             p.id.clone(),
             json!({
-                "html": html(&p.prose),
+                "html": render(&p.prose),
                 "choices": p.choices.iter().map(|c| json!({
                     "label": c.label, "to": c.to, "requires": c.requires, "grants": c.grants,
                 })).collect::<Vec<_>>(),
@@ -87,7 +88,7 @@ pub fn write(file: &StoryFile, root: &Path) -> (String, Vec<String>) {
                 Some(t) => format!("**{t}**\n\n{}", c.content),
                 None => c.content.clone(),
             };
-            json!({"entity": c.entity, "name": name, "rank": c.rank, "when": c.visible_when, "html": html(&body)})
+            json!({"entity": c.entity, "name": name, "rank": c.rank, "when": c.visible_when, "html": render(&body)})
         })
         .collect();
     let data = json!({

@@ -1,5 +1,6 @@
 //! SHIP (seed 000 Stage 7): deterministic exports of any story the player reads (an authoring project's graph, a `story.json` package, a questfoundry-runtime file) to formats other tools open. No model; the same story gives the same bytes.
 
+pub mod epub;
 pub mod html;
 pub mod ink;
 pub mod markdown;
@@ -23,6 +24,8 @@ pub enum Format {
     Ink,
     /// A readable manuscript with the branch structure
     Markdown,
+    /// An EPUB 3 book: a chapter per passage, choices as links
+    Epub,
 }
 
 impl Format {
@@ -34,21 +37,24 @@ impl Format {
             Format::Html => "story.html",
             Format::Ink => "story.ink",
             Format::Markdown => "story.md",
+            Format::Epub => "story.epub",
         }
     }
 
     /// The story in this format (files it inlines read from `root`), and
     /// notes on what the format could not carry.
-    pub fn write(self, file: &StoryFile, root: &Path) -> (String, Vec<String>) {
+    pub fn write(self, file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), String> {
+        let text = |(t, n): (String, Vec<String>)| Ok((t.into_bytes(), n));
         match self {
-            Format::Html => html::write(file, root),
-            Format::Package => (
+            Format::Html => text(html::write(file, root)),
+            Format::Package => text((
                 serde_json::to_string_pretty(file).unwrap_or_default(),
                 Vec::new(),
-            ),
-            Format::Questfoundry => questfoundry::write(file),
-            Format::Ink => (ink::write(file), Vec::new()),
-            Format::Markdown => (markdown::write(file), Vec::new()),
+            )),
+            Format::Questfoundry => text(questfoundry::write(file)),
+            Format::Ink => text((ink::write(file), Vec::new())),
+            Format::Markdown => text((markdown::write(file), Vec::new())),
+            Format::Epub => epub::write(file, root),
         }
     }
 
@@ -67,10 +73,10 @@ pub fn ship(
     format: Format,
     out: &Path,
 ) -> std::io::Result<(std::path::PathBuf, Vec<String>)> {
-    let (text, mut notes) = format.write(file, root);
+    let (bytes, mut notes) = format.write(file, root).map_err(std::io::Error::other)?;
     std::fs::create_dir_all(out)?;
     let target = out.join(format.file_name());
-    std::fs::write(&target, text)?;
+    std::fs::write(&target, bytes)?;
     if format.carries_assets() {
         let mut seen = BTreeSet::new();
         for (asset, by) in crate::story::load::referenced_assets(file) {

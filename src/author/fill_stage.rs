@@ -34,6 +34,8 @@ pub struct Report {
     pub flagged: Vec<String>,
     /// Passages the model wrote nothing usable for.
     pub missing: Vec<String>,
+    /// Each prose call's prompt size in tokens (as the backend counted them).
+    pub prompt_tokens: Vec<u32>,
     pub notes: Vec<String>,
 }
 

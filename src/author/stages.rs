@@ -183,12 +183,27 @@ pub fn fill(
     model: &str,
 ) -> Result<FillStep, ProjectError> {
     let spark = project.spark()?;
-    let mut ask = |prompt: &str, vars: Value| call(gateway, prompt, model, vars);
     if project.resuming(Stage::Fill)? {
-        super::fill_stage::prose(&mut project.graph, &mut ask)
-            .map(FillStep::Prose)
+        // The prose prompts' size in tokens (the seed estimates 3,000–5,000).
+        let mut sizes = Vec::new();
+        let mut ask = |prompt: &str, vars: Value| {
+            let outcome = gateway.call(CallRequest::new(prompt, model, vars)).wait();
+            if prompt == "author/fill_prose"
+                && let Some(first) = outcome.record.attempts.first()
+            {
+                sizes.push(first.tokens_in);
+            }
+            outcome.result.map_err(|e| e.to_string())
+        };
+        let report = super::fill_stage::prose(&mut project.graph, &mut ask);
+        report
+            .map(|mut r| {
+                r.prompt_tokens = sizes;
+                FillStep::Prose(r)
+            })
             .map_err(|e| stage_error(Stage::Fill, e))
     } else {
+        let mut ask = |prompt: &str, vars: Value| call(gateway, prompt, model, vars);
         super::fill_stage::voice(&mut project.graph, &spark, &mut ask)
             .map(FillStep::Voice)
             .map_err(|e| stage_error(Stage::Fill, e))

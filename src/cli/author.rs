@@ -289,6 +289,16 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
                         report.flagged.len(),
                         report.missing.len()
                     );
+                    let sizes: Vec<u32> =
+                        report.prompt_tokens.iter().copied().filter(|t| *t > 0).collect();
+                    if let (Some(least), Some(most)) = (sizes.iter().min(), sizes.iter().max()) {
+                        let mean = sizes.iter().map(|t| u64::from(*t)).sum::<u64>()
+                            / sizes.len() as u64;
+                        println!(
+                            "  prose prompts: {} calls, {least}–{most} tokens in (mean {mean})",
+                            sizes.len()
+                        );
+                    }
                 }
             }),
             later => Err(not_built(later)),

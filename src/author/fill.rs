@@ -1,4 +1,4 @@
-//! FILL's deterministic checks on a passage's prose before it is accepted (seed 000 FILL, with QuestFoundry-ng's lessons): no sentence lifted from the passages around it, a length within the scene type's band, no recital of the prompt, the voice's person and tense, none of the words the voice avoids.
+//! FILL's deterministic checks on a passage's prose before it is accepted (seed 000 FILL, with QuestFoundry-ng's lessons): no sentence lifted from the passages around it or copied from its summary, a length within the scene type's band, no recital of the prompt, the voice's person and tense, none of the words the voice avoids.
 
 use std::fmt;
 
@@ -33,12 +33,15 @@ pub struct Rules {
     pub avoid_words: Vec<String>,
     /// The prose around it (the passages before, what it leads into).
     pub neighbours: Vec<String>,
+    /// Its beats' summaries (the prose tells them, it does not copy them).
+    pub summaries: Vec<String>,
 }
 
 /// Something wrong with a draft, said so the model can mend it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Problem {
     Lifted(String),
+    Summary(String),
     TooShort { words: usize, least: usize },
     TooLong { words: usize, most: usize },
     Recital(&'static str),
@@ -53,6 +56,10 @@ impl fmt::Display for Problem {
             Problem::Lifted(s) => {
                 write!(f, "it repeats a sentence from the prose around it: \"{s}\"")
             }
+            Problem::Summary(s) => write!(
+                f,
+                "it copies its summary instead of telling the scene: \"{s}\""
+            ),
             Problem::TooShort { words, least } => {
                 write!(f, "it is {words} words; it needs at least {least}")
             }
@@ -144,6 +151,15 @@ pub fn check(prose: &str, rules: &Rules) -> Vec<Problem> {
     if let Some(s) = sentences(prose).into_iter().find(|s| theirs.contains(s)) {
         problems.push(Problem::Lifted(s));
     }
+    let summary: std::collections::BTreeSet<String> = rules
+        .summaries
+        .iter()
+        .flat_map(|n| sentences(n))
+        .filter(|s| words(s) >= 4)
+        .collect();
+    if let Some(s) = sentences(prose).into_iter().find(|s| summary.contains(s)) {
+        problems.push(Problem::Summary(s));
+    }
     let n = words(prose);
     let (least, most) = rules.words;
     if n < least {
@@ -219,6 +235,7 @@ mod tests {
             tense: "past".into(),
             avoid_words: vec!["suddenly".into()],
             neighbours: vec!["The lamp burned low over the empty quay all night.".into()],
+            summaries: vec!["Mara climbs to the lamp.".into()],
         }
     }
 
@@ -240,6 +257,11 @@ mod tests {
                 least: 10
             }
         ));
+        let copied =
+            "Mara climbs to the lamp. The stair was wet and the rail was cold under her hand.";
+        assert!(
+            check(copied, &rules()).contains(&Problem::Summary("mara climbs to the lamp".into()))
+        );
         let recital =
             "In this passage Mara climbs the stair, and the scene_type is a scene with a goal.";
         assert!(check(recital, &rules()).contains(&Problem::Recital("scene_type")));

@@ -379,6 +379,10 @@ fn context(world: &World, id: &str, arc: &str, at: usize) -> (Value, Rules) {
         tense: world.voice["tense"].as_str().unwrap_or_default().to_owned(),
         avoid_words: super::graph::strings(world.voice.get("avoid_words")),
         neighbours,
+        summaries: beats
+            .iter()
+            .filter_map(|b| b.str("summary").map(str::to_owned))
+            .collect(),
     };
     let vars = json!({
         "voice": voice_vars(&world.voice),

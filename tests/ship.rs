@@ -306,22 +306,18 @@ fn the_bundled_story_ships_as_a_package_and_as_questfoundry_runtime() {
     );
 }
 
-/// The standalone HTML player in headless Chromium (Debian's, driven by
-/// playwright-core): the same walks as our player show the same passages
-/// and reach the same endings, by clicking; the page makes no request
-/// beyond itself and throws no error; the codex opens with what the walk
-/// unlocked; screenshots are kept (`KEEP_SHOTS=DIR`) and are not blank.
-#[test]
-fn the_bundled_story_plays_the_same_as_one_html_file_in_chromium() {
-    let dir = tempfile::tempdir().unwrap();
-    let story = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard");
-    let out = ship(&story, "html", dir.path());
+/// Ships `story` as one HTML file and plays `count` of our player's walks
+/// in headless Chromium (Debian's, driven by playwright-core), clicking the
+/// n-th offered choice: the same passages and endings, no request beyond
+/// the page, no script error; screenshots are not blank. Returns the
+/// report (with the codex text at the end of the first walk).
+fn same_in_html(story: &Path, dir: &Path, count: usize) -> serde_json::Value {
+    let out = ship(story, "html", dir);
     assert!(out.status.success(), "{}", common::stderr(&out));
-    let page = dir.path().join("story.html");
-    let ours = walks(&story, 6);
+    let page = dir.join("story.html");
+    let ours = walks(story, count);
     let picks: Vec<Vec<usize>> = ours.iter().map(|(p, _, _)| p.clone()).collect();
-    let shots =
-        std::env::var_os("KEEP_SHOTS").map_or_else(|| dir.path().join("shots"), PathBuf::from);
+    let shots = std::env::var_os("KEEP_SHOTS").map_or_else(|| dir.join("shots"), PathBuf::from);
     std::fs::create_dir_all(&shots).unwrap();
     let run = Command::new("node")
         .arg(tools().join("html-play.js"))
@@ -348,10 +344,6 @@ fn the_bundled_story_plays_the_same_as_one_html_file_in_chromium() {
         assert_eq!(shown, &theirs, "walk {picks:?}");
         assert_eq!(*ended, result["ended"].as_bool().unwrap(), "walk {picks:?}");
     }
-    // The codex at the end of the first walk shows every tier it unlocked.
-    let file = loreloom::story::load::load_file(&story).unwrap().file;
-    let codex = report["results"][0]["codex"].as_str().unwrap();
-    assert!(codex.contains("Agathe Lusk, Night-Keeper"), "{codex}");
     // Screenshots: real pictures with more than a background colour in them.
     for shot in ["walk-0.png", "codex.png"] {
         let bytes = std::fs::read(shots.join(shot)).unwrap();
@@ -363,11 +355,42 @@ fn the_bundled_story_plays_the_same_as_one_html_file_in_chromium() {
             colours.len()
         );
     }
+    report
+}
+
+/// The bundled story as one HTML file in Chromium: its walks as in our
+/// player, and the codex at the end of the first walk shows what it
+/// unlocked (`KEEP_SHOTS=DIR` keeps the screenshots).
+#[test]
+fn the_bundled_story_plays_the_same_as_one_html_file_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let story = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard");
+    let report = same_in_html(&story, dir.path(), 6);
+    let codex = report["results"][0]["codex"].as_str().unwrap();
+    assert!(codex.contains("Agathe Lusk, Night-Keeper"), "{codex}");
+    let html = std::fs::read_to_string(dir.path().join("story.html")).unwrap();
     assert!(
-        file.illustrations
-            .iter()
-            .any(|i| i.depicts.contains(&ours[0].1[0]))
+        html.contains("data:image/png;base64,"),
+        "pictures are inlined"
     );
+}
+
+/// A story GROW made (gated choices, routed endings) as one HTML file in
+/// Chromium: the same walks as our player.
+#[cfg(feature = "store")]
+#[test]
+fn a_grown_story_plays_the_same_as_one_html_file_in_chromium() {
+    use loreloom::author::grow::{grow, synthetic, to_story};
+    let dir = tempfile::tempdir().unwrap();
+    let seeded = synthetic(5, 1, 2);
+    let story = dir.path().join("grown");
+    std::fs::create_dir_all(&story).unwrap();
+    std::fs::write(
+        story.join("story.json"),
+        serde_json::to_string(&to_story(&grow(&seeded).unwrap(), &seeded)).unwrap(),
+    )
+    .unwrap();
+    same_in_html(&story, &dir.path().join("html"), 8);
 }
 
 /// An EPUB checked by the W3C's `EPUBCheck` (Debian's `epubcheck`): no

@@ -138,26 +138,25 @@ fn count(tokens: &[String], set: &[&str]) -> usize {
     tokens.iter().filter(|t| set.contains(&t.as_str())).count()
 }
 
+/// The first sentence of `prose` (normalised) that one of `texts` also has,
+/// counting only sentences of at least `least` words.
+fn shared_sentence(prose: &str, texts: &[String], least: usize) -> Option<String> {
+    let theirs: std::collections::BTreeSet<String> = texts
+        .iter()
+        .flat_map(|t| sentences(t))
+        .filter(|s| words(s) >= least)
+        .collect();
+    sentences(prose).into_iter().find(|s| theirs.contains(s))
+}
+
 /// Every problem of a draft under `rules`.
 pub fn check(prose: &str, rules: &Rules) -> Vec<Problem> {
     let mut problems = Vec::new();
     let lower = prose.to_lowercase();
-    let theirs: std::collections::BTreeSet<String> = rules
-        .neighbours
-        .iter()
-        .flat_map(|n| sentences(n))
-        .filter(|s| words(s) >= 6)
-        .collect();
-    if let Some(s) = sentences(prose).into_iter().find(|s| theirs.contains(s)) {
+    if let Some(s) = shared_sentence(prose, &rules.neighbours, 6) {
         problems.push(Problem::Lifted(s));
     }
-    let summary: std::collections::BTreeSet<String> = rules
-        .summaries
-        .iter()
-        .flat_map(|n| sentences(n))
-        .filter(|s| words(s) >= 4)
-        .collect();
-    if let Some(s) = sentences(prose).into_iter().find(|s| summary.contains(s)) {
+    if let Some(s) = shared_sentence(prose, &rules.summaries, 4) {
         problems.push(Problem::Summary(s));
     }
     let n = words(prose);

@@ -54,8 +54,8 @@ need_lint_tools() {
     done
 }
 
-# The tools that check what SHIP writes (inkle's ink compiler and runtime; Playwright's
-# driver for Chromium), pinned by
+# The tools that check what SHIP writes (inkle's ink compiler and runtime; extwee for
+# Twee; Playwright's driver for Chromium), pinned by
 # tools/ship-check/package-lock.json and installed once per lock file.
 need_ship_tools() {
     local dir=tools/ship-check

@@ -7,13 +7,14 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use loreloom::ship::Format;
 
-const FORMATS: [Format; 6] = [
+const FORMATS: [Format; 7] = [
     Format::Package,
     Format::Questfoundry,
     Format::Html,
     Format::Ink,
     Format::Markdown,
     Format::Epub,
+    Format::Twee,
 ];
 
 fn ship(c: &mut Criterion) {

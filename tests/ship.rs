@@ -459,3 +459,66 @@ fn stories_ship_as_epub_books_that_epubcheck_passes() {
         epubcheck(&dir.path().join("c/story.epub"));
     }
 }
+
+/// Twee 3 for `SugarCube`, read back by extwee (npm; its Twee parser, then a
+/// Twine 2 archive compiled and parsed again): the title, a stable IFID,
+/// the `SugarCube` format, the start, every passage, and each passage's
+/// links to exactly its choices' targets, in order; for the bundled story
+/// and a grown one. (Compiling to playable `SugarCube` HTML needs its
+/// own format file, which no registry here carries.)
+#[test]
+fn stories_ship_as_twee_that_extwee_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    #[cfg_attr(not(feature = "store"), allow(unused_mut, clippy::useless_vec))]
+    let mut stories =
+        vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard")];
+    #[cfg(feature = "store")]
+    {
+        use loreloom::author::grow::{grow, synthetic, to_story};
+        let seeded = synthetic(5, 1, 2);
+        let grown = dir.path().join("grown");
+        std::fs::create_dir_all(&grown).unwrap();
+        std::fs::write(
+            grown.join("story.json"),
+            serde_json::to_string(&to_story(&grow(&seeded).unwrap(), &seeded)).unwrap(),
+        )
+        .unwrap();
+        stories.push(grown);
+    }
+    for (n, story) in stories.iter().enumerate() {
+        let out_dir = dir.path().join(format!("twee{n}"));
+        let out = ship(story, "twee", &out_dir);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let run = Command::new("node")
+            .arg(tools().join("twee-check.mjs"))
+            .arg(out_dir.join("story.twee"))
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", common::stderr(&run));
+        let back: serde_json::Value = serde_json::from_str(&common::stdout(&run)).unwrap();
+        let file = loreloom::story::load::load_file(story).unwrap().file;
+        let names = loreloom::ship::identifiers(file.passages.iter().map(|p| p.id.as_str()), "p_");
+        assert_eq!(back["title"], file.meta.title.as_str());
+        assert_eq!(back["format"], "SugarCube");
+        assert_eq!(back["ifid"], loreloom::ship::ifid(&file.meta.id).as_str());
+        let start = file
+            .start
+            .clone()
+            .unwrap_or_else(|| file.passages[0].id.clone());
+        assert_eq!(back["start"], names[&start].as_str());
+        let read = back["passages"].as_array().unwrap();
+        assert_eq!(
+            read.len(),
+            file.passages.len() + 1,
+            "every passage and StoryInit"
+        );
+        for p in &file.passages {
+            let found = read
+                .iter()
+                .find(|r| r["name"] == names[&p.id].as_str())
+                .unwrap_or_else(|| panic!("{} is missing", p.id));
+            let targets: Vec<&str> = p.choices.iter().map(|c| names[&c.to].as_str()).collect();
+            assert_eq!(found["links"], serde_json::json!(targets), "{}", p.id);
+        }
+    }
+}

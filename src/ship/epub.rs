@@ -42,24 +42,6 @@ fn media_type(asset: &str) -> Option<&'static str> {
     }
 }
 
-/// A stable version-4-shaped UUID from the story's id (FNV-1a over it).
-fn identifier(id: &str) -> String {
-    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
-    for b in id.bytes() {
-        h ^= u128::from(b);
-        h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
-    }
-    let hex = format!("{h:032x}");
-    format!(
-        "urn:uuid:{}-{}-4{}-a{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[13..16],
-        &hex[17..20],
-        &hex[20..32]
-    )
-}
-
 /// The book's bytes, and notes (pictures left out).
 pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), String> {
     let mut notes = Vec::new();
@@ -190,9 +172,10 @@ pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), St
             escape(asset)
         );
     }
+    let identifier = format!("urn:uuid:{}", super::ifid(&file.meta.id).to_lowercase());
     let opf = format!(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<package xmlns=\"http://www.idpf.org/2007/opf\" version=\"3.0\" unique-identifier=\"id\" xml:lang=\"en\">\n<metadata xmlns:dc=\"http://purl.org/dc/elements/1.1/\">\n<dc:identifier id=\"id\">{}</dc:identifier>\n<dc:title>{}</dc:title>\n<dc:language>en</dc:language>\n{}<meta property=\"dcterms:modified\">2000-01-01T00:00:00Z</meta>\n</metadata>\n<manifest>\n{manifest}</manifest>\n<spine>\n{spine}</spine>\n</package>\n",
-        identifier(&file.meta.id),
+        identifier,
         escape(&file.meta.title),
         file.meta
             .author

@@ -5,6 +5,7 @@ pub mod html;
 pub mod ink;
 pub mod markdown;
 pub mod questfoundry;
+pub mod twee;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
@@ -26,6 +27,8 @@ pub enum Format {
     Markdown,
     /// An EPUB 3 book: a chapter per passage, choices as links
     Epub,
+    /// Twee 3 for Twine's `SugarCube`: `<<if>>`-gated links that set what they grant
+    Twee,
 }
 
 impl Format {
@@ -38,6 +41,7 @@ impl Format {
             Format::Ink => "story.ink",
             Format::Markdown => "story.md",
             Format::Epub => "story.epub",
+            Format::Twee => "story.twee",
         }
     }
 
@@ -55,6 +59,7 @@ impl Format {
             Format::Ink => text((ink::write(file), Vec::new())),
             Format::Markdown => text((markdown::write(file), Vec::new())),
             Format::Epub => epub::write(file, root),
+            Format::Twee => text((twee::write(file), Vec::new())),
         }
     }
 
@@ -101,6 +106,25 @@ pub fn ship(
         }
     }
     Ok((target, notes))
+}
+
+/// A stable version-4-shaped UUID for a story (an EPUB identifier, a Twine
+/// IFID), from its id (FNV-1a), upper case as Twine writes them.
+pub fn ifid(id: &str) -> String {
+    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    for b in id.bytes() {
+        h ^= u128::from(b);
+        h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+    }
+    let hex = format!("{h:032X}");
+    format!(
+        "{}-{}-4{}-A{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
 }
 
 /// The passages in reading order: breadth first from the start along

@@ -97,6 +97,24 @@ fn ink_walks(compiled: &Path, picks: &[Vec<usize>]) -> Vec<(Vec<String>, bool)> 
         .collect()
 }
 
+/// A story GROW made (5 dilemmas: gated choices, routed endings), as a
+/// package folder under `dir`.
+#[cfg(feature = "store")]
+fn grown_story(dir: &Path) -> PathBuf {
+    use loreloom::author::grow::{grow, synthetic, to_story};
+    let seeded = synthetic(5, 1, 2);
+    let file = to_story(&grow(&seeded).unwrap(), &seeded);
+    assert!(file.codewords.len() >= 2, "the walks cross codeword gates");
+    let story = dir.join("grown");
+    std::fs::create_dir_all(&story).unwrap();
+    std::fs::write(
+        story.join("story.json"),
+        serde_json::to_string_pretty(&file).unwrap(),
+    )
+    .unwrap();
+    story
+}
+
 /// Ships `story` to ink, compiles it, and plays 24 walks in both runtimes.
 fn same_in_ink(story: &Path, dir: &Path) {
     let out = ship(story, "ink", dir);
@@ -133,18 +151,8 @@ fn the_bundled_story_plays_the_same_in_ink() {
 #[cfg(feature = "store")]
 #[test]
 fn a_grown_story_plays_the_same_in_ink() {
-    use loreloom::author::grow::{grow, synthetic, to_story};
     let dir = tempfile::tempdir().unwrap();
-    let seeded = synthetic(5, 1, 2);
-    let file = to_story(&grow(&seeded).unwrap(), &seeded);
-    assert!(file.codewords.len() >= 2, "the walk crosses codeword gates");
-    let story = dir.path().join("grown");
-    std::fs::create_dir_all(&story).unwrap();
-    std::fs::write(
-        story.join("story.json"),
-        serde_json::to_string_pretty(&file).unwrap(),
-    )
-    .unwrap();
+    let story = grown_story(dir.path());
     same_in_ink(&story, &dir.path().join("ink"));
     let ink = std::fs::read_to_string(dir.path().join("ink/story.ink")).unwrap();
     assert!(ink.contains("+ {cw_"), "gated choices in the ink");
@@ -380,16 +388,8 @@ fn the_bundled_story_plays_the_same_as_one_html_file_in_chromium() {
 #[cfg(feature = "store")]
 #[test]
 fn a_grown_story_plays_the_same_as_one_html_file_in_chromium() {
-    use loreloom::author::grow::{grow, synthetic, to_story};
     let dir = tempfile::tempdir().unwrap();
-    let seeded = synthetic(5, 1, 2);
-    let story = dir.path().join("grown");
-    std::fs::create_dir_all(&story).unwrap();
-    std::fs::write(
-        story.join("story.json"),
-        serde_json::to_string(&to_story(&grow(&seeded).unwrap(), &seeded)).unwrap(),
-    )
-    .unwrap();
+    let story = grown_story(dir.path());
     same_in_html(&story, &dir.path().join("html"), 8);
 }
 
@@ -445,15 +445,7 @@ fn stories_ship_as_epub_books_that_epubcheck_passes() {
 
     #[cfg(feature = "store")]
     {
-        use loreloom::author::grow::{grow, synthetic, to_story};
-        let seeded = synthetic(5, 1, 2);
-        let grown = dir.path().join("grown");
-        std::fs::create_dir_all(&grown).unwrap();
-        std::fs::write(
-            grown.join("story.json"),
-            serde_json::to_string(&to_story(&grow(&seeded).unwrap(), &seeded)).unwrap(),
-        )
-        .unwrap();
+        let grown = grown_story(dir.path());
         let out = ship(&grown, "epub", &dir.path().join("c"));
         assert!(out.status.success(), "{}", common::stderr(&out));
         epubcheck(&dir.path().join("c/story.epub"));
@@ -473,18 +465,7 @@ fn stories_ship_as_twee_that_extwee_reads_back() {
     let mut stories =
         vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard")];
     #[cfg(feature = "store")]
-    {
-        use loreloom::author::grow::{grow, synthetic, to_story};
-        let seeded = synthetic(5, 1, 2);
-        let grown = dir.path().join("grown");
-        std::fs::create_dir_all(&grown).unwrap();
-        std::fs::write(
-            grown.join("story.json"),
-            serde_json::to_string(&to_story(&grow(&seeded).unwrap(), &seeded)).unwrap(),
-        )
-        .unwrap();
-        stories.push(grown);
-    }
+    stories.push(grown_story(dir.path()));
     for (n, story) in stories.iter().enumerate() {
         let out_dir = dir.path().join(format!("twee{n}"));
         let out = ship(story, "twee", &out_dir);

@@ -60,19 +60,13 @@ pub fn voice(graph: &mut Graph, spark: &str, ask: &mut Ask) -> Result<Value, Str
         .iter()
         .map(|c| json!({"id": c.id, "name": c.str("name").unwrap_or(&c.id), "concept": c.str("concept")}))
         .collect();
-    let opening: Vec<Value> = order(graph)?
-        .into_iter()
-        .take(6)
-        .map(|(p, _)| {
-            let node = graph.node(&p).map_err(err)?.unwrap_or_else(|| Node {
-                id: p.clone(),
-                kind: NodeType::Passage,
-                data: serde_json::Map::new(),
-            });
-            Ok(json!({"summary": node.str("summary").unwrap_or_default(),
-                      "scene_type": scene_types(graph, &node)?.join(" + ")}))
-        })
-        .collect::<Result<_, String>>()?;
+    let mut opening = Vec::new();
+    for (p, _) in order(graph)?.into_iter().take(6) {
+        if let Some(node) = graph.node(&p).map_err(err)? {
+            opening.push(json!({"summary": node.str("summary").unwrap_or_default(),
+                                "scene_type": scene_types(graph, &node)?.join(" + ")}));
+        }
+    }
     let mut answer = ask(
         "author/fill_voice",
         json!({"spark": spark, "vision": vision, "characters": listed, "opening": opening}),
@@ -121,18 +115,22 @@ fn order(graph: &Graph) -> Result<Vec<(String, (String, usize))>, String> {
     Ok(out)
 }
 
-/// The scene types of a passage's beats, in order.
-fn scene_types(graph: &Graph, passage: &Node) -> Result<Vec<String>, String> {
-    let beats = match passage.data.get("from_beats") {
+/// A passage's beats, in order (several for a passage merged from a run).
+fn beat_ids(passage: &Node) -> Vec<String> {
+    match passage.data.get("from_beats") {
         Some(b) => super::graph::strings(Some(b)),
         None => passage
             .str("from_beat")
             .map(str::to_owned)
             .into_iter()
             .collect(),
-    };
+    }
+}
+
+/// The scene types of a passage's beats, in order.
+fn scene_types(graph: &Graph, passage: &Node) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
-    for b in beats {
+    for b in beat_ids(passage) {
         let t = graph
             .node(&b)
             .map_err(err)?
@@ -173,8 +171,9 @@ struct World {
     entities: BTreeMap<String, Node>,
     /// passage → entities appearing (in order).
     appears: BTreeMap<String, Vec<String>>,
-    /// (from, to) → grants; to → froms.
+    /// (from, to) → what that choice grants.
     grants: BTreeMap<(String, String), Vec<String>>,
+    /// passage → the passages whose choices lead to it.
     arrivals: BTreeMap<String, Vec<String>>,
     arcs: BTreeMap<String, Vec<String>>,
     /// beat → the shadows of its paths' dilemmas.
@@ -216,24 +215,34 @@ impl World {
             .map(|a| (a.id.clone(), a.strings("passages")))
             .collect();
         // Shadows: the unexplored answers of the dilemmas a beat's paths explore.
-        let mut shadows: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let answers = by_id(NodeType::Answer)?;
+        let unexplored: BTreeMap<String, Vec<String>> = by_id(NodeType::Dilemma)?
+            .into_iter()
+            .map(|(id, d)| {
+                let texts = d
+                    .strings("unexplored")
+                    .into_iter()
+                    .map(|a| {
+                        answers
+                            .get(&a)
+                            .and_then(|n| n.str("description"))
+                            .map_or(a, str::to_owned)
+                    })
+                    .collect();
+                (id, texts)
+            })
+            .collect();
         let paths = by_id(NodeType::Path)?;
+        let mut shadows: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for e in graph.edges(EdgeType::BelongsTo).map_err(err)? {
-            let Some(d) = paths.get(&e.to).and_then(|p| p.str("dilemma_id")) else {
-                continue;
-            };
-            let Some(dilemma) = graph.node(d).map_err(err)? else {
-                continue;
-            };
-            for a in dilemma.strings("unexplored") {
-                let text = graph
-                    .node(&a)
-                    .map_err(err)?
-                    .and_then(|n| n.str("description").map(str::to_owned))
-                    .unwrap_or(a);
-                let list = shadows.entry(e.from.clone()).or_default();
-                if !list.contains(&text) {
-                    list.push(text);
+            let texts = paths
+                .get(&e.to)
+                .and_then(|p| p.str("dilemma_id"))
+                .and_then(|d| unexplored.get(d));
+            let list = shadows.entry(e.from).or_default();
+            for text in texts.into_iter().flatten() {
+                if !list.contains(text) {
+                    list.push(text.clone());
                 }
             }
         }
@@ -248,6 +257,24 @@ impl World {
             arcs,
             shadows,
         })
+    }
+
+    /// Takes in the field changes FILL just applied to passages and entities,
+    /// so the next call sees them without reading the graph again.
+    fn absorb(&mut self, changes: &[Mutation]) {
+        for change in changes {
+            let Mutation::Update { id, fields } = change else {
+                continue;
+            };
+            let node = if let Some(n) = self.passages.get_mut(id) {
+                n
+            } else if let Some(n) = self.entities.get_mut(id) {
+                n
+            } else {
+                continue;
+            };
+            node.data.extend(fields.clone());
+        }
     }
 
     fn prose(&self, id: &str) -> Option<&str> {
@@ -268,11 +295,10 @@ impl World {
         let Some(p) = self.passages.get(id) else {
             return Vec::new();
         };
-        let ids = match p.data.get("from_beats") {
-            Some(b) => super::graph::strings(Some(b)),
-            None => p.str("from_beat").map(str::to_owned).into_iter().collect(),
-        };
-        ids.iter().filter_map(|b| self.beats.get(b)).collect()
+        beat_ids(p)
+            .iter()
+            .filter_map(|b| self.beats.get(b))
+            .collect()
     }
 
     /// The codewords a reader holds on arriving at place `at` of `arc`.
@@ -516,7 +542,7 @@ fn write(
     graph
         .apply(Stage::Fill, phase, &why, &changes)
         .map_err(err)?;
-    *world = World::read(graph)?;
+    world.absorb(&changes);
     Ok(true)
 }
 

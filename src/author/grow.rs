@@ -260,11 +260,9 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
             return Err(GrowError::EmptyPath(p.id.clone()));
         }
     }
-    let policy: BTreeMap<&str, (Policy, usize)> = seeded
-        .dilemmas
-        .iter()
-        .map(|d| (d.id.as_str(), (d.policy, d.payoff_budget.max(1))))
-        .collect();
+    // Each dilemma's contract: convergence policy and budget, residue, endings.
+    let contract: BTreeMap<&str, &Dilemma> =
+        seeded.dilemmas.iter().map(|d| (d.id.as_str(), d)).collect();
     let count: usize = by_dilemma.values().map(Vec::len).product();
     if count > MAX_ARCS {
         return Err(GrowError::TooManyArcs(count));
@@ -323,8 +321,6 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
     // Variant routing needs something that tells the answers apart: a
     // dilemma is routable when each explored answer has a beat of its own
     // (where its codewords are granted).
-    let salience: BTreeMap<&str, &Dilemma> =
-        seeded.dilemmas.iter().map(|d| (d.id.as_str(), d)).collect();
     let routable: BTreeSet<&str> = by_dilemma
         .iter()
         .filter(|(d, list)| {
@@ -364,7 +360,9 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
             // same whichever answer was chosen): at once for flavor, after
             // `payoff_budget` beats of its own for soft, never for hard.
             for (d, seen) in &committed {
-                let (pol, budget) = policy.get(d).copied().unwrap_or((Policy::Soft, 2));
+                let (pol, budget) = contract
+                    .get(d)
+                    .map_or((Policy::Soft, 2), |c| (c.policy, c.payoff_budget.max(1)));
                 let rest_shared = last_own.get(d).is_none_or(|last| at[b.as_str()] > *last);
                 let together = match pol {
                     Policy::Flavor => rest_shared,
@@ -395,7 +393,7 @@ pub fn grow(seeded: &Seeded) -> Result<Grown, GrowError> {
                     let d = p.dilemma.as_str();
                     routable.contains(d)
                         && converged.contains(d)
-                        && salience.get(d).is_some_and(|info| {
+                        && contract.get(d).is_some_and(|info| {
                             (info.residue == Residue::Heavy && landed.contains(&d))
                                 || (last && info.ending == Salience::High)
                         })

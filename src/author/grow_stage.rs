@@ -118,6 +118,9 @@ const GAP_CANDIDATES: usize = 8;
 const PACED_BEATS: usize = 60;
 const SCENE_TYPES: [&str; 3] = ["scene", "sequel", "micro_beat"];
 
+/// The gap GROW bridges first: pacing with no breath in it.
+const THREE_SCENES: &str = "three scenes in a row";
+
 /// A place a bridging beat could go: between two beats SEED ordered one
 /// right after the other on a path they share.
 struct Gap<'a> {
@@ -187,7 +190,7 @@ fn pacing(
             && is_scene(&y.id)
             && seed.order.iter().any(|(a, b)| a == &x.id && is_scene(b));
         let why = if three_scenes {
-            "three scenes in a row"
+            THREE_SCENES
         } else if x.location.is_some() && y.location.is_some() && x.location != y.location {
             "a change of place with nothing between"
         } else {
@@ -202,7 +205,7 @@ fn pacing(
     }
     gaps.sort_by_key(|g| {
         (
-            g.why != "three scenes in a row",
+            g.why != THREE_SCENES,
             at[g.to.id.as_str()],
             g.from.id.clone(),
         )
@@ -354,6 +357,7 @@ const ENTITIES_PER_CONSEQUENCE: usize = 6;
 /// [`OVERLAYS_PER_CONSEQUENCE`] per consequence). A failed call adds none.
 fn overlays(
     graph: &mut Graph,
+    seed: &Seeded,
     grown: &Grown,
     ask: &mut dyn FnMut(&str, Value) -> Result<Value, String>,
     notes: &mut Vec<String>,
@@ -367,7 +371,6 @@ fn overlays(
         .map(|e| (e.id.clone(), e))
         .collect();
     let involves = graph.edges(EdgeType::DilemmaInvolves).map_err(err)?;
-    let belongs = graph.edges(EdgeType::BelongsTo).map_err(err)?;
     let mut items: Vec<(String, Vec<String>, Value)> = Vec::new(); // codeword, entities, prompt item
     for c in &grown.codewords {
         let Some(tracks) = &c.tracks else { continue };
@@ -383,13 +386,11 @@ fn overlays(
             .filter(|e| e.from == dilemma)
             .map(|e| e.to.clone())
             .collect();
-        for b in belongs.iter().filter(|e| e.to == c.path) {
-            if let Some(beat) = graph.node(&b.from).map_err(err)? {
-                touched.extend(beat.strings("entities"));
-            }
+        for beat in seed.beats.iter().filter(|b| b.paths.contains(&c.path)) {
+            touched.extend(beat.entities.iter().cloned());
         }
-        let mut seen = std::collections::BTreeSet::new();
-        touched.retain(|e| entities.contains_key(e) && seen.insert(e.clone()));
+        let mut listed = std::collections::BTreeSet::new();
+        touched.retain(|e| entities.contains_key(e) && listed.insert(e.clone()));
         touched.truncate(ENTITIES_PER_CONSEQUENCE);
         if touched.is_empty() {
             continue;
@@ -940,7 +941,7 @@ pub fn run(
 
     // Phase: overlays; what each kept consequence changes in the
     // entities it touches, gated by its codeword.
-    overlays(graph, &grown, ask, &mut grown_notes)?;
+    overlays(graph, &seed, &grown, ask, &mut grown_notes)?;
 
     // Phase: choices, with labels the model writes (one bounded call),
     // each checked; a missing or meta label is the target's first sentence.

@@ -262,7 +262,7 @@ impl Project {
                     .into(),
             ));
         };
-        if self.graph.meta(&format!("gate.{}", stage.name()))? == Some(json!("voice")) {
+        if self.voice_gate(stage)? {
             self.set_gate(stage, "voiced", "the voice document approved by the author")?;
         } else {
             self.set_gate(stage, "approved", "approved by the author")?;
@@ -360,15 +360,34 @@ impl Project {
         self.graph.close();
         std::fs::copy(&snapshot, &db).map_err(io(&db))?;
         let project = Self::open(&dir)?;
-        for later in Stage::ALL.into_iter().filter(|s| *s >= stage) {
-            let resumed = project.resume_path(later);
-            for path in [project.snapshot_path(later), resumed] {
-                if (later > stage || path != project.snapshot_path(stage)) && path.is_file() {
-                    std::fs::remove_file(&path).map_err(io(&path))?;
-                }
+        // Snapshots of graphs that no longer exist: later stages', and any
+        // inner-gate point from this stage on.
+        for s in Stage::ALL.into_iter().filter(|s| *s >= stage) {
+            let mut gone = vec![project.resume_path(s)];
+            if s > stage {
+                gone.push(project.snapshot_path(s));
+            }
+            for path in gone.into_iter().filter(|p| p.is_file()) {
+                std::fs::remove_file(&path).map_err(io(&path))?;
             }
         }
         Ok(project)
+    }
+
+    /// Undoes a run of `stage` that failed: the graph from before it (or,
+    /// for a run going on after an inner gate, from that gate). Returns the
+    /// snapshot restored.
+    pub fn undo_run(self, stage: Stage, resumed: bool) -> Result<PathBuf, ProjectError> {
+        if !resumed {
+            let snapshot = self.snapshot_path(stage);
+            self.rollback(stage)?;
+            return Ok(snapshot);
+        }
+        let snapshot = self.resume_path(stage);
+        let db = self.dir.join("graph.db");
+        self.graph.close();
+        std::fs::copy(&snapshot, &db).map_err(io(&db))?;
+        Ok(snapshot)
     }
 
     /// A few lines: the spark, each stage's gate, and what to do next.

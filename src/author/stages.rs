@@ -49,11 +49,12 @@ fn stage_error(stage: Stage, message: impl std::fmt::Display) -> ProjectError {
 
 /// One model call (the prompt stage `prompt`): its validated answer.
 fn call(gateway: &Gateway, prompt: &str, model: &str, vars: Value) -> Result<Value, String> {
-    gateway
-        .call(CallRequest::new(prompt, model, vars))
-        .wait()
-        .result
-        .map_err(|e| e.to_string())
+    answer(gateway.call(CallRequest::new(prompt, model, vars)).wait())
+}
+
+/// A finished call's answer, its error said in words.
+fn answer(outcome: crate::llm::CallOutcome) -> Result<Value, String> {
+    outcome.result.map_err(|e| e.to_string())
 }
 
 /// One model call for `stage`; a failure is the stage's.
@@ -193,7 +194,7 @@ pub fn fill(
             {
                 sizes.push(first.tokens_in);
             }
-            outcome.result.map_err(|e| e.to_string())
+            answer(outcome)
         };
         let report = super::fill_stage::prose(&mut project.graph, &mut ask);
         report

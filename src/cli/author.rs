@@ -307,21 +307,7 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             // A stage that failed leaves nothing behind: the graph from
             // before it (or, going on after an inner gate, from that gate).
             drop(project);
-            let project = Project::open(&args.dir)?;
-            let restored = if resumed {
-                let snapshot = project.resume_path(stage);
-                let db = args.dir.join("graph.db");
-                drop(project);
-                std::fs::copy(&snapshot, &db).map_err(io(&db))?;
-                snapshot
-            } else {
-                let snapshot = args
-                    .dir
-                    .join("snapshots")
-                    .join(format!("pre-{}.db", stage.name()));
-                project.rollback(stage)?;
-                snapshot
-            };
+            let restored = Project::open(&args.dir)?.undo_run(stage, resumed)?;
             return Err(ProjectError::Gate(format!(
                 "{e}\n(the graph is as it was before this run of {stage}: restored from {})",
                 restored.display()

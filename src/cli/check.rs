@@ -45,9 +45,8 @@ pub(super) fn ship(path: &Path, format: crate::ship::Format, out: &Path) -> Exit
         return ExitCode::FAILURE;
     };
     let shown = loaded.path.display().to_string();
-    let file = loaded.file.clone();
-    let (_, report) = validate_file(loaded.file);
-    if report.errors() > 0 {
+    let (story, report) = validate_file(loaded.file);
+    let Some(story) = story.filter(|_| report.errors() == 0) else {
         for d in report
             .diagnostics
             .iter()
@@ -61,8 +60,8 @@ pub(super) fn ship(path: &Path, format: crate::ship::Format, out: &Path) -> Exit
             path.display()
         );
         return ExitCode::FAILURE;
-    }
-    match crate::ship::ship(&file, &loaded.root, format, out) {
+    };
+    match crate::ship::ship(story.file(), &loaded.root, format, out) {
         Ok((target, notes)) => {
             for note in notes {
                 eprintln!("note: {note}");

@@ -8,7 +8,7 @@ use std::path::Path;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
-use super::reading_order;
+use super::{escape_xml as escape, media_type, reading_order};
 use crate::story::model::StoryFile;
 
 const CSS: &str = "body { font-family: serif; line-height: 1.5; }\n\
@@ -18,28 +18,11 @@ const CSS: &str = "body { font-family: serif; line-height: 1.5; }\n\
     .needs { font-size: 0.85em; font-style: italic; }\n\
     p.end { text-align: center; letter-spacing: 0.3em; margin-top: 2em; }\n";
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 fn page(title: &str, body: &str) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" xmlns:epub=\"http://www.idpf.org/2007/ops\" lang=\"en\" xml:lang=\"en\">\n<head><meta charset=\"utf-8\"/><title>{}</title><link rel=\"stylesheet\" type=\"text/css\" href=\"style.css\"/></head>\n<body>\n{body}</body>\n</html>\n",
         escape(title)
     )
-}
-
-fn media_type(asset: &str) -> Option<&'static str> {
-    match Path::new(asset).extension().and_then(|e| e.to_str()) {
-        Some("png") => Some("image/png"),
-        Some("jpg" | "jpeg") => Some("image/jpeg"),
-        Some("webp") => Some("image/webp"),
-        Some("svg") => Some("image/svg+xml"),
-        _ => None,
-    }
 }
 
 /// The book's bytes, and notes (pictures left out).

@@ -23,22 +23,10 @@ pub fn render(markdown: &str) -> String {
     out
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// A picture as a data URL, if the file is there.
 fn inline(root: &Path, asset: &str) -> Option<String> {
     let bytes = std::fs::read(root.join(asset)).ok()?;
-    let mime = match Path::new(asset).extension().and_then(|e| e.to_str()) {
-        Some("png") => "image/png",
-        Some("jpg" | "jpeg") => "image/jpeg",
-        Some("webp") => "image/webp",
-        Some("svg") => "image/svg+xml",
-        _ => return None,
-    };
+    let mime = super::media_type(asset)?;
     Some(format!(
         "data:{mime};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -93,14 +81,14 @@ pub fn write(file: &StoryFile, root: &Path) -> (String, Vec<String>) {
         .collect();
     let data = json!({
         "title": file.meta.title,
-        "start": file.start.clone().or_else(|| file.passages.first().map(|p| p.id.clone())),
+        "start": super::start(file),
         "passages": passages,
         "codex": codex,
     });
     // `</` inside a script element would end it.
     let json = data.to_string().replace("</", "<\\/");
     let page = PLAYER
-        .replace("__TITLE__", &escape(&file.meta.title))
+        .replace("__TITLE__", &super::escape_xml(&file.meta.title))
         .replace("__STORY_JSON__", &json);
     (page, notes)
 }

@@ -43,12 +43,7 @@ pub fn write(file: &StoryFile) -> String {
     for c in &file.codewords {
         let _ = writeln!(out, "VAR {} = false", vars[&c.id]);
     }
-    let start = file
-        .start
-        .clone()
-        .or_else(|| file.passages.first().map(|p| p.id.clone()))
-        .unwrap_or_default();
-    if let Some(k) = knots.get(&start) {
+    if let Some(k) = super::start(file).and_then(|s| knots.get(s)) {
         let _ = writeln!(out, "-> {k}");
     }
     for i in reading_order(file) {

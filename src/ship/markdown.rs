@@ -30,8 +30,7 @@ pub fn write(file: &StoryFile) -> String {
     );
     for i in reading_order(file) {
         let p = &file.passages[i];
-        let start =
-            file.start.as_deref() == Some(p.id.as_str()) || (file.start.is_none() && i == 0);
+        let start = super::start(file) == Some(p.id.as_str());
         let _ = writeln!(
             out,
             "<a id=\"{}\"></a>\n## {}{}\n",

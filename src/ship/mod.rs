@@ -108,23 +108,45 @@ pub fn ship(
     Ok((target, notes))
 }
 
-/// A stable version-4-shaped UUID for a story (an EPUB identifier, a Twine
-/// IFID), from its id (FNV-1a), upper case as Twine writes them.
+/// A stable version-4 UUID for a story (an EPUB identifier, a Twine IFID),
+/// its bytes an FNV-1a hash of the story's id, upper case as Twine writes them.
 pub fn ifid(id: &str) -> String {
     let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
     for b in id.bytes() {
         h ^= u128::from(b);
         h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
     }
-    let hex = format!("{h:032X}");
-    format!(
-        "{}-{}-4{}-A{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[13..16],
-        &hex[17..20],
-        &hex[20..32]
-    )
+    uuid::Builder::from_random_bytes(h.to_be_bytes())
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+        .to_uppercase()
+}
+
+/// The passage a reader starts at: the story's start, else its first passage.
+pub fn start(file: &StoryFile) -> Option<&str> {
+    file.start
+        .as_deref()
+        .or_else(|| file.passages.first().map(|p| p.id.as_str()))
+}
+
+/// Text safe inside XML and HTML elements and attributes.
+pub fn escape_xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The media type of a picture a page or a book can show, by its extension.
+pub fn media_type(asset: &str) -> Option<&'static str> {
+    match Path::new(asset).extension().and_then(|e| e.to_str()) {
+        Some("png") => Some("image/png"),
+        Some("jpg" | "jpeg") => Some("image/jpeg"),
+        Some("webp") => Some("image/webp"),
+        Some("svg") => Some("image/svg+xml"),
+        _ => None,
+    }
 }
 
 /// The passages in reading order: breadth first from the start along
@@ -136,11 +158,7 @@ pub fn reading_order(file: &StoryFile) -> Vec<usize> {
         .enumerate()
         .map(|(i, p)| (p.id.as_str(), i))
         .collect();
-    let start = file
-        .start
-        .as_deref()
-        .and_then(|s| index.get(s).copied())
-        .unwrap_or(0);
+    let start = start(file).and_then(|s| index.get(s).copied()).unwrap_or(0);
     let mut seen = BTreeSet::new();
     let mut order = Vec::new();
     let mut queue = VecDeque::from([start]);

@@ -77,7 +77,7 @@ pub fn write(file: &StoryFile) -> (String, Vec<String>) {
         "format": crate::story::questfoundry::QF_FORMAT,
         "version": crate::story::questfoundry::QF_VERSION,
         "meta": {"title": file.meta.title},
-        "start": file.start.clone().or_else(|| file.passages.first().map(|p| p.id.clone())),
+        "start": super::start(file),
         "passages": passages,
         "flags": flags,
         "entities": entities,

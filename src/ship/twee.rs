@@ -22,18 +22,13 @@ fn plain(text: &str) -> String {
 pub fn write(file: &StoryFile) -> String {
     let vars = identifiers(file.codewords.iter().map(|c| c.id.as_str()), "cw_");
     let names = identifiers(file.passages.iter().map(|p| p.id.as_str()), "p_");
-    let start = file
-        .start
-        .clone()
-        .or_else(|| file.passages.first().map(|p| p.id.clone()))
-        .unwrap_or_default();
     let mut out = String::new();
     let _ = writeln!(out, ":: StoryTitle\n{}\n", plain(&file.meta.title));
     let data = serde_json::json!({
         "ifid": super::ifid(&file.meta.id),
         "format": "SugarCube",
         "format-version": SUGARCUBE,
-        "start": names.get(&start),
+        "start": super::start(file).and_then(|s| names.get(s)),
     });
     let _ = writeln!(
         out,

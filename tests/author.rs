@@ -1376,9 +1376,250 @@ fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
     assert!(shown.contains("THE END"), "{shown}");
     assert!(!shown.contains("FILL writes the prose"), "{shown}");
 
+    dress_the_filled_lighthouse(dir, project);
+
     ok(author(&["rollback", p, "fill"]));
     assert_eq!(
         std::fs::read(project.join("graph.db")).unwrap(),
         before_fill
+    );
+}
+
+/// DRESS on the filled lighthouse, through its three inner gates: the art
+/// direction (a profile for a cut entity dropped, a bad aspect ratio
+/// mended), briefs with the hybrid score (a meta caption retried), codex
+/// tiers (an unknown gate and a meta entry retried), the budget the author
+/// must choose, the sample picture, the rest; then the package carries the
+/// pictures, the codex and the art direction, and rollback restores the
+/// graph byte for byte.
+fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
+    use common::scripted::reply;
+    let p = project.to_str().unwrap();
+    ok(author(&["approve", p]));
+    let before_dress = std::fs::read(project.join("graph.db")).unwrap();
+    let art = script_file(
+        dir,
+        "art.json",
+        vec![
+            reply("author/discuss", json!("Ink and salt: a spare wash look?").to_string()),
+            reply("author/summarize", json!("Ink wash, storm greys, one warm lamp.").to_string()),
+            reply(
+                "author/dress_art",
+                json!({"style": "ink wash", "medium": "brush and grey wash on rag paper",
+                       "palette": ["storm grey", "deep sea green", "lamplight amber"],
+                       "composition_notes": "low horizons, the tower small against the sky",
+                       "negative_defaults": "photorealism, gore", "aspect_ratio": "wide",
+                       "visuals": [
+                         {"entity": "mara", "description": "a lean woman of forty in an oilskin coat",
+                          "distinguishing_features": ["rope-scarred hands", "grey braid"],
+                          "color_associations": ["oilskin yellow"],
+                          "reference_prompt_fragment": "Mara, a lean keeper in a yellow oilskin with a grey braid"},
+                         {"entity": "lighthouse", "description": "a squat stone tower on a bare rock",
+                          "distinguishing_features": ["iron gallery"], "color_associations": ["slate"],
+                          "reference_prompt_fragment": "Gannet Light, a squat stone tower with an iron gallery"},
+                         {"entity": "harbour", "description": "huddled roofs", "distinguishing_features": [],
+                          "color_associations": [], "reference_prompt_fragment": "a harbour"}]})
+                .to_string(),
+            ),
+        ],
+    );
+    let out = ok(author(&["run", p, "--model-script", &art]));
+    assert!(out.contains("art direction and 3 visual profiles"), "{out}");
+    assert!(out.contains("no passage shows (dropped)"), "{out}");
+    assert!(out.contains("no profile for `the_sea`"), "{out}");
+    assert!(out.contains("16:9 is used"), "{out}");
+    let status = ok(author(&["status", p]));
+    assert!(
+        status.contains("art direction written, waiting for review (gate 1)"),
+        "{status}"
+    );
+    ok(author(&["approve", p]));
+
+    let brief = |category: &str, caption: &str, striking: bool, dialogue: bool| {
+        reply(
+            "author/dress_brief",
+            json!({"category": category, "subject": "Mara at the lamp as the storm comes in",
+                   "composition": "low angle from the rocks", "mood": "tense, cold",
+                   "negative": "other people", "caption": caption,
+                   "visually_striking": striking, "emotionally_pivotal": false,
+                   "dialogue_heavy": dialogue})
+            .to_string(),
+        )
+    };
+    let tiers = |t: serde_json::Value| reply("author/dress_codex", json!({"tiers": t}).to_string());
+    let briefs = script_file(
+        dir,
+        "briefs.json",
+        vec![
+            // In FILL's order: the start, the spine's ending, the branch's.
+            brief(
+                "vista",
+                "An illustration of the storm over the tower",
+                false,
+                false,
+            ),
+            brief(
+                "vista",
+                "The night the sea first named its price",
+                false,
+                false,
+            ),
+            brief("portrait", "Ten years, paid in a single tide", true, false),
+            brief("scene", "The fire that kept the harbour awake", false, true),
+            // In the entities' order: lighthouse, mara, the_sea.
+            tiers(
+                json!([{"rank": 1, "visible_when": [], "content": "Gannet Light has stood on its rock for two hundred years."}]),
+            ),
+            tiers(
+                json!([{"rank": 1, "visible_when": [], "content": "Keeper of Gannet Light, as her father was."},
+                         {"rank": 2, "visible_when": ["cw::aged"], "content": "Old before her time."}]),
+            ),
+            tiers(
+                json!([{"rank": 1, "visible_when": [], "title": "Mara", "content": "Keeper of Gannet Light, as her father was before her."}]),
+            ),
+            tiers(
+                json!([{"rank": 1, "visible_when": [], "content": "The sea is a character who trades in years."}]),
+            ),
+            tiers(
+                json!([{"rank": 1, "visible_when": [], "content": "The old water past the Teeth, which bargains and remembers."}]),
+            ),
+        ],
+    );
+    let out = ok(author(&["run", p, "--model-script", &briefs]));
+    assert!(
+        out.contains("3 briefs (priority 1: 2, 2: 1, 3: 0, skipped: 0); 3 codex entries"),
+        "{out}"
+    );
+    let status = ok(author(&["status", p]));
+    assert!(status.contains("--render priority-2"), "{status}");
+    ok(author(&["review", p]));
+    let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
+    insta::assert_snapshot!("graph_md_at_dress_gate_2", md);
+    {
+        let g = Graph::open(&project.join("graph.db")).unwrap();
+        let storm = g.node("brief::storm_rises").unwrap().unwrap();
+        assert_eq!(
+            storm.data["caption"],
+            "The night the sea first named its price"
+        );
+        // Spine +3, first sight of the lighthouse +1.
+        assert_eq!(
+            (storm.data["score"].clone(), storm.data["priority"].clone()),
+            (json!(4), json!(2))
+        );
+        let trade = g.node("brief::the_trade").unwrap().unwrap();
+        // Spine +3, ending +2, climax +2, striking +1.
+        assert_eq!(
+            (trade.data["score"].clone(), trade.data["priority"].clone()),
+            (json!(8), json!(1))
+        );
+        let refusal = g.node("brief::the_refusal").unwrap().unwrap();
+        // Branch opening +2, ending +2, climax +2, dialogue -1.
+        assert_eq!(
+            (
+                refusal.data["score"].clone(),
+                refusal.data["priority"].clone()
+            ),
+            (json!(5), json!(1))
+        );
+        let sea = g.node("codex::the_sea::1").unwrap().unwrap();
+        assert_eq!(
+            sea.data["content"],
+            "The old water past the Teeth, which bargains and remembers."
+        );
+        assert!(
+            g.node("codex::mara::2").unwrap().is_none(),
+            "the unknown gate was mended away"
+        );
+    }
+
+    // Gate 2 wants the budget: no silent default.
+    let refused = author(&["approve", p]);
+    assert!(!refused.status.success());
+    assert!(
+        common::stderr(&refused).contains("--render"),
+        "{}",
+        common::stderr(&refused)
+    );
+    let bad = author(&["approve", p, "--render", "some"]);
+    assert!(!bad.status.success());
+    ok(author(&["approve", p, "--render", "priority-1"]));
+
+    // The sample: the best brief only, then its own gate.
+    let out = ok(author(&["run", p]));
+    assert!(out.contains("drew illustration::the_trade"), "{out}");
+    assert!(!out.contains("the_refusal"), "{out}");
+    let status = ok(author(&["status", p]));
+    assert!(
+        status.contains("waiting for the author to confirm its style"),
+        "{status}"
+    );
+    ok(author(&["approve", p]));
+    let out = ok(author(&["run", p]));
+    assert!(out.contains("drew illustration::the_refusal"), "{out}");
+    assert!(out.contains("DRESS done"), "{out}");
+    ok(author(&["review", p]));
+    let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
+    insta::assert_snapshot!("graph_md_after_dress", md);
+
+    // Content-addressed pictures, one per drawn brief, none for the storm.
+    let g = Graph::open(&project.join("graph.db")).unwrap();
+    let illustrations = g.nodes(loreloom::author::NodeType::Illustration).unwrap();
+    assert_eq!(illustrations.len(), 2);
+    for i in &illustrations {
+        let asset = i.str("asset").unwrap();
+        let bytes = std::fs::read(project.join(asset)).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG");
+        let name = asset
+            .strip_prefix("assets/")
+            .unwrap()
+            .strip_suffix(".png")
+            .unwrap();
+        assert_eq!(name.len(), 64);
+        assert!(
+            i.str("prompt")
+                .unwrap()
+                .contains("Mara, a lean keeper in a yellow oilskin"),
+            "{:?}",
+            i.data
+        );
+    }
+    drop(g);
+    assert_eq!(
+        std::fs::read_dir(project.join("assets")).unwrap().count(),
+        2
+    );
+    let out = common::loreloom(&["validate", p], None);
+    assert!(
+        common::stderr(&out).contains(": 0 errors"),
+        "{}",
+        common::stderr(&out)
+    );
+    let package: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.join("exports/story/story.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(package["art_direction"]["style"], "ink wash");
+    assert_eq!(package["illustrations"].as_array().unwrap().len(), 2);
+    assert_eq!(package["codex"].as_array().unwrap().len(), 3);
+    let cover = package["meta"]["cover"].as_str().unwrap();
+    assert!(
+        project.join("exports/story").join(cover).is_file(),
+        "{cover}"
+    );
+    // KEEP_DRESSED=DIR keeps the dressed project (to preview it in the window).
+    if let Some(keep) = std::env::var_os("KEEP_DRESSED") {
+        let status = std::process::Command::new("cp")
+            .args(["-r", p])
+            .arg(&keep)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    ok(author(&["rollback", p, "dress"]));
+    assert_eq!(
+        std::fs::read(project.join("graph.db")).unwrap(),
+        before_dress
     );
 }

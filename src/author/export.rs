@@ -7,8 +7,9 @@ use serde_json::Value;
 use super::graph::{Graph, GraphError};
 use super::model::{EdgeType, NodeType};
 use crate::story::model::{
-    Appearance, Choice, Codeword, CodewordKind, Entity, Passage, Relationship, STORY_FORMAT,
-    STORY_FORMAT_VERSION, StoryFile, StoryMeta,
+    Appearance, ArtDirection, Choice, Codeword, CodewordKind, CodexEntry, Entity, Illustration,
+    IllustrationCategory, Passage, Relationship, STORY_FORMAT, STORY_FORMAT_VERSION, StoryFile,
+    StoryMeta,
 };
 
 /// Marks a passage shown by its summary because its prose is not written yet.
@@ -65,6 +66,16 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
                 .map(str::to_owned),
         });
     }
+    let illustrations = illustrations(graph)?;
+    // The cover: the opening's picture, else the first one drawn.
+    let start = graph
+        .meta("grow.start")?
+        .and_then(|v| v.as_str().map(str::to_owned));
+    let cover = illustrations
+        .iter()
+        .find(|i| start.as_ref().is_some_and(|s| i.depicts.contains(s)))
+        .or_else(|| illustrations.first())
+        .map(|i| i.asset.clone());
     let passages = graph
         .nodes(NodeType::Passage)?
         .into_iter()
@@ -114,11 +125,10 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
             id: id.to_owned(),
             title,
             description: Some(spark),
+            cover,
             ..StoryMeta::default()
         },
-        start: graph
-            .meta("grow.start")?
-            .and_then(|v| v.as_str().map(str::to_owned)),
+        start,
         passages,
         codewords,
         entities,
@@ -133,9 +143,64 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
                 id: r.id,
             })
             .collect(),
-        codex: Vec::new(),
-        illustrations: Vec::new(),
-        art_direction: None,
+        codex: codex(graph)?,
+        illustrations,
+        art_direction: graph
+            .node(super::dress_stage::ART_DIRECTION)?
+            .map(|a| ArtDirection {
+                id: a.id.clone(),
+                style: a.str("style").unwrap_or_default().to_owned(),
+                medium: a.str("medium").unwrap_or_default().to_owned(),
+                palette: a.strings("palette"),
+                composition_notes: a.str("composition_notes").map(str::to_owned),
+                negative_defaults: a.str("negative_defaults").map(str::to_owned),
+                aspect_ratio: a.str("aspect_ratio").unwrap_or("16:9").to_owned(),
+                ..ArtDirection::default()
+            }),
         scenes: Vec::new(),
     })
+}
+
+/// DRESS's illustrations with the passages they depict.
+fn illustrations(graph: &Graph) -> Result<Vec<Illustration>, GraphError> {
+    let mut depicts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in graph.edges(EdgeType::Depicts)? {
+        depicts.entry(e.from).or_default().push(e.to);
+    }
+    Ok(graph
+        .nodes(NodeType::Illustration)?
+        .into_iter()
+        .map(|i| Illustration {
+            asset: i.str("asset").unwrap_or_default().to_owned(),
+            caption: i.str("caption").unwrap_or_default().to_owned(),
+            category: serde_json::from_value(i.data.get("category").cloned().unwrap_or_default())
+                .unwrap_or(IllustrationCategory::Scene),
+            depicts: depicts.remove(&i.id).unwrap_or_default(),
+            id: i.id,
+        })
+        .collect())
+}
+
+/// DRESS's codex entries with the entity each describes.
+fn codex(graph: &Graph) -> Result<Vec<CodexEntry>, GraphError> {
+    let mut entity_of: BTreeMap<String, String> = BTreeMap::new();
+    for e in graph.edges(EdgeType::HasEntry)? {
+        entity_of.insert(e.from, e.to);
+    }
+    let mut out: Vec<CodexEntry> = graph
+        .nodes(NodeType::CodexEntry)?
+        .into_iter()
+        .filter_map(|c| {
+            Some(CodexEntry {
+                entity: entity_of.remove(&c.id)?,
+                rank: field(&c, "rank"),
+                visible_when: c.strings("visible_when"),
+                title: c.str("title").map(str::to_owned),
+                content: c.str("content").unwrap_or_default().to_owned(),
+                id: c.id,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.entity, a.rank).cmp(&(&b.entity, b.rank)));
+    Ok(out)
 }

@@ -94,7 +94,7 @@ pub fn voice(graph: &mut Graph, spark: &str, ask: &mut Ask) -> Result<Value, Str
 /// Every passage once, in FILL's order: the spine's passages first, then
 /// each branch's not yet met; with the arc it is written along and its
 /// place on it.
-fn order(graph: &Graph) -> Result<Vec<(String, (String, usize))>, String> {
+pub(crate) fn order(graph: &Graph) -> Result<Vec<(String, (String, usize))>, String> {
     let mut arcs = graph.nodes(NodeType::Arc).map_err(err)?;
     arcs.sort_by_key(|a| (a.str("type") != Some("spine"), a.id.clone()));
     let mut seen = BTreeSet::new();
@@ -116,7 +116,7 @@ fn order(graph: &Graph) -> Result<Vec<(String, (String, usize))>, String> {
 }
 
 /// A passage's beats, in order (several for a passage merged from a run).
-fn beat_ids(passage: &Node) -> Vec<String> {
+pub(crate) fn beat_ids(passage: &Node) -> Vec<String> {
     match passage.data.get("from_beats") {
         Some(b) => super::graph::strings(Some(b)),
         None => passage
@@ -128,7 +128,7 @@ fn beat_ids(passage: &Node) -> Vec<String> {
 }
 
 /// The scene types of a passage's beats, in order.
-fn scene_types(graph: &Graph, passage: &Node) -> Result<Vec<String>, String> {
+pub(crate) fn scene_types(graph: &Graph, passage: &Node) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for b in beat_ids(passage) {
         let t = graph

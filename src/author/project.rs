@@ -40,8 +40,52 @@ pub enum Gate {
     Review,
     /// Approved: the next stage may run.
     Approved,
-    /// FILL's voice document is approved; the next run writes the prose.
-    Voiced,
+    /// One of the stage's inner gates is passed (FILL's voice, DRESS's art
+    /// direction, budget and sample); the next run goes on from there.
+    Resume,
+}
+
+/// A gate inside a stage: the `gate.<stage>` value while it waits, the
+/// value once the author passes it, and what `status` says of each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inner {
+    pub waiting: &'static str,
+    pub passed: &'static str,
+    waits: &'static str,
+    next: &'static str,
+}
+
+/// The inner gates of a stage, in the order it reaches them.
+pub fn inner_gates(stage: Stage) -> &'static [Inner] {
+    match stage {
+        Stage::Fill => &[Inner {
+            waiting: "voice",
+            passed: "voiced",
+            waits: "voice written, waiting for review",
+            next: "voice approved; the prose is next",
+        }],
+        Stage::Dress => &[
+            Inner {
+                waiting: "art",
+                passed: "art-approved",
+                waits: "art direction written, waiting for review (gate 1)",
+                next: "art direction approved; the briefs and the codex are next",
+            },
+            Inner {
+                waiting: "briefs",
+                passed: "briefs-approved",
+                waits: "briefs and codex written, waiting for review and the image budget (gate 2)",
+                next: "budget set; the sample illustration is next",
+            },
+            Inner {
+                waiting: "sample",
+                passed: "sample-approved",
+                waits: "the sample illustration is drawn; waiting for the author to confirm its style",
+                next: "sample approved; the other illustrations are next",
+            },
+        ],
+        _ => &[],
+    }
 }
 
 /// What went wrong with a project (each names the file or stage and what to do).
@@ -153,11 +197,38 @@ impl Project {
                 .and_then(Value::as_str)
             {
                 Some("approved") => Gate::Approved,
-                Some("review" | "voice") => Gate::Review,
-                Some("voiced") => Gate::Voiced,
+                Some("review") => Gate::Review,
+                Some(v) if inner_gates(stage).iter().any(|g| g.waiting == v) => Gate::Review,
+                Some(v) if inner_gates(stage).iter().any(|g| g.passed == v) => Gate::Resume,
                 _ => Gate::Pending,
             },
         )
+    }
+
+    /// The stage's gate value as stored (`review`, `voice`, `art-approved`, …).
+    pub fn gate_value(&self, stage: Stage) -> Result<Option<String>, ProjectError> {
+        Ok(self
+            .graph
+            .meta(&format!("gate.{}", stage.name()))?
+            .and_then(|v| v.as_str().map(str::to_owned)))
+    }
+
+    /// The inner gate the stage waits at, if it waits at one.
+    pub fn waiting_inner(&self, stage: Stage) -> Result<Option<Inner>, ProjectError> {
+        let value = self.gate_value(stage)?;
+        Ok(inner_gates(stage)
+            .iter()
+            .find(|g| Some(g.waiting) == value.as_deref())
+            .copied())
+    }
+
+    /// The inner gate the stage last passed, if it goes on from one.
+    pub fn passed_inner(&self, stage: Stage) -> Result<Option<Inner>, ProjectError> {
+        let value = self.gate_value(stage)?;
+        Ok(inner_gates(stage)
+            .iter()
+            .find(|g| Some(g.passed) == value.as_deref())
+            .copied())
     }
 
     /// The stage waiting for review, if one is.
@@ -174,7 +245,7 @@ impl Project {
     /// up to the last stage).
     pub fn next_stage(&self) -> Result<Option<Stage>, ProjectError> {
         for stage in Stage::ALL {
-            if matches!(self.gate(stage)?, Gate::Pending | Gate::Voiced) {
+            if matches!(self.gate(stage)?, Gate::Pending | Gate::Resume) {
                 return Ok(Some(stage));
             }
         }
@@ -197,9 +268,9 @@ impl Project {
                 dir = self.dir.display()
             )));
         }
-        if self.gate(stage)? == Gate::Voiced {
-            // FILL goes on after its voice gate: a snapshot of this point
-            // (the voice kept) is what a failure restores.
+        if self.gate(stage)? == Gate::Resume {
+            // The stage goes on after an inner gate: a snapshot of this
+            // point (what the gate passed kept) is what a failure restores.
             let dir = self.dir.clone();
             let snapshot = self.resume_path(stage);
             self.graph.close();
@@ -232,21 +303,23 @@ impl Project {
     pub fn resume_path(&self, stage: Stage) -> PathBuf {
         self.dir
             .join("snapshots")
-            .join(format!("pre-{}-prose.db", stage.name()))
+            .join(format!("pre-{}-resumed.db", stage.name()))
     }
 
-    /// Whether `stage` goes on from an inner gate (FILL after its voice).
+    /// Whether `stage` goes on from an inner gate (FILL after its voice,
+    /// DRESS after any of its three).
     pub fn resuming(&self, stage: Stage) -> Result<bool, ProjectError> {
-        Ok(self.gate(stage)? == Gate::Voiced)
+        Ok(self.gate(stage)? == Gate::Resume)
     }
 
-    /// FILL's inner gate: the voice document waits for the author.
-    pub fn pause_for_voice(&mut self) -> Result<(), ProjectError> {
-        self.set_gate(
-            Stage::Fill,
-            "voice",
-            "the voice document is written; waiting for review before any prose",
-        )
+    /// The stage stops at its inner gate `waiting` for the author.
+    pub fn pause(&mut self, stage: Stage, waiting: &str) -> Result<(), ProjectError> {
+        let Some(gate) = inner_gates(stage).iter().find(|g| g.waiting == waiting) else {
+            return Err(ProjectError::Gate(format!(
+                "{stage} has no inner gate `{waiting}`"
+            )));
+        };
+        self.set_gate(stage, gate.waiting, gate.waits)
     }
 
     /// After a stage ran: it waits for the author at its gate.
@@ -262,8 +335,21 @@ impl Project {
                     .into(),
             ));
         };
-        if self.voice_gate(stage)? {
-            self.set_gate(stage, "voiced", "the voice document approved by the author")?;
+        if let Some(gate) = self.waiting_inner(stage)? {
+            if stage == Stage::Dress
+                && gate.waiting == "briefs"
+                && self.graph.meta(super::dress::BUDGET_KEY)?.is_none()
+            {
+                return Err(ProjectError::Gate(format!(
+                    "DRESS gate 2: choose which illustrations to draw before approving (no silent default): `loreloom author approve {} --render priority-2` (or none, priority-1, priority-3, all, top-N); exports/graph.md lists the briefs by priority",
+                    self.dir.display()
+                )));
+            }
+            self.set_gate(
+                stage,
+                gate.passed,
+                &format!("{}: approved by the author", gate.waits),
+            )?;
         } else {
             self.set_gate(stage, "approved", "approved by the author")?;
         }
@@ -283,8 +369,23 @@ impl Project {
         Ok(())
     }
 
-    fn voice_gate(&self, stage: Stage) -> Result<bool, ProjectError> {
-        Ok(self.graph.meta(&format!("gate.{}", stage.name()))? == Some(json!("voice")))
+    /// DRESS gate 2: the author's image budget (which briefs are drawn).
+    pub fn set_budget(&mut self, budget: &super::dress::Budget) -> Result<(), ProjectError> {
+        if self.waiting_inner(Stage::Dress)?.map(|g| g.waiting) != Some("briefs") {
+            return Err(ProjectError::Gate(
+                "the image budget is chosen at DRESS's gate 2, once the briefs and the codex are written".into(),
+            ));
+        }
+        self.graph.apply(
+            Stage::Dress,
+            "gate",
+            &format!("the author's image budget: {budget}"),
+            &[Mutation::Meta {
+                key: super::dress::BUDGET_KEY.into(),
+                value: json!(budget.to_string()),
+            }],
+        )?;
+        Ok(())
     }
 
     /// The author changes fields of a node at the gate of the stage under
@@ -401,15 +502,22 @@ impl Project {
         for stage in Stage::ALL {
             let gate = match self.gate(stage)? {
                 Gate::Pending => "not run",
-                Gate::Review if self.voice_gate(stage)? => "voice written, waiting for review",
-                Gate::Review => "run, waiting for review",
+                Gate::Review => match self.waiting_inner(stage)? {
+                    Some(g) => g.waits,
+                    None => "run, waiting for review",
+                },
                 Gate::Approved => "approved",
-                Gate::Voiced => "voice approved; the prose is next",
+                Gate::Resume => self.passed_inner(stage)?.map_or("going on", |g| g.next),
             };
             let _ = writeln!(out, "  {:<11} {gate}", stage.to_string());
         }
         let dir = self.dir.display();
         let next = match (self.in_review()?, self.next_stage()?) {
+            (Some(stage), _) if self.waiting_inner(stage)?.map(|g| g.waiting) == Some("briefs") => {
+                format!(
+                    "next: review the briefs and the codex (`loreloom author review {dir}`), then choose the image budget: `loreloom author approve {dir} --render priority-2` (or none, priority-1, priority-3, top-N, all)"
+                )
+            }
             (Some(stage), _) => format!(
                 "next: review {stage} (`loreloom author review {dir}`), then `loreloom author approve {dir}`"
             ),

@@ -484,6 +484,7 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    dress(graph, &mut out)?;
     let counts: BTreeMap<&str, usize> = NodeType::ALL
         .iter()
         .filter(|k| {
@@ -500,6 +501,11 @@ pub fn markdown(
                     | NodeType::Beat
                     | NodeType::Arc
                     | NodeType::Passage
+                    | NodeType::ArtDirection
+                    | NodeType::EntityVisual
+                    | NodeType::IllustrationBrief
+                    | NodeType::Illustration
+                    | NodeType::CodexEntry
             )
         })
         .map(|k| Ok((k.name(), graph.nodes(*k)?.len())))
@@ -529,4 +535,138 @@ pub fn markdown(
         }
     }
     Ok(out)
+}
+
+/// DRESS's part of `graph.md`: the art direction and visual profiles, the
+/// briefs best first with their scores and what the budget draws, each
+/// entity's codex tiers, the pictures drawn.
+fn dress(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
+    if let Some(a) = graph.node(super::dress_stage::ART_DIRECTION)? {
+        let d = &a.data;
+        let _ = writeln!(out, "## Art direction\n");
+        for (label, key) in [
+            ("Style", "style"),
+            ("Medium", "medium"),
+            ("Palette", "palette"),
+            ("Composition", "composition_notes"),
+            ("Avoid", "negative_defaults"),
+            ("Aspect ratio", "aspect_ratio"),
+        ] {
+            let _ = writeln!(out, "- **{label}:** {}", list(d.get(key)));
+        }
+        out.push('\n');
+        let mut profiles = graph.edges(EdgeType::DescribesVisual)?;
+        profiles.sort_by(|x, y| x.to.cmp(&y.to));
+        if !profiles.is_empty() {
+            let _ = writeln!(out, "### Visual profiles\n");
+        }
+        for e in profiles {
+            if let Some(v) = graph.node(&e.from)? {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: {}; features: {}; colours: {}; in every picture: \"{}\"",
+                    e.to,
+                    v.str("description").unwrap_or(""),
+                    list(v.data.get("distinguishing_features")),
+                    list(v.data.get("color_associations")),
+                    v.str("reference_prompt_fragment").unwrap_or("")
+                );
+            }
+        }
+        out.push('\n');
+    }
+    let ranked = super::dress_stage::ranked_briefs(graph)?;
+    if !ranked.is_empty() {
+        // A budget that does not parse reads as none chosen (approve says why).
+        let budget = super::dress_stage::budget(graph).unwrap_or(None);
+        let chosen = budget.map(|b| b.select(&ranked)).unwrap_or_default();
+        let drawn: BTreeMap<String, String> = graph
+            .edges(EdgeType::FromBrief)?
+            .into_iter()
+            .map(|e| (e.to, e.from))
+            .collect();
+        let _ = writeln!(
+            out,
+            "## Illustration briefs (best first; budget: {})\n",
+            budget.map_or_else(|| "not chosen yet".to_owned(), |b| b.to_string())
+        );
+        for r in &ranked {
+            let Some(b) = graph.node(&r.id)? else {
+                continue;
+            };
+            let mark = if drawn.contains_key(&r.id) {
+                "drawn"
+            } else if chosen.contains(&r.id) {
+                "to draw"
+            } else {
+                "not drawn"
+            };
+            let target = graph.targets(EdgeType::Targets, &r.id)?.join(", ");
+            let _ = writeln!(
+                out,
+                "- **{}** (score {}: {}) `{}` → `{target}`, {mark}\n  - {} {}; {}; mood {}; avoid {}\n  - caption: \"{}\"",
+                r.priority
+                    .map_or_else(|| "skip".to_owned(), |p| format!("P{p}")),
+                r.score,
+                list(b.data.get("score_reasons")),
+                r.id,
+                b.str("category").unwrap_or("scene"),
+                b.str("subject").unwrap_or(""),
+                b.str("composition").unwrap_or(""),
+                b.str("mood").unwrap_or(""),
+                b.str("negative").unwrap_or(""),
+                b.str("caption").unwrap_or(""),
+            );
+        }
+        out.push('\n');
+    }
+    let mut entries: BTreeMap<String, Vec<super::graph::Node>> = BTreeMap::new();
+    for e in graph.edges(EdgeType::HasEntry)? {
+        if let Some(c) = graph.node(&e.from)? {
+            entries.entry(e.to).or_default().push(c);
+        }
+    }
+    if !entries.is_empty() {
+        let _ = writeln!(out, "## Codex\n");
+        for (entity, mut tiers) in entries {
+            tiers.sort_by_key(|t| t.data.get("rank").and_then(Value::as_u64));
+            let _ = writeln!(out, "- `{entity}`");
+            for t in tiers {
+                let when = list(t.data.get("visible_when"));
+                let _ = writeln!(
+                    out,
+                    "  {}. ({}){} {}",
+                    list(t.data.get("rank")),
+                    if when.is_empty() {
+                        "always".to_owned()
+                    } else {
+                        format!("once {when}")
+                    },
+                    t.str("title")
+                        .map(|x| format!(" **{x}**"))
+                        .unwrap_or_default(),
+                    t.str("content").unwrap_or("")
+                );
+            }
+        }
+        out.push('\n');
+    }
+    let pictures = graph.nodes(NodeType::Illustration)?;
+    if !pictures.is_empty() {
+        let _ = writeln!(out, "## Illustrations\n");
+        for i in &pictures {
+            let _ = writeln!(
+                out,
+                "- `{}` → `{}` ({}, by {}): `{}` \"{}\"",
+                i.id,
+                graph.targets(EdgeType::Depicts, &i.id)?.join(", "),
+                i.str("category").unwrap_or("scene"),
+                i.str("provider").unwrap_or("?"),
+                i.str("asset").unwrap_or(""),
+                i.str("caption").unwrap_or("")
+            );
+        }
+        out.push('\n');
+    }
+    Ok(())
 }

@@ -24,7 +24,7 @@ impl Author for Unattended {
 }
 
 /// The last stage this version runs.
-pub const LAST_BUILT: Stage = Stage::Fill;
+pub const LAST_BUILT: Stage = Stage::Dress;
 
 /// At most this many rounds of discussion before the summary (no
 /// "generate until good": seed 000's anti-pattern).
@@ -38,6 +38,9 @@ fn task(stage: Stage) -> &'static str {
         }
         Stage::Brainstorm => {
             "the story's entities (characters, locations, objects, factions) and its dilemmas: dramatic questions with exactly two answers, both with costs"
+        }
+        Stage::Dress => {
+            "the story's look: style and medium, a palette of colour words, framing and light, what every picture avoids, the aspect ratio, and how its characters and places look"
         }
         _ => "the stage's decisions",
     }
@@ -208,6 +211,60 @@ pub fn fill(
         super::fill_stage::voice(&mut project.graph, &spark, &mut ask)
             .map(FillStep::Voice)
             .map_err(|e| stage_error(Stage::Fill, e))
+    }
+}
+
+/// Where a DRESS run stopped.
+#[derive(Debug)]
+pub enum DressStep {
+    /// The art direction and visual profiles wait at gate 1.
+    Art(super::dress_stage::Report),
+    /// The briefs and the codex wait at gate 2 for the image budget.
+    Briefs(super::dress_stage::Report),
+    /// The sample picture waits for the author's confirmation (or, with
+    /// `done`, there was nothing more to draw).
+    Sample(super::dress_stage::Report),
+    /// The other pictures are drawn.
+    Batch(super::dress_stage::Report),
+}
+
+/// DRESS, one part per run: the art direction (after a discussion), the
+/// briefs and codex, the sample picture, the rest.
+pub fn dress(
+    project: &mut Project,
+    gateway: &Gateway,
+    model: &str,
+    author: &mut dyn Author,
+    provider: &dyn super::illustrate::Illustrator,
+) -> Result<DressStep, ProjectError> {
+    use super::dress_stage as ds;
+    let failed = |e: String| stage_error(Stage::Dress, e);
+    let passed = project.passed_inner(Stage::Dress)?.map(|g| g.waiting);
+    let mut ask = |prompt: &str, vars: Value| call(gateway, prompt, model, vars);
+    match passed {
+        None => {
+            let mut context = vision_lines(&vision(project)?);
+            if let Some(voice) = project.graph.node("voice")? {
+                context.push(format!(
+                    "voice: {}, {}",
+                    voice.str("register").unwrap_or_default(),
+                    voice.strings("tone_words").join(", ")
+                ));
+            }
+            let brief = discuss(project, Stage::Dress, &context, gateway, model, author)?;
+            ds::art(&mut project.graph, &brief, &mut ask)
+                .map(DressStep::Art)
+                .map_err(failed)
+        }
+        Some("art") => ds::briefs(&mut project.graph, &mut ask)
+            .map(DressStep::Briefs)
+            .map_err(failed),
+        Some("briefs") => ds::draw(&mut project.graph, &project.dir, provider, true)
+            .map(DressStep::Sample)
+            .map_err(failed),
+        Some(_) => ds::draw(&mut project.graph, &project.dir, provider, false)
+            .map(DressStep::Batch)
+            .map_err(failed),
     }
 }
 

@@ -4,8 +4,10 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::author::dress::Budget;
+use crate::author::illustrate::Sketch;
 use crate::author::project::io;
-use crate::author::stages::{self, Author, Unattended};
+use crate::author::stages::{self, Author, DressStep, Unattended};
 use crate::author::{Project, ProjectError, Scope, Stage, review};
 use crate::llm::{Gateway, Script, ScriptedBackend};
 
@@ -26,7 +28,14 @@ pub enum AuthorCommand {
     /// Write exports/graph.yaml and exports/graph.md (what the stage under review changed)
     Review { dir: PathBuf },
     /// Approve the stage under review so the next may run
-    Approve { dir: PathBuf },
+    Approve {
+        dir: PathBuf,
+        /// At DRESS's gate 2, which illustrations to draw: none, priority-1,
+        /// priority-2, priority-3 (every brief up to that priority), top-N
+        /// or all
+        #[arg(long, value_name = "BUDGET")]
+        render: Option<Budget>,
+    },
     /// Restore the graph to the snapshot taken before STAGE ran
     Rollback { dir: PathBuf, stage: Stage },
     /// Where the project stands and what is next
@@ -78,6 +87,10 @@ pub struct RunArgs {
     /// Answer from a reply script instead of the model (tests, demos)
     #[arg(long)]
     model_script: Option<PathBuf>,
+    /// With --yes: the image budget DRESS's gate 2 is approved with
+    /// (none, priority-1, priority-2, priority-3, top-N, all)
+    #[arg(long, value_name = "BUDGET")]
+    render: Option<Budget>,
 }
 
 pub fn run(command: AuthorCommand) -> ExitCode {
@@ -91,7 +104,10 @@ pub fn run(command: AuthorCommand) -> ExitCode {
         }),
         AuthorCommand::Run(args) => run_stages(&args),
         AuthorCommand::Review { dir } => write_review(&dir),
-        AuthorCommand::Approve { dir } => Project::open(&dir).and_then(|mut p| {
+        AuthorCommand::Approve { dir, render } => Project::open(&dir).and_then(|mut p| {
+            if let Some(budget) = &render {
+                p.set_budget(budget)?;
+            }
             let stage = p.approve()?;
             println!("{stage} approved\n{}", p.status()?);
             Ok(())
@@ -161,6 +177,22 @@ pub fn export_package(dir: &Path) -> Result<PathBuf, ProjectError> {
     let file = crate::author::export::story_file(&project.graph, &id)?;
     let package = dir.join("exports").join("story");
     std::fs::create_dir_all(&package).map_err(io(&package))?;
+    // DRESS's pictures go with the package (content-addressed: a file
+    // already there is the same picture).
+    for asset in file
+        .illustrations
+        .iter()
+        .map(|i| &i.asset)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let (from, to) = (dir.join(asset), package.join(asset));
+        if !to.is_file() {
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(io(parent))?;
+            }
+            std::fs::copy(&from, &to).map_err(io(&from))?;
+        }
+    }
     let path = package.join("story.json");
     let text = serde_json::to_string_pretty(&file).unwrap_or_default();
     std::fs::write(&path, text).map_err(io(&path))?;
@@ -196,6 +228,49 @@ impl Author for AtTerminal {
     }
 }
 
+fn inner_words(gate: crate::author::project::Inner) -> &'static str {
+    match gate.waiting {
+        "voice" => "the voice document waits for review",
+        "art" => "the art direction and the visual profiles wait for review (gate 1)",
+        "briefs" => {
+            "the briefs and the codex wait for review; approve with the image budget: --render none|priority-1|priority-2|priority-3|top-N|all (gate 2)"
+        }
+        _ => "the sample illustration waits for you to confirm its style",
+    }
+}
+
+/// Prints what a DRESS run did; the inner gate it stops at, if any.
+fn say_dress(step: &DressStep) -> Option<&'static str> {
+    let (report, gate) = match step {
+        DressStep::Art(r) => {
+            println!("  art direction and {} visual profiles", r.visuals);
+            (r, Some("art"))
+        }
+        DressStep::Briefs(r) => {
+            let [p1, p2, p3, skip] = r.priorities;
+            println!(
+                "  {} briefs (priority 1: {p1}, 2: {p2}, 3: {p3}, skipped: {skip}); {} codex entries",
+                r.briefs, r.codex_entries
+            );
+            (r, Some("briefs"))
+        }
+        DressStep::Sample(r) | DressStep::Batch(r) => {
+            for id in &r.drawn {
+                println!("  drew {id}");
+            }
+            if !r.failed.is_empty() {
+                println!("  not drawn: {}", r.failed.join(", "));
+            }
+            let more = matches!(step, DressStep::Sample(_)) && !r.done;
+            (r, more.then_some("sample"))
+        }
+    };
+    for note in &report.notes {
+        println!("  note: {note}");
+    }
+    gate
+}
+
 fn not_built(stage: Stage) -> ProjectError {
     ProjectError::Gate(format!(
         "{stage} is not built yet in this version of Loreloom (the authoring pipeline stops after {})",
@@ -215,6 +290,11 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
         if args.yes
             && let Some(waiting) = project.in_review()?
         {
+            if let Some(budget) = &args.render
+                && project.waiting_inner(waiting)?.map(|g| g.waiting) == Some("briefs")
+            {
+                project.set_budget(budget)?;
+            }
             project.approve()?;
             println!("{waiting} approved (--yes)");
         }
@@ -236,11 +316,15 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
         }
         let resumed = project.resuming(stage)?;
         project = project.begin(stage)?;
-        println!(
-            "running {stage}{}…",
-            if resumed { " (the prose)" } else { "" }
-        );
-        let mut paused = false;
+        let part = match project.passed_inner(stage)?.map(|g| g.waiting) {
+            Some("voice") => " (the prose)",
+            Some("art") => " (briefs and codex)",
+            Some("briefs") => " (the sample illustration)",
+            Some("sample") => " (the other illustrations)",
+            _ => "",
+        };
+        println!("running {stage}{part}…");
+        let mut paused: Option<&str> = None;
         let mut author: Box<dyn Author> = if interactive {
             Box::new(AtTerminal)
         } else {
@@ -267,7 +351,7 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             }),
             Stage::Fill => stages::fill(&mut project, &gateway, &args.model).map(|step| match step {
                 stages::FillStep::Voice(voice) => {
-                    paused = true;
+                    paused = Some("voice");
                     println!(
                         "  voice: \"{}\", {} person, {} tense, {}",
                         voice["story_title"].as_str().unwrap_or_default(),
@@ -301,6 +385,16 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
                     }
                 }
             }),
+            Stage::Dress => stages::dress(
+                &mut project,
+                &gateway,
+                &args.model,
+                author.as_mut(),
+                &Sketch,
+            )
+            .map(|step| {
+                paused = say_dress(&step);
+            }),
             later => Err(not_built(later)),
         };
         if let Err(e) = ran {
@@ -313,9 +407,11 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
                 restored.display()
             )));
         }
-        if paused {
-            project.pause_for_voice()?;
-            println!("{stage}: the voice document waits for review");
+        if let Some(gate) = paused {
+            project.pause(stage, gate)?;
+            if let Some(inner) = project.waiting_inner(stage)? {
+                println!("{stage}: {}", inner_words(inner));
+            }
         } else {
             project.finish(stage)?;
             println!("{stage} done");

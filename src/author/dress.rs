@@ -1,7 +1,7 @@
 //! DRESS's deterministic rules (seed 000 Stage 6, QuestFoundry's `procedures/dress.md`): the hybrid priority score of an illustration brief, the author's image budget, the diegetic check on captions and codex entries, the codex tiers' gates and spoiler direction, and the prompt an image provider is given.
 
 use std::collections::BTreeSet;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,11 @@ pub const BUDGET_KEY: &str = "dress.budget";
 pub const CATEGORIES: [&str; 4] = ["scene", "portrait", "vista", "item_detail"];
 
 /// What the engine knows of a passage's place in the story, for its
-/// brief's structural score.
+/// brief's structural score (each flag one of the seed's structural rules).
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "the seed's independent rules"
+)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Position {
     pub spine: bool,
@@ -315,7 +319,7 @@ const SPOILER_RUN: usize = 5;
 /// not empty; and no tier shows a detail gated by codewords it does not
 /// itself require, nor a run of five words a tier it does not cover says.
 pub fn check_codex(
-    tiers: &mut Vec<Tier>,
+    tiers: &mut [Tier],
     codewords: &BTreeSet<String>,
     gated: &[Gated],
 ) -> Vec<CodexProblem> {
@@ -444,7 +448,7 @@ pub fn image_prompt(
         brief.subject.trim().trim_end_matches('.')
     );
     for f in &figures {
-        text.push_str(&format!(" {}.", f.fragment.trim().trim_end_matches('.')));
+        let _ = write!(text, " {}.", f.fragment.trim().trim_end_matches('.'));
     }
     for (label, part) in [
         ("Composition", brief.composition.as_str()),
@@ -452,11 +456,11 @@ pub fn image_prompt(
         ("Mood", brief.mood.as_str()),
     ] {
         if !part.trim().is_empty() {
-            text.push_str(&format!(" {label}: {}.", part.trim().trim_end_matches('.')));
+            let _ = write!(text, " {label}: {}.", part.trim().trim_end_matches('.'));
         }
     }
     if !direction.palette.is_empty() {
-        text.push_str(&format!(" Palette: {}.", direction.palette.join(", ")));
+        let _ = write!(text, " Palette: {}.", direction.palette.join(", "));
     }
     let negative = [
         direction.negative_defaults.trim(),

@@ -310,7 +310,7 @@ pub fn briefs(graph: &mut Graph, ask: &mut Ask) -> Result<Report, String> {
         .map_err(err)?
         .map_or_else(|| json!({}), |v| Value::Object(v.data));
     let positions = positions(graph)?;
-    let shows = appearances(graph)?;
+    let appearing = appearances(graph)?;
     let profiles = visuals(graph)?;
     let entities: BTreeMap<String, Node> = kept_entities(graph)?
         .into_iter()
@@ -322,7 +322,7 @@ pub fn briefs(graph: &mut Graph, ask: &mut Ask) -> Result<Report, String> {
             continue;
         };
         let pos = positions.get(&passage_id).cloned().unwrap_or_default();
-        let shown: Vec<&Node> = shows
+        let shown: Vec<&Node> = appearing
             .get(&passage_id)
             .into_iter()
             .flatten()
@@ -353,20 +353,15 @@ pub fn briefs(graph: &mut Graph, ask: &mut Ask) -> Result<Report, String> {
                 "entities": listed, "problems": problems,
             });
             brief = ask("author/dress_brief", vars)?;
-            match brief["caption"].as_str().and_then(dress::caption_meta) {
-                Some(phrase) => {
-                    first_caption.get_or_insert_with(|| {
-                        brief["caption"].as_str().unwrap_or_default().to_owned()
-                    });
-                    problems = vec![format!(
-                        "the caption describes the picture (\"{phrase}\"); write it in the story's voice"
-                    )];
-                }
-                None => {
-                    problems.clear();
-                    break;
-                }
-            }
+            let Some(phrase) = brief["caption"].as_str().and_then(dress::caption_meta) else {
+                problems.clear();
+                break;
+            };
+            first_caption
+                .get_or_insert_with(|| brief["caption"].as_str().unwrap_or_default().to_owned());
+            problems = vec![format!(
+                "the caption describes the picture (\"{phrase}\"); write it in the story's voice"
+            )];
         }
         let mut notes = Vec::new();
         if let Some(first) = &first_caption {

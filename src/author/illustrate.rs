@@ -1,4 +1,8 @@
 //! DRESS's image providers (seed 000: a provider-independent abstraction): the `Illustrator` trait a provider implements, the content-addressed asset store (`assets/<sha256>.png`), and the built-in `Sketch` provider, which draws a deterministic picture from a brief's prompt (its category's composition, the art direction's palette, each entity's colours, the mood's light) for machines without an image model.
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "pixel geometry: sizes under 2^16 and counts under 1000 are exact in f32"
+)]
 
 use std::path::Path;
 
@@ -57,7 +61,7 @@ pub struct Sketch;
 const LONG_SIDE: u32 = 768;
 
 impl Illustrator for Sketch {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "sketch"
     }
 
@@ -130,37 +134,37 @@ const BLACK: Rgb = Rgb(0.0, 0.0, 0.0);
 const WHITE: Rgb = Rgb(1.0, 1.0, 1.0);
 
 /// Colour words art directions use that CSS does not name.
-const ART_COLOURS: [(&str, u32); 30] = [
-    ("amber", 0xFFBF00),
-    ("ochre", 0xCC7722),
-    ("umber", 0x635147),
-    ("sepia", 0x704214),
-    ("rust", 0xB7410E),
-    ("ember", 0xE25822),
-    ("moss", 0x8A9A5B),
-    ("slate", 0x708090),
-    ("storm", 0x4F5B66),
-    ("bone", 0xE3DAC9),
-    ("ash", 0xB2BEB5),
-    ("copper", 0xB87333),
-    ("brass", 0xB5A642),
-    ("bronze", 0xCD7F32),
-    ("verdigris", 0x43B3AE),
-    ("ink", 0x1B1B2F),
-    ("charcoal", 0x36454F),
-    ("cream", 0xFFFDD0),
-    ("sand", 0xC2B280),
-    ("fog", 0xC8CCD0),
-    ("mist", 0xD4DBE0),
-    ("sea", 0x2E6F7A),
-    ("ocean", 0x1F4E79),
-    ("night", 0x141A33),
-    ("blood", 0x7A0A0A),
-    ("rose", 0xC08081),
-    ("jade", 0x00A86B),
-    ("lamplight", 0xF2C46D),
-    ("candlelight", 0xF5C16C),
-    ("parchment", 0xF1E9D2),
+const ART_COLOURS: [(&str, &str); 30] = [
+    ("amber", "#FFBF00"),
+    ("ochre", "#CC7722"),
+    ("umber", "#635147"),
+    ("sepia", "#704214"),
+    ("rust", "#B7410E"),
+    ("ember", "#E25822"),
+    ("moss", "#8A9A5B"),
+    ("slate", "#708090"),
+    ("storm", "#4F5B66"),
+    ("bone", "#E3DAC9"),
+    ("ash", "#B2BEB5"),
+    ("copper", "#B87333"),
+    ("brass", "#B5A642"),
+    ("bronze", "#CD7F32"),
+    ("verdigris", "#43B3AE"),
+    ("ink", "#1B1B2F"),
+    ("charcoal", "#36454F"),
+    ("cream", "#FFFDD0"),
+    ("sand", "#C2B280"),
+    ("fog", "#C8CCD0"),
+    ("mist", "#D4DBE0"),
+    ("sea", "#2E6F7A"),
+    ("ocean", "#1F4E79"),
+    ("night", "#141A33"),
+    ("blood", "#7A0A0A"),
+    ("rose", "#C08081"),
+    ("jade", "#00A86B"),
+    ("lamplight", "#F2C46D"),
+    ("candlelight", "#F5C16C"),
+    ("parchment", "#F1E9D2"),
 ];
 
 /// A colour from a palette phrase ("deep sea green", "#1b2b3c", "warm
@@ -181,12 +185,15 @@ fn colour(phrase: &str) -> Rgb {
         ART_COLOURS
             .iter()
             .find(|(name, _)| *name == w)
-            .map(|(_, rgb)| rgb_of(*rgb))
-            .or_else(|| csscolorparser::parse(w).ok().map(|c| Rgb(c.r, c.g, c.b)))
+            .map_or(w, |(_, hex)| *hex)
+            .parse::<csscolorparser::Color>()
+            .ok()
+            .map(|c| Rgb(c.r, c.g, c.b))
     });
     let mut c = named.unwrap_or_else(|| {
-        let h = Sha256::digest(lower.as_bytes());
-        hsl(f32::from(h[0]) / 255.0, 0.35, 0.5)
+        let hue = f32::from(Sha256::digest(lower.as_bytes())[0]) / 255.0 * 360.0;
+        let c = csscolorparser::Color::from_hsla(hue, 0.35, 0.5, 1.0);
+        Rgb(c.r, c.g, c.b)
     });
     for w in &words {
         c = match *w {
@@ -199,26 +206,6 @@ fn colour(phrase: &str) -> Rgb {
         };
     }
     c
-}
-
-fn rgb_of(hex: u32) -> Rgb {
-    let byte = |shift: u32| ((hex >> shift) & 0xFF) as f32 / 255.0;
-    Rgb(byte(16), byte(8), byte(0))
-}
-
-fn hsl(h: f32, s: f32, l: f32) -> Rgb {
-    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
-    let x = c * (1.0 - ((h * 6.0) % 2.0 - 1.0).abs());
-    let m = l - c / 2.0;
-    let (r, g, b) = match (h * 6.0) as u32 {
-        0 => (c, x, 0.0),
-        1 => (x, c, 0.0),
-        2 => (0.0, c, x),
-        3 => (0.0, x, c),
-        4 => (x, 0.0, c),
-        _ => (c, 0.0, x),
-    };
-    Rgb(r + m, g + m, b + m)
 }
 
 /// How the mood lights the picture: a brightness factor.
@@ -260,7 +247,7 @@ impl Canvas {
         }
         while palette.len() < 4 {
             let last = palette[palette.len() - 1];
-            palette.push(if palette.len() % 2 == 0 {
+            palette.push(if palette.len().is_multiple_of(2) {
                 last.scaled(0.55)
             } else {
                 last.mix(WHITE, 0.35)
@@ -311,7 +298,7 @@ impl Canvas {
 
     fn paint(&self, pixmap: &mut Pixmap, rng: &mut ChaCha8Rng) {
         let horizon_y = self.h * self.horizon;
-        self.gradient(
+        Self::gradient(
             pixmap,
             Rect::from_xywh(0.0, 0.0, self.w, horizon_y + 2.0),
             (self.sky.mix(WHITE, 0.15).scaled(self.light), 0.0),
@@ -322,8 +309,8 @@ impl Canvas {
             let x = self.w * rng.random_range(0.15..0.85);
             let y = horizon_y * rng.random_range(0.2..0.55);
             let r = self.h * rng.random_range(0.05..0.09);
-            self.glow(pixmap, x, y, r * 3.5, self.accent, 0.45);
-            self.circle(pixmap, x, y, r, self.accent.mix(WHITE, 0.3), 0.95);
+            Self::glow(pixmap, x, y, r * 3.5, self.accent, 0.45);
+            Self::circle(pixmap, x, y, r, self.accent.mix(WHITE, 0.3), 0.95);
         }
         // Ridges, far to near, paler with distance.
         let layers = if self.category == "vista" { 3 } else { 2 };
@@ -339,7 +326,7 @@ impl Canvas {
                 self.structures(pixmap, rng, base);
             }
         }
-        self.gradient(
+        Self::gradient(
             pixmap,
             Rect::from_xywh(0.0, horizon_y + self.h * 0.06, self.w, self.h),
             (self.ground.scaled(self.light * 0.8), horizon_y),
@@ -355,20 +342,14 @@ impl Canvas {
         self.vignette(pixmap);
     }
 
-    fn fill(&self, pixmap: &mut Pixmap, path: &tiny_skia::Path, colour: Rgb, alpha: f32) {
+    fn fill(pixmap: &mut Pixmap, path: &tiny_skia::Path, colour: Rgb, alpha: f32) {
         let mut paint = Paint::default();
         paint.set_color(colour.color(alpha));
         paint.anti_alias = true;
         pixmap.fill_path(path, &paint, FillRule::Winding, Transform::identity(), None);
     }
 
-    fn gradient(
-        &self,
-        pixmap: &mut Pixmap,
-        rect: Option<Rect>,
-        top: (Rgb, f32),
-        bottom: (Rgb, f32),
-    ) {
+    fn gradient(pixmap: &mut Pixmap, rect: Option<Rect>, top: (Rgb, f32), bottom: (Rgb, f32)) {
         let Some(rect) = rect else { return };
         let mut paint = Paint::default();
         if let Some(shader) = LinearGradient::new(
@@ -386,13 +367,13 @@ impl Canvas {
         pixmap.fill_rect(rect, &paint, Transform::identity(), None);
     }
 
-    fn circle(&self, pixmap: &mut Pixmap, x: f32, y: f32, r: f32, colour: Rgb, alpha: f32) {
+    fn circle(pixmap: &mut Pixmap, x: f32, y: f32, r: f32, colour: Rgb, alpha: f32) {
         if let Some(path) = PathBuilder::from_circle(x, y, r) {
-            self.fill(pixmap, &path, colour, alpha);
+            Self::fill(pixmap, &path, colour, alpha);
         }
     }
 
-    fn glow(&self, pixmap: &mut Pixmap, x: f32, y: f32, r: f32, colour: Rgb, alpha: f32) {
+    fn glow(pixmap: &mut Pixmap, x: f32, y: f32, r: f32, colour: Rgb, alpha: f32) {
         let mut paint = Paint::default();
         let Some(shader) = RadialGradient::new(
             Point::from_xy(x, y),
@@ -415,7 +396,10 @@ impl Canvas {
 
     /// A hill line: a sum of two waves with random phases, filled below.
     fn ridge(&self, pixmap: &mut Pixmap, rng: &mut ChaCha8Rng, base: f32, amp: f32, colour: Rgb) {
-        let (p1, p2) = (rng.random_range(0.0..6.28), rng.random_range(0.0..6.28));
+        let (p1, p2) = (
+            rng.random_range(0.0..std::f32::consts::TAU),
+            rng.random_range(0.0..std::f32::consts::TAU),
+        );
         let (f1, f2) = (rng.random_range(1.0..2.5), rng.random_range(3.0..7.0));
         let mut pb = PathBuilder::new();
         pb.move_to(0.0, self.h);
@@ -429,7 +413,7 @@ impl Canvas {
         pb.line_to(self.w, self.h);
         pb.close();
         if let Some(path) = pb.finish() {
-            self.fill(pixmap, &path, colour, 1.0);
+            Self::fill(pixmap, &path, colour, 1.0);
         }
     }
 
@@ -448,10 +432,10 @@ impl Canvas {
             pb.line_to(x + bw / 2.0, base + 4.0);
             pb.close();
             if let Some(path) = pb.finish() {
-                self.fill(pixmap, &path, colour.scaled(0.55 * self.light), 1.0);
+                Self::fill(pixmap, &path, colour.scaled(0.55 * self.light), 1.0);
             }
             // A lit window.
-            self.circle(pixmap, x, base - bh * 0.75, bw * 0.15, self.accent, 0.9);
+            Self::circle(pixmap, x, base - bh * 0.75, bw * 0.15, self.accent, 0.9);
         }
     }
 
@@ -480,7 +464,7 @@ impl Canvas {
         pb.close();
         let body = colour.scaled(0.45 * self.light);
         if let Some(path) = pb.finish() {
-            self.fill(pixmap, &path, body, 1.0);
+            Self::fill(pixmap, &path, body, 1.0);
             let mut paint = Paint::default();
             paint.set_color(self.accent.color(0.55));
             paint.anti_alias = true;
@@ -490,7 +474,7 @@ impl Canvas {
             };
             pixmap.stroke_path(&path, &paint, &stroke, Transform::identity(), None);
         }
-        self.circle(pixmap, x, feet - height + head, head, body, 1.0);
+        Self::circle(pixmap, x, feet - height + head, head, body, 1.0);
     }
 
     fn figures(&self, pixmap: &mut Pixmap, rng: &mut ChaCha8Rng, scale: f32) {
@@ -505,7 +489,7 @@ impl Canvas {
         // Objects at the figures' feet.
         for (_, colour) in self.things.iter().filter(|(k, _)| k != "location").take(2) {
             let x = self.w * rng.random_range(0.1..0.9);
-            self.circle(
+            Self::circle(
                 pixmap,
                 x,
                 feet - self.h * 0.02,
@@ -518,7 +502,7 @@ impl Canvas {
 
     fn portrait(&self, pixmap: &mut Pixmap) {
         let colour = self.characters.first().copied().unwrap_or(self.accent);
-        self.glow(
+        Self::glow(
             pixmap,
             self.w / 2.0,
             self.h * 0.45,
@@ -535,15 +519,18 @@ impl Canvas {
             .iter()
             .find(|(k, _)| k != "location")
             .map_or(self.accent, |(_, c)| *c);
-        let (cx, cy, r) = (self.w / 2.0, self.h * 0.55, self.h * 0.2);
-        self.glow(pixmap, cx, cy, r * 2.2, self.accent, 0.4);
+        let (cx, cy, radius) = (self.w / 2.0, self.h * 0.55, self.h * 0.2);
+        Self::glow(pixmap, cx, cy, radius * 2.2, self.accent, 0.4);
         let sides = rng.random_range(5..9);
         let turn = rng.random_range(0.0..1.0);
         let mut pb = PathBuilder::new();
         for i in 0..sides {
-            let a = (i as f32 / sides as f32 + turn) * std::f32::consts::TAU;
-            let k = rng.random_range(0.75..1.0);
-            let (x, y) = (cx + r * k * a.cos(), cy + r * k * a.sin() * 0.8);
+            let angle = (i as f32 / sides as f32 + turn) * std::f32::consts::TAU;
+            let reach = rng.random_range(0.75..1.0);
+            let (x, y) = (
+                cx + radius * reach * angle.cos(),
+                cy + radius * reach * angle.sin() * 0.8,
+            );
             if i == 0 {
                 pb.move_to(x, y);
             } else {
@@ -552,9 +539,16 @@ impl Canvas {
         }
         pb.close();
         if let Some(path) = pb.finish() {
-            self.fill(pixmap, &path, colour.scaled(self.light), 1.0);
+            Self::fill(pixmap, &path, colour.scaled(self.light), 1.0);
         }
-        self.circle(pixmap, cx - r * 0.3, cy - r * 0.3, r * 0.18, WHITE, 0.35);
+        Self::circle(
+            pixmap,
+            cx - radius * 0.3,
+            cy - radius * 0.3,
+            radius * 0.18,
+            WHITE,
+            0.35,
+        );
     }
 
     /// Brush strokes in the palette's colours, lightly, for texture.
@@ -637,9 +631,16 @@ mod tests {
 
     #[test]
     fn colour_words_become_colours() {
-        assert_eq!(colour("crimson"), rgb_of(0xDC143C));
-        assert_eq!(colour("#102030"), rgb_of(0x102030));
-        assert_eq!(colour("amber"), rgb_of(0xFFBF00));
+        let rgb = |r: u8, g: u8, b: u8| {
+            Rgb(
+                f32::from(r) / 255.0,
+                f32::from(g) / 255.0,
+                f32::from(b) / 255.0,
+            )
+        };
+        assert_eq!(colour("crimson"), rgb(0xDC, 0x14, 0x3C));
+        assert_eq!(colour("#102030"), rgb(0x10, 0x20, 0x30));
+        assert_eq!(colour("amber"), rgb(0xFF, 0xBF, 0x00));
         // A modifier darkens; an unknown word still gets a stable colour.
         assert!(colour("deep amber").0 < colour("amber").0);
         assert_eq!(colour("zorbic"), colour("zorbic"));

@@ -521,6 +521,9 @@ impl Project {
             (Some(stage), _) => format!(
                 "next: review {stage} (`loreloom author review {dir}`), then `loreloom author approve {dir}`"
             ),
+            (None, Some(Stage::Ship)) => format!(
+                "next: SHIP, its own command: `loreloom ship {dir} --format html` (or package, questfoundry, ink, twee, markdown, epub)"
+            ),
             (None, Some(stage)) if stage > super::stages::LAST_BUILT => format!(
                 "next: {stage}, which this version of Loreloom does not have yet (the pipeline ends at {})",
                 super::stages::LAST_BUILT

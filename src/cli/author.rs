@@ -272,6 +272,11 @@ fn say_dress(step: &DressStep) -> Option<&'static str> {
 }
 
 fn not_built(stage: Stage) -> ProjectError {
+    if stage == Stage::Ship {
+        return ProjectError::Gate(
+            "SHIP is deterministic and has its own command: `loreloom ship DIR --format F` (package, questfoundry, html, ink, twee, markdown, epub)".into(),
+        );
+    }
     ProjectError::Gate(format!(
         "{stage} is not built yet in this version of Loreloom (the authoring pipeline stops after {})",
         stages::LAST_BUILT
@@ -395,7 +400,7 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             .map(|step| {
                 paused = say_dress(&step);
             }),
-            later => Err(not_built(later)),
+            later @ Stage::Ship => Err(not_built(later)),
         };
         if let Err(e) = ran {
             // A stage that failed leaves nothing behind: the graph from

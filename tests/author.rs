@@ -727,13 +727,13 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
 }
 
 /// The real default model (SmolLM2-135M-Instruct) from a micro spark
-/// through DREAM, BRAINSTORM, SEED, GROW and FILL with `--yes`: it completes, or
+/// through DREAM, BRAINSTORM, SEED, GROW, FILL and DRESS with `--yes`: it completes, or
 /// fails with a typed error naming its stage and leaves the graph as the
 /// stage before left it; either way the project opens and says where it
 /// stands, and a completed graph passes the player's validation.
 #[cfg(feature = "llama")]
 #[test]
-fn the_real_model_runs_a_micro_spark_to_fill_or_fails_naming_the_stage() {
+fn the_real_model_runs_a_micro_spark_to_dress_or_fails_naming_the_stage() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("smoke");
     let p = project.to_str().unwrap();
@@ -749,7 +749,7 @@ fn the_real_model_runs_a_micro_spark_to_fill_or_fails_naming_the_stage() {
         .status
         .success()
     );
-    let out = author(&["run", p, "--to", "fill", "--yes"]);
+    let out = author(&["run", p, "--to", "dress", "--yes", "--render", "priority-2"]);
     let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
     println!("{stdout}\n{stderr}");
     let status = author(&["status", p]);
@@ -761,6 +761,17 @@ fn the_real_model_runs_a_micro_spark_to_fill_or_fails_naming_the_stage() {
     if out.status.success() {
         assert!(stdout.contains("GROW done"), "{stdout}");
         assert!(stdout.contains("FILL done"), "{stdout}");
+        assert!(stdout.contains("DRESS done"), "{stdout}");
+        let g = Graph::open(&project.join("graph.db")).unwrap();
+        assert!(g.node("art_direction").unwrap().is_some());
+        for i in g.nodes(loreloom::author::NodeType::Illustration).unwrap() {
+            assert!(
+                project.join(i.str("asset").unwrap()).is_file(),
+                "{:?}",
+                i.data
+            );
+        }
+        drop(g);
         let check = common::loreloom(&["validate", p], None);
         assert!(
             common::stderr(&check).contains(": 0 errors"),
@@ -775,6 +786,7 @@ fn the_real_model_runs_a_micro_spark_to_fill_or_fails_naming_the_stage() {
             "SEED failed",
             "GROW failed",
             "FILL failed",
+            "DRESS failed",
         ]
         .iter()
         .any(|s| stderr.contains(s));

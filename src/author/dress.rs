@@ -236,6 +236,36 @@ pub fn codex_meta(content: &str) -> Option<&'static str> {
     meta_in(content, &CODEX_META)
 }
 
+/// Words a caption may have at most (the prompt asks for twelve).
+pub const CAPTION_WORDS: usize = 16;
+
+/// What is wrong with a caption, said so the model can mend it: meta
+/// phrasing, or too long to be a caption.
+pub fn caption_problem(caption: &str) -> Option<String> {
+    if let Some(phrase) = caption_meta(caption) {
+        return Some(format!(
+            "the caption describes the picture (\"{phrase}\"); write it in the story's voice"
+        ));
+    }
+    let words = caption.split_whitespace().count();
+    (words > CAPTION_WORDS)
+        .then(|| format!("the caption has {words} words; a caption has at most twelve"))
+}
+
+/// The palette entries that name a colour (a short phrase or a `#hex`), and
+/// the ones dropped (sentences, recitals of the prompt).
+pub fn usable_palette(entries: &[String]) -> (Vec<String>, Vec<String>) {
+    entries.iter().cloned().partition(|e| {
+        let e = e.trim();
+        let words = e.split_whitespace().count();
+        (1..=4).contains(&words)
+            && e.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '#' | '\''))
+            && !e.to_lowercase().contains("colour")
+            && !e.to_lowercase().contains("color")
+    })
+}
+
 /// A codex tier as the model proposes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tier {
@@ -552,6 +582,21 @@ mod tests {
         }
         assert!("priority-4".parse::<Budget>().is_err());
         assert!("some".parse::<Budget>().is_err());
+    }
+
+    #[test]
+    fn long_captions_and_wordy_palettes_are_caught() {
+        assert!(caption_problem("Where the lamp was last trimmed").is_none());
+        let long = "Lena asks Tina about keeping the water out for a second before she goes down again; her answer comes";
+        assert!(caption_problem(long).is_some_and(|p| p.contains("at most twelve")));
+        let (kept, dropped) = usable_palette(&[
+            "storm grey".into(),
+            "#1b2b3c".into(),
+            "A palette of three to six colour words (, amber".into(),
+            "deep sea green".into(),
+        ]);
+        assert_eq!(kept, ["storm grey", "#1b2b3c", "deep sea green"]);
+        assert_eq!(dropped.len(), 1);
     }
 
     #[test]

@@ -108,8 +108,25 @@ pub fn art(graph: &mut Graph, brief: &str, ask: &mut Ask) -> Result<Report, Stri
         ));
         aspect = "16:9".into();
     }
+    let proposed: Vec<String> = super::graph::strings(answer.get("palette"));
+    let (palette, dropped) = dress::usable_palette(&proposed);
+    if !dropped.is_empty() {
+        notes.push(format!(
+            "palette entries that name no colour were dropped: {}{}",
+            dropped
+                .iter()
+                .map(|d| format!("\"{d}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if palette.is_empty() {
+                " (none left: pictures take their colours from the mood; set a palette at the gate)"
+            } else {
+                ""
+            }
+        ));
+    }
     let direction = json!({
-        "style": answer["style"], "medium": answer["medium"], "palette": answer["palette"],
+        "style": answer["style"], "medium": answer["medium"], "palette": palette,
         "composition_notes": answer["composition_notes"],
         "negative_defaults": answer["negative_defaults"], "aspect_ratio": aspect,
     });
@@ -353,25 +370,23 @@ pub fn briefs(graph: &mut Graph, ask: &mut Ask) -> Result<Report, String> {
                 "entities": listed, "problems": problems,
             });
             brief = ask("author/dress_brief", vars)?;
-            let Some(phrase) = brief["caption"].as_str().and_then(dress::caption_meta) else {
+            let Some(problem) = brief["caption"].as_str().and_then(dress::caption_problem) else {
                 problems.clear();
                 break;
             };
             first_caption
                 .get_or_insert_with(|| brief["caption"].as_str().unwrap_or_default().to_owned());
-            problems = vec![format!(
-                "the caption describes the picture (\"{phrase}\"); write it in the story's voice"
-            )];
+            problems = vec![problem];
         }
         let mut notes = Vec::new();
         if let Some(first) = &first_caption {
             notes.push(format!(
-                "{passage_id}: the first caption described the picture (\"{first}\"); asked again"
+                "{passage_id}: the first caption would not do (\"{first}\"); asked again"
             ));
         }
         if !problems.is_empty() {
             notes.push(format!(
-                "{passage_id}: the caption still spoke about the picture after a retry; the brief has no caption (write one at the gate)"
+                "{passage_id}: the caption still would not do after a retry; the brief has no caption (write one at the gate)"
             ));
             brief["caption"] = json!("");
         }

@@ -1619,6 +1619,49 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
         project.join("exports/story").join(cover).is_file(),
         "{cover}"
     );
+    // Spark to every SHIP format: golden manuscript and ink; the pictures
+    // go inline in the page and inside the book.
+    let shipped = dir.join("shipped");
+    for format in [
+        "package",
+        "questfoundry",
+        "html",
+        "ink",
+        "twee",
+        "markdown",
+        "epub",
+    ] {
+        ok(common::loreloom(
+            &[
+                "ship",
+                p,
+                "--format",
+                format,
+                "--out",
+                shipped.to_str().unwrap(),
+            ],
+            None,
+        ));
+    }
+    let md = std::fs::read_to_string(shipped.join("story.md")).unwrap();
+    insta::assert_snapshot!("dressed_lighthouse_markdown", md);
+    let ink = std::fs::read_to_string(shipped.join("story.ink")).unwrap();
+    insta::assert_snapshot!("dressed_lighthouse_ink", ink);
+    let html = std::fs::read_to_string(shipped.join("story.html")).unwrap();
+    assert_eq!(html.matches("data:image/png;base64,").count(), 2);
+    let epub = std::fs::read(shipped.join("story.epub")).unwrap();
+    for i in package["illustrations"].as_array().unwrap() {
+        let asset = i["asset"].as_str().unwrap();
+        assert!(
+            shipped.join(asset).is_file(),
+            "{asset} beside the manuscript"
+        );
+        let inside = format!("OEBPS/{asset}");
+        assert!(
+            epub.windows(inside.len()).any(|w| w == inside.as_bytes()),
+            "{inside} in the book"
+        );
+    }
     // KEEP_DRESSED=DIR keeps the dressed project (to preview it in the window).
     if let Some(keep) = std::env::var_os("KEEP_DRESSED") {
         let status = std::process::Command::new("cp")

@@ -189,6 +189,19 @@ fn the_manuscript_has_every_passage_and_choice() {
             .filter(|p| p.choices.is_empty())
             .count()
     );
+    // Its pictures, copied beside it, and the codex with what unlocks each tier.
+    assert!(!file.illustrations.is_empty());
+    for art in &file.illustrations {
+        assert!(md.contains(&format!("]({})", art.asset)), "{}", art.asset);
+        assert!(dir.path().join(&art.asset).is_file(), "{}", art.asset);
+    }
+    assert!(md.contains("## Codex\n"));
+    for tier in &file.codex {
+        assert!(md.contains(tier.content.trim()), "{}", tier.id);
+        if !tier.visible_when.is_empty() {
+            assert!(md.contains(&format!("*(once {})*", tier.visible_when.join(", "))));
+        }
+    }
 }
 
 #[test]

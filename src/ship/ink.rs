@@ -1,4 +1,4 @@
-//! The story as inkle's ink: a knot per passage (tagged with its id), a boolean `VAR` per codeword, each choice sticky and conditional on the codewords it requires, setting the ones it grants, `-> END` at endings; text escaped so prose is never read as ink.
+//! The story as inkle's ink: a knot per passage (tagged with its id and its pictures), a boolean `VAR` per codeword, each choice sticky and conditional on the codewords it requires, setting the ones it grants, `-> END` at endings; text escaped so prose is never read as ink.
 
 use std::fmt::Write as _;
 
@@ -50,6 +50,14 @@ pub fn write(file: &StoryFile) -> String {
         let p = &file.passages[i];
         let _ = writeln!(out, "\n=== {} ===", knots[&p.id]);
         let _ = writeln!(out, "# passage: {}", text(&p.id));
+        // Pictures as tags (`# image:` as inky's players read it).
+        for art in file
+            .illustrations
+            .iter()
+            .filter(|i| i.depicts.contains(&p.id))
+        {
+            let _ = writeln!(out, "# image: {}", text(&art.asset));
+        }
         for line in p.prose.lines().filter(|l| !l.trim().is_empty()) {
             let _ = writeln!(out, "{}", text(line));
         }

@@ -1,4 +1,4 @@
-//! The story as a Markdown manuscript: every passage in reading order with an anchor, its prose, and its choices as links with what they require and grant; endings marked.
+//! The story as a Markdown manuscript: the cover, every passage in reading order with an anchor, its pictures with their captions, its prose, and its choices as links with what they require and grant; endings marked; the codex's tiers at the end with what unlocks each.
 
 use std::fmt::Write as _;
 
@@ -15,6 +15,9 @@ pub fn write(file: &StoryFile) -> String {
     }
     if let Some(d) = &file.meta.description {
         let _ = writeln!(out, "{d}\n");
+    }
+    if let Some(cover) = &file.meta.cover {
+        let _ = writeln!(out, "![{}]({})\n", alt(&file.meta.title), link(cover));
     }
     let endings = file
         .passages
@@ -38,6 +41,16 @@ pub fn write(file: &StoryFile) -> String {
             p.title.as_deref().unwrap_or(&p.id),
             if start { " (start)" } else { "" }
         );
+        for art in file
+            .illustrations
+            .iter()
+            .filter(|i| i.depicts.contains(&p.id))
+        {
+            let _ = writeln!(out, "![{}]({})\n", alt(&art.caption), link(&art.asset));
+            if !art.caption.trim().is_empty() {
+                let _ = writeln!(out, "*{}*\n", art.caption.trim());
+            }
+        }
         let _ = writeln!(out, "{}\n", p.prose.trim());
         if p.choices.is_empty() {
             let _ = writeln!(out, "**THE END**\n");
@@ -67,5 +80,51 @@ pub fn write(file: &StoryFile) -> String {
         }
         out.push('\n');
     }
+    codex(file, &mut out);
     out
+}
+
+/// Text safe inside `![…]`.
+fn alt(text: &str) -> String {
+    text.replace(['[', ']', '\n'], " ").trim().to_owned()
+}
+
+/// A relative path safe inside `(…)`.
+fn link(path: &str) -> String {
+    path.replace(' ', "%20")
+        .replace('(', "%28")
+        .replace(')', "%29")
+}
+
+/// The codex: each entity's tiers by rank, with what unlocks each.
+fn codex(file: &StoryFile, out: &mut String) {
+    if file.codex.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Codex\n");
+    for entity in &file.entities {
+        let mut tiers: Vec<_> = file
+            .codex
+            .iter()
+            .filter(|c| c.entity == entity.id)
+            .collect();
+        if tiers.is_empty() {
+            continue;
+        }
+        tiers.sort_by_key(|t| t.rank);
+        let _ = writeln!(out, "### {}\n", entity.name);
+        for t in tiers {
+            let when = if t.visible_when.is_empty() {
+                "from the start".to_owned()
+            } else {
+                format!("once {}", t.visible_when.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "**{}** *({when})*: {}\n",
+                t.title.as_deref().unwrap_or(&format!("Tier {}", t.rank)),
+                t.content.trim()
+            );
+        }
+    }
 }

@@ -63,9 +63,26 @@ impl Format {
         }
     }
 
-    /// Whether the shipped file names the story's art and music (copied beside it).
-    fn carries_assets(self) -> bool {
-        matches!(self, Format::Package | Format::Questfoundry)
+    /// The files the shipped file names (copied beside it): everything for
+    /// the packages, the pictures for the manuscript, none for formats
+    /// that inline what they show or show no pictures.
+    fn named_assets(self, file: &StoryFile) -> Vec<(&str, String)> {
+        let all = crate::story::load::referenced_assets(file);
+        match self {
+            Format::Package | Format::Questfoundry => all,
+            Format::Markdown => {
+                let pictures: BTreeSet<&str> = file
+                    .illustrations
+                    .iter()
+                    .map(|i| i.asset.as_str())
+                    .chain(file.meta.cover.as_deref())
+                    .collect();
+                all.into_iter()
+                    .filter(|(a, _)| pictures.contains(a))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -82,9 +99,9 @@ pub fn ship(
     std::fs::create_dir_all(out)?;
     let target = out.join(format.file_name());
     std::fs::write(&target, bytes)?;
-    if format.carries_assets() {
+    {
         let mut seen = BTreeSet::new();
-        for (asset, by) in crate::story::load::referenced_assets(file) {
+        for (asset, by) in format.named_assets(file) {
             if !seen.insert(asset.to_owned()) {
                 continue;
             }

@@ -1236,6 +1236,98 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
     assert!(story.is_some());
     assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
     assert_eq!(report.warnings(), 0, "{:?}", report.diagnostics);
+
+    dress_the_tide(&mut g);
+}
+
+/// DRESS's codex on the grown tide story: the keeper's tiers may be gated
+/// by the codewords his overlays are shown under and those of the dilemma
+/// that involves him (each with its consequence's meaning); a first tier
+/// that says what only `boat_holed` reveals ("arms folded") is a spoiler
+/// and is asked again; the graduated answer is kept, and the exported
+/// story's codex passes the player's validation.
+fn dress_the_tide(g: &mut Graph) {
+    use loreloom::author::dress_stage;
+    let mut ask = |prompt: &str, _vars: Value| -> Result<Value, String> {
+        assert_eq!(prompt, "author/dress_art");
+        Ok(
+            json!({"style": "woodcut", "medium": "ink on paper", "palette": ["ochre", "sea green"],
+                  "composition_notes": "", "negative_defaults": "", "aspect_ratio": "4:3", "visuals": []}),
+        )
+    };
+    dress_stage::art(g, "woodcut prints", &mut ask).unwrap();
+    let mut codex_calls: Vec<Value> = Vec::new();
+    let mut ask = |prompt: &str, vars: Value| -> Result<Value, String> {
+        match prompt {
+            "author/dress_brief" => Ok(json!({"category": "scene", "subject": "the quay at dawn",
+                "composition": "", "mood": "calm", "negative": "", "caption": "Where the tide turns",
+                "visually_striking": false, "emotionally_pivotal": false, "dialogue_heavy": false})),
+            "author/dress_codex" if vars["entity"]["name"] == "The keeper" => {
+                codex_calls.push(vars.clone());
+                if codex_calls.len() == 1 {
+                    Ok(json!({"tiers": [
+                        {"rank": 1, "visible_when": [], "content": "The quay's keeper, watchful, arms folded."},
+                        {"rank": 2, "visible_when": ["boat_holed"], "content": "Grim since the boat was holed."}]}))
+                } else {
+                    Ok(json!({"tiers": [
+                        {"rank": 1, "visible_when": [], "content": "The quay's keeper, watchful in all weathers."},
+                        {"rank": 2, "visible_when": ["boat_holed"], "content": "Grim now; he stands with arms folded at the quay's end."},
+                        {"rank": 3, "visible_when": ["boat_safe"], "content": "He nods to Mara these days, approving."}]}))
+                }
+            }
+            "author/dress_codex" => Ok(json!({"tiers": [
+                {"rank": 1, "visible_when": [], "content": format!("What the quay says of {}.", vars["entity"]["name"].as_str().unwrap())}]})),
+            other => Err(format!("unexpected {other}")),
+        }
+    };
+    let report = dress_stage::briefs(g, &mut ask).unwrap();
+    assert_eq!(codex_calls.len(), 2, "one retry for the spoiler");
+    let offered: Vec<&str> = codex_calls[0]["codewords"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["boat_holed", "boat_safe"]);
+    assert!(
+        codex_calls[0]["codewords"][0]["meaning"]
+            .as_str()
+            .unwrap()
+            .len()
+            > 3,
+        "{}",
+        codex_calls[0]
+    );
+    let said = codex_calls[1]["problems"].to_string();
+    assert!(
+        said.contains("rank 1 gives away what a later tier reveals: \\\"arms folded\\\""),
+        "{said}"
+    );
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
+    let tiers: Vec<(u64, Value)> = (1..=3)
+        .map(|r| {
+            let n = g.node(&format!("codex::keeper::{r}")).unwrap().unwrap();
+            (
+                n.data["rank"].as_u64().unwrap(),
+                n.data["visible_when"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tiers,
+        [
+            (1, json!([])),
+            (2, json!(["boat_holed"])),
+            (3, json!(["boat_safe"]))
+        ]
+    );
+    let file = loreloom::author::export::story_file(g, "tide").unwrap();
+    assert_eq!(
+        file.codex.iter().filter(|c| c.entity == "keeper").count(),
+        3
+    );
+    let (_, report) = loreloom::story::validate_file(file);
+    assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
 }
 
 /// FILL on the grown lighthouse: the voice document stops at its own gate

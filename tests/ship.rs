@@ -330,7 +330,8 @@ fn the_bundled_story_ships_as_a_package_and_as_questfoundry_runtime() {
 /// Ships `story` as one HTML file and plays `count` of our player's walks
 /// in headless Chromium (Debian's, driven by playwright-core), clicking the
 /// n-th offered choice: the same passages and endings, no request beyond
-/// the page, no script error; screenshots are not blank. Returns the
+/// the page, no script error; a reload half-way through the first walk
+/// goes on from the save in the browser; screenshots are not blank. Returns the
 /// report (with the codex text at the end of the first walk).
 fn same_in_html(story: &Path, dir: &Path, count: usize) -> serde_json::Value {
     let out = ship(story, "html", dir);
@@ -364,6 +365,13 @@ fn same_in_html(story: &Path, dir: &Path, count: usize) -> serde_json::Value {
             .collect();
         assert_eq!(shown, &theirs, "walk {picks:?}");
         assert_eq!(*ended, result["ended"].as_bool().unwrap(), "walk {picks:?}");
+    }
+    // The first walk was reloaded half-way: the save in the browser's
+    // storage put the reader back where they were, with the same choices.
+    let reload = &report["results"][0]["reload"];
+    if !ours[0].0.is_empty() {
+        assert_eq!(reload["before"], reload["after"], "the reload went on");
+        assert!(reload["before"]["passage"].is_string(), "{reload}");
     }
     // Screenshots: real pictures with more than a background colour in them.
     for shot in ["walk-0.png", "codex.png"] {

@@ -1,4 +1,4 @@
-//! The story as one self-contained HTML file: a small player (`assets/ship/player.html`: passages, gated choices, grants, endings, the codex in ranked tiers unlocked by codewords, illustrations with captions) with the story and its pictures inlined as data, so it opens from disk with no network.
+//! The story as one self-contained HTML file: a small player (`assets/ship/player.html`: passages, gated choices, grants, endings, the codex in ranked tiers unlocked by codewords, illustrations with captions, where the reader is kept in localStorage) with the story and its pictures inlined as data, so it opens from disk with no network.
 
 use std::path::Path;
 
@@ -80,6 +80,7 @@ pub fn write(file: &StoryFile, root: &Path) -> (String, Vec<String>) {
         })
         .collect();
     let data = json!({
+        "id": file.meta.id,
         "title": file.meta.title,
         "start": super::start(file),
         "passages": passages,

@@ -2,6 +2,8 @@
 // playwright-core) along choice walks: clicks the n-th offered choice,
 // records each passage shown (the page's body[data-passage]) and whether it
 // ended; opens the codex at the end of the first walk; screenshots each walk.
+// Each walk starts from a cleared save; the first is reloaded half-way
+// (where the page says it is, and the choices it offers, after the reload).
 // Usage: node html-play.js story.html '[[1,2],[2,1]]' SHOT_DIR
 'use strict';
 const path = require('path');
@@ -23,10 +25,20 @@ const { chromium } = require('playwright-core');
   const results = [];
   for (const [w, walk] of walks.entries()) {
     await page.goto('file://' + path.resolve(file));
+    await page.evaluate(() => localStorage.clear());
+    await page.reload();
     const passages = [await page.getAttribute('body', 'data-passage')];
-    for (const n of walk) {
+    let reload = null;
+    const labels = async () => page.$$eval('#choices button', (bs) => bs.map((b) => b.textContent));
+    for (const [i, n] of walk.entries()) {
       await page.click(`#choices button[data-number="${n}"]`);
       passages.push(await page.getAttribute('body', 'data-passage'));
+      if (w === 0 && i === Math.floor(walk.length / 2)) {
+        const before = { passage: passages[passages.length - 1], choices: await labels() };
+        await page.reload();
+        const after = { passage: await page.getAttribute('body', 'data-passage'), choices: await labels() };
+        reload = { before, after };
+      }
     }
     const ended = (await page.getAttribute('body', 'data-ended')) === 'true';
     let codex = null;
@@ -37,7 +49,7 @@ const { chromium } = require('playwright-core');
       await page.click('#close-codex');
     }
     await page.screenshot({ path: path.join(shots, `walk-${w}.png`) });
-    results.push({ passages, ended, codex });
+    results.push({ passages, ended, codex, reload });
   }
   await browser.close();
   console.log(JSON.stringify({ results, requests, errors }));

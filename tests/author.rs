@@ -54,6 +54,19 @@ fn ok(out: std::process::Output) -> String {
     common::stdout(&out)
 }
 
+/// Copies the project folder `p` to where the environment variable `var`
+/// says, if it is set (to look at it afterwards).
+fn keep_copy(var: &str, p: &str) {
+    if let Some(keep) = std::env::var_os(var) {
+        let status = std::process::Command::new("cp")
+            .args(["-r", p])
+            .arg(&keep)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
 fn author(args: &[&str]) -> std::process::Output {
     let mut all = vec!["author"];
     all.extend_from_slice(args);
@@ -682,14 +695,7 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
     insta::assert_snapshot!("graph_md_after_grow", md);
     // KEEP_PROJECT=DIR keeps the grown project (to preview it in the window).
-    if let Some(keep) = std::env::var_os("KEEP_PROJECT") {
-        let status = std::process::Command::new("cp")
-            .args(["-r", p])
-            .arg(&keep)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+    keep_copy("KEEP_PROJECT", p);
     let out = common::loreloom(&["validate", p], None);
     assert!(
         out.status.success(),
@@ -1755,14 +1761,7 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
         );
     }
     // KEEP_DRESSED=DIR keeps the dressed project (to preview it in the window).
-    if let Some(keep) = std::env::var_os("KEEP_DRESSED") {
-        let status = std::process::Command::new("cp")
-            .args(["-r", p])
-            .arg(&keep)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+    keep_copy("KEEP_DRESSED", p);
 
     ok(author(&["rollback", p, "dress"]));
     assert_eq!(

@@ -461,13 +461,7 @@ fn entity_codewords(
         .map(|e| e.from)
         .collect();
     for c in codewords {
-        let dilemma = match c.str("path") {
-            Some(path) => graph
-                .node(path)
-                .map_err(err)?
-                .and_then(|p| p.str("dilemma_id").map(str::to_owned)),
-            None => None,
-        };
+        let dilemma = field_of(graph, c.str("path"), "dilemma_id")?;
         if dilemma.is_some_and(|d| dilemmas.contains(&d)) {
             ids.insert(c.id.clone());
         }
@@ -477,19 +471,22 @@ fn entity_codewords(
         let Some(c) = codewords.iter().find(|c| c.id == id) else {
             continue;
         };
-        let meaning = match c.str("tracks") {
-            Some(t) => graph
-                .node(t)
-                .map_err(err)?
-                .and_then(|n| n.str("description").map(str::to_owned)),
-            None => None,
-        };
+        let meaning = field_of(graph, c.str("tracks"), "description")?;
         out.push((
             id,
             meaning.unwrap_or_else(|| short(&c.id).replace('_', " ")),
         ));
     }
     Ok(out)
+}
+
+/// A text field of the node `id` names, if both are there.
+fn field_of(graph: &Graph, id: Option<&str>, field: &str) -> Result<Option<String>, String> {
+    let Some(id) = id else { return Ok(None) };
+    Ok(graph
+        .node(id)
+        .map_err(err)?
+        .and_then(|n| n.str(field).map(str::to_owned)))
 }
 
 /// An entity's details that only some codewords show (its overlays').

@@ -134,7 +134,7 @@ const BLACK: Rgb = Rgb(0.0, 0.0, 0.0);
 const WHITE: Rgb = Rgb(1.0, 1.0, 1.0);
 
 /// Colour words art directions use that CSS does not name.
-const ART_COLOURS: [(&str, &str); 30] = [
+const ART_COLOURS: [(&str, &str); 29] = [
     ("amber", "#FFBF00"),
     ("ochre", "#CC7722"),
     ("umber", "#635147"),
@@ -163,7 +163,6 @@ const ART_COLOURS: [(&str, &str); 30] = [
     ("rose", "#C08081"),
     ("jade", "#00A86B"),
     ("lamplight", "#F2C46D"),
-    ("candlelight", "#F5C16C"),
     ("parchment", "#F1E9D2"),
 ];
 

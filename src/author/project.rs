@@ -215,19 +215,24 @@ impl Project {
 
     /// The inner gate the stage waits at, if it waits at one.
     pub fn waiting_inner(&self, stage: Stage) -> Result<Option<Inner>, ProjectError> {
-        let value = self.gate_value(stage)?;
-        Ok(inner_gates(stage)
-            .iter()
-            .find(|g| Some(g.waiting) == value.as_deref())
-            .copied())
+        self.inner_where(stage, |g| g.waiting)
     }
 
     /// The inner gate the stage last passed, if it goes on from one.
     pub fn passed_inner(&self, stage: Stage) -> Result<Option<Inner>, ProjectError> {
-        let value = self.gate_value(stage)?;
+        self.inner_where(stage, |g| g.passed)
+    }
+
+    /// The inner gate whose `value` is the stage's gate value now.
+    fn inner_where(
+        &self,
+        stage: Stage,
+        value: fn(&Inner) -> &'static str,
+    ) -> Result<Option<Inner>, ProjectError> {
+        let now = self.gate_value(stage)?;
         Ok(inner_gates(stage)
             .iter()
-            .find(|g| Some(g.passed) == value.as_deref())
+            .find(|g| Some(value(g)) == now.as_deref())
             .copied())
     }
 

@@ -15,6 +15,7 @@ pub mod rules;
 pub mod saves;
 pub mod session;
 pub mod ship;
+pub mod skills;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod story;

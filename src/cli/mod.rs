@@ -7,6 +7,7 @@ mod check;
 mod model;
 #[cfg(feature = "store")]
 mod session;
+mod skills;
 mod terminal;
 mod tune;
 
@@ -112,6 +113,9 @@ enum Command {
     /// The fine-tuning corpus: render `training/settings` into the chats the model is tuned on
     #[command(subcommand)]
     Tune(TuneCommand),
+    /// Skills: external programs a turn can call (list, check, run one)
+    #[command(subcommand)]
+    Skills(skills::SkillsCommand),
     /// Roll dice: `2d6+3`, `1d20+wits --mod wits=2`; prints each roll as JSON
     Dice {
         /// `NdM` terms, constants and named modifiers joined by + and -
@@ -390,6 +394,7 @@ pub fn run() -> ExitCode {
         Command::Session(SessionCommand::Play(args)) => session::play(args),
         #[cfg(feature = "store")]
         Command::Session(SessionCommand::Replay { save, scene }) => session::replay(&save, scene),
+        Command::Skills(command) => skills::run(command),
         Command::Dice {
             expr,
             mods,

@@ -1,0 +1,148 @@
+//! `loreloom skills …`: list the discovered skills, check them (manifests, scripts, configs), and run one script with JSON input, printing each event as it is read.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+
+use crate::skills::execute::{Executor, ToolState};
+use crate::skills::manifest::{Discovery, discover};
+use crate::skills::plan::Plan;
+
+/// `loreloom skills …`
+#[derive(clap::Subcommand, Debug)]
+pub enum SkillsCommand {
+    /// Every skill found (name, version, scripts, description) and every folder skipped
+    List(Dirs),
+    /// Exit 1 if a skill folder is broken (each problem names its file)
+    Check(Dirs),
+    /// Run one script of a skill with JSON input and print its events and the state it leaves
+    Run {
+        /// The skill, or SKILL/SCRIPT
+        name: String,
+        /// The `input` object the script reads (JSON)
+        #[arg(long, default_value = "{}")]
+        input: String,
+        #[command(flatten)]
+        dirs: Dirs,
+    },
+}
+
+/// Where skills are looked for.
+#[derive(clap::Args, Debug)]
+pub struct Dirs {
+    /// Also these skill folders (a campaign's `skills/`), after the bundled `skills/`
+    #[arg(long = "dir", value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+}
+
+impl Dirs {
+    fn discover(&self) -> Discovery {
+        let mut dirs = vec![crate::resource_dir("skills")];
+        dirs.extend(self.dirs.iter().cloned());
+        discover(&dirs)
+    }
+}
+
+pub fn run(command: SkillsCommand) -> ExitCode {
+    match command {
+        SkillsCommand::List(dirs) => {
+            let found = dirs.discover();
+            for s in &found.skills {
+                let m = &s.manifest;
+                println!(
+                    "{} {} ({}): {}\n  scripts: {}",
+                    m.name,
+                    m.version,
+                    s.dir.display(),
+                    m.description,
+                    s.tool_paths().join(", ")
+                );
+            }
+            for w in &found.warnings {
+                eprintln!("skipped: {w}");
+            }
+            ExitCode::SUCCESS
+        }
+        SkillsCommand::Check(dirs) => {
+            let found = dirs.discover();
+            for w in &found.warnings {
+                eprintln!("{w}");
+            }
+            eprintln!(
+                "{} skills, {} folders skipped",
+                found.skills.len(),
+                found.warnings.len()
+            );
+            if found.warnings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        SkillsCommand::Run { name, input, dirs } => {
+            let found = dirs.discover();
+            let input: Value = match serde_json::from_str(&input) {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("--input is not JSON: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let Some(skill) = found.get(crate::skills::plan::skill_of(&name)) else {
+                eprintln!("no skill `{name}` (see `loreloom skills list`)");
+                return ExitCode::from(2);
+            };
+            let path = if name.contains('/') {
+                name.clone()
+            } else {
+                skill.tool_paths().first().cloned().unwrap_or_default()
+            };
+            let plan: Plan = match serde_json::from_value(json!({
+                "requestId": "cli",
+                "tools": [{"toolId": "run", "toolPath": path, "input": input, "retryPolicy": {"maxRetries": 0, "backoffMs": 0}}]
+            })) {
+                Ok(plan) => plan,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let result = Executor::new(&found).execute(&plan, &Map::new());
+            if let Some(refused) = &result.refused {
+                eprintln!("{}", refused.message);
+                return ExitCode::FAILURE;
+            }
+            for r in &result.tool_results {
+                for e in &r.events {
+                    println!("{}", serde_json::to_string(e).unwrap_or_default());
+                }
+                if !r.stderr.trim().is_empty() {
+                    eprintln!("stderr:\n{}", r.stderr.trim_end());
+                }
+                eprintln!(
+                    "{}: {:?} in {} ms{}",
+                    r.tool_id,
+                    r.state,
+                    r.execution_time_ms,
+                    r.error
+                        .as_ref()
+                        .map(|f| format!(" ({:?}: {})", f.category, f.message))
+                        .unwrap_or_default()
+                );
+            }
+            if !result.aggregated_state.is_empty() {
+                println!("state: {}", Value::Object(result.aggregated_state.clone()));
+            }
+            if result
+                .tool_results
+                .iter()
+                .all(|r| r.state == ToolState::Success)
+            {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! One invocation of a skill script (seed 002 §2.1, §3.4, §10.5): its own process group, JSON on stdin, every stdout line read by a thread and parsed into an event under caps (line length, total bytes, event count), stderr kept up to a cap, a timeout and cancellation that kill the whole group, resource limits in the child (`prlimit`: CPU time, address space, file size, processes, no core dumps), a scrubbed environment; and what the exit code and the events mean together.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, unbounded};
+use serde::Serialize;
+use wait_timeout::ChildExt;
+
+use super::protocol::{Event, parse_line};
+
+/// What one invocation may use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub timeout: Duration,
+    /// Bytes in one line of output.
+    pub max_line: usize,
+    /// Bytes of output in all.
+    pub max_bytes: usize,
+    pub max_events: usize,
+    /// Bytes of stderr kept for the log.
+    pub max_stderr: usize,
+    pub cpu_seconds: u64,
+    pub address_space: u64,
+    pub file_size: u64,
+    pub processes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(30),
+            max_line: 1 << 20,
+            max_bytes: 16 << 20,
+            max_events: 10_000,
+            max_stderr: 64 << 10,
+            cpu_seconds: 30,
+            address_space: 8 << 30,
+            file_size: 64 << 20,
+            processes: 256,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The working directory (the skill's folder).
+    pub dir: PathBuf,
+    /// The child's whole environment besides `PATH`, `LANG` and `HOME`.
+    pub env: Vec<(String, String)>,
+    pub stdin: Vec<u8>,
+    pub limits: Limits,
+    /// Set to stop the invocation (the player rewound or quit).
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// Seed 002's error categories (§2.2.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    ToolFailure,
+    CircularDependency,
+    Timeout,
+    InvalidJson,
+    ProcessError,
+}
+
+/// Why an invocation failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    pub category: Category,
+    pub message: String,
+}
+
+impl Failure {
+    fn new(category: Category, message: impl Into<String>) -> Self {
+        Self {
+            category,
+            message: message.into(),
+        }
+    }
+}
+
+/// What came of an invocation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Invocation {
+    pub events: Vec<Event>,
+    /// The exit code (none when killed by a signal or never started).
+    pub exit: Option<i32>,
+    /// Stderr, up to the cap (a note says when more was dropped).
+    pub stderr: String,
+    pub elapsed_ms: u64,
+    pub failure: Option<Failure>,
+}
+
+impl Invocation {
+    pub fn ok(&self) -> bool {
+        self.failure.is_none()
+    }
+
+    /// The `done` event, if one came.
+    pub fn done(&self) -> Option<(bool, Option<&str>)> {
+        self.events.iter().find_map(|e| match e {
+            Event::Done { ok, summary } => Some((*ok, summary.as_deref())),
+            _ => None,
+        })
+    }
+}
+
+/// What the reader thread says.
+enum Said {
+    Event(Event),
+    Broken(Failure),
+    End,
+}
+
+/// Reads one line of at most `max` bytes (without its newline).
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
+    let mut line = Vec::new();
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(if line.is_empty() {
+                Line::Eof
+            } else {
+                Line::Text(line)
+            });
+        }
+        if let Some(i) = buf.iter().position(|b| *b == b'\n') {
+            line.extend_from_slice(&buf[..i]);
+            reader.consume(i + 1);
+            return Ok(if line.len() > max {
+                Line::TooLong
+            } else {
+                Line::Text(line)
+            });
+        }
+        let n = buf.len();
+        line.extend_from_slice(buf);
+        reader.consume(n);
+        if line.len() > max {
+            return Ok(Line::TooLong);
+        }
+    }
+}
+
+/// The stdout reader: each line an event, until `done`, the caps or the end.
+fn read_events(out: impl Read, limits: &Limits, tx: &Sender<Said>) {
+    let mut reader = BufReader::with_capacity(64 << 10, out);
+    let (mut bytes, mut events) = (0usize, 0usize);
+    let broken = |f: Failure| {
+        let _ = tx.send(Said::Broken(f));
+    };
+    loop {
+        match read_line(&mut reader, limits.max_line) {
+            Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::TooLong) => {
+                return broken(Failure::new(
+                    Category::InvalidJson,
+                    format!("a line of output over {} bytes", limits.max_line),
+                ));
+            }
+            Ok(Line::Text(line)) => {
+                bytes += line.len() + 1;
+                if bytes > limits.max_bytes {
+                    return broken(Failure::new(
+                        Category::InvalidJson,
+                        format!("more than {} bytes of output", limits.max_bytes),
+                    ));
+                }
+                let text = String::from_utf8_lossy(&line);
+                if text.trim().is_empty() {
+                    continue;
+                }
+                match parse_line(text.trim_end_matches('\r')) {
+                    Ok(event) => {
+                        events += 1;
+                        if events > limits.max_events {
+                            return broken(Failure::new(
+                                Category::InvalidJson,
+                                format!("more than {} events", limits.max_events),
+                            ));
+                        }
+                        let done = matches!(event, Event::Done { .. });
+                        if tx.send(Said::Event(event)).is_err() || done {
+                            // Nothing after `done` is read (seed §2.1.3).
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let shown: String = text.chars().take(120).collect();
+                        return broken(Failure::new(
+                            Category::InvalidJson,
+                            format!("output line {events}: {e}: {shown}"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let _ = tx.send(Said::End);
+}
+
+/// Reads stderr, keeping the first `max` bytes.
+fn read_stderr(err: impl Read, max: usize) -> String {
+    let mut kept = Vec::new();
+    let mut reader = BufReader::new(err);
+    let mut buf = [0u8; 8192];
+    let mut dropped = 0usize;
+    while let Ok(n) = reader.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        let room = max.saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+        dropped += n.saturating_sub(room);
+    }
+    let mut text = String::from_utf8_lossy(&kept).into_owned();
+    if dropped > 0 {
+        let _ = write!(text, "\n[{dropped} more bytes of stderr not kept]");
+    }
+    text
+}
+
+/// Kills the child's whole process group (it leads it).
+fn kill_group(child: &Child) {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{Signal, killpg};
+        use nix::unistd::Pid;
+        if let Ok(pid) = i32::try_from(child.id()) {
+            // ESRCH: the group is already gone.
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = child;
+}
+
+/// Where `prlimit` is (util-linux), to limit the child's resources.
+fn prlimit() -> Option<PathBuf> {
+    ["/usr/bin/prlimit", "/bin/prlimit"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+fn command(request: &Request) -> Command {
+    let limits = &request.limits;
+    let mut cmd = match prlimit() {
+        Some(prlimit) => {
+            let mut c = Command::new(prlimit);
+            c.arg(format!("--cpu={}", limits.cpu_seconds))
+                .arg(format!("--as={}", limits.address_space))
+                .arg(format!("--fsize={}", limits.file_size))
+                .arg(format!("--nproc={}", limits.processes))
+                .arg("--core=0")
+                .arg("--")
+                .arg(&request.program);
+            c
+        }
+        None => Command::new(&request.program),
+    };
+    cmd.args(&request.args)
+        .current_dir(&request.dir)
+        .env_clear()
+        .env(
+            "PATH",
+            "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+        )
+        .env("LANG", "C.UTF-8")
+        .env("HOME", request.dir.join("data"))
+        .envs(request.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd
+}
+
+/// Runs one invocation to its end, its timeout or its cancellation.
+pub fn invoke(request: &Request) -> Invocation {
+    let started = Instant::now();
+    let mut result = Invocation::default();
+    let mut child = match command(request).spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            result.failure = Some(Failure::new(
+                Category::ProcessError,
+                format!("{} did not start: {e}", request.program.display()),
+            ));
+            return result;
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let input = request.stdin.clone();
+        // A script that never reads its input must not block us.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let (tx, rx) = unbounded();
+    let out = child.stdout.take();
+    let limits = request.limits.clone();
+    let reader = out.map(|out| std::thread::spawn(move || read_events(out, &limits, &tx)));
+    let max_stderr = request.limits.max_stderr;
+    let errors = child
+        .stderr
+        .take()
+        .map(|err| std::thread::spawn(move || read_stderr(err, max_stderr)));
+    let deadline = started + request.limits.timeout;
+    let failure = watch(&mut child, &rx, deadline, request, &mut result.events);
+    // Whatever happened, nothing of the group outlives the invocation.
+    kill_group(&child);
+    let status = child.wait().ok();
+    if let Some(reader) = reader {
+        let _ = reader.join();
+    }
+    // Events the reader sent before it stopped.
+    while let Ok(Said::Event(e)) = rx.try_recv() {
+        result.events.push(e);
+    }
+    result.stderr = errors.and_then(|e| e.join().ok()).unwrap_or_default();
+    result.exit = status.and_then(|s| s.code());
+    result.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    result.failure = failure.or_else(|| verdict(&result, status));
+    result
+}
+
+/// Follows the reader until `done`, the end of output, a broken line, the
+/// deadline or a cancellation; a failure the watch itself saw.
+fn watch(
+    child: &mut Child,
+    rx: &Receiver<Said>,
+    deadline: Instant,
+    request: &Request,
+    events: &mut Vec<Event>,
+) -> Option<Failure> {
+    let cancelled = || {
+        request
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    };
+    loop {
+        if cancelled() {
+            return Some(Failure::new(Category::ProcessError, "cancelled"));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Some(timed_out(request));
+        }
+        match rx.recv_timeout((deadline - now).min(Duration::from_millis(50))) {
+            Ok(Said::Event(e)) => {
+                let done = matches!(e, Event::Done { .. });
+                events.push(e);
+                if done {
+                    break;
+                }
+            }
+            Ok(Said::Broken(f)) => return Some(f),
+            Ok(Said::End) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
+    // Output is over: the process has until the deadline to exit.
+    loop {
+        if cancelled() {
+            return Some(Failure::new(Category::ProcessError, "cancelled"));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Some(timed_out(request));
+        }
+        match child.wait_timeout((deadline - now).min(Duration::from_millis(50))) {
+            Ok(Some(_)) => return None,
+            Ok(None) => {}
+            Err(e) => return Some(Failure::new(Category::ProcessError, e.to_string())),
+        }
+    }
+}
+
+fn timed_out(request: &Request) -> Failure {
+    Failure::new(
+        Category::Timeout,
+        format!(
+            "no end within {} ms; the process group was killed",
+            request.limits.timeout.as_millis()
+        ),
+    )
+}
+
+/// What the exit and the events mean together (seed §2.1.3, §2.1.5): a
+/// non-zero exit fails whatever was said; exit 0 without `done` broke the
+/// protocol; `done` with `ok: false` is the script's own failure.
+fn verdict(result: &Invocation, status: Option<std::process::ExitStatus>) -> Option<Failure> {
+    let Some(status) = status else {
+        return Some(Failure::new(Category::ProcessError, "the process was lost"));
+    };
+    if !status.success() {
+        let how = status.code().map_or_else(
+            || "was killed by a signal".to_owned(),
+            |c| format!("exited with {c}"),
+        );
+        let last = result.stderr.lines().last().unwrap_or_default();
+        return Some(Failure::new(
+            Category::ProcessError,
+            if last.is_empty() {
+                format!("the script {how}")
+            } else {
+                format!("the script {how}: {last}")
+            },
+        ));
+    }
+    match result.done() {
+        None => Some(Failure::new(
+            Category::InvalidJson,
+            "the script ended without a `done` event",
+        )),
+        Some((true, _)) => None,
+        Some((false, summary)) => {
+            let said = result.events.iter().rev().find_map(|e| match e {
+                Event::Error {
+                    error_code,
+                    error_message,
+                    ..
+                } => Some(format!("{error_code}: {error_message}")),
+                _ => None,
+            });
+            Some(Failure::new(
+                Category::ToolFailure,
+                said.or_else(|| summary.map(str::to_owned))
+                    .unwrap_or_else(|| "the script said it failed".to_owned()),
+            ))
+        }
+    }
+}
+
+/// The interpreter a script runs with, by its extension (none: run it).
+pub fn interpreter(script: &Path) -> Option<&'static str> {
+    match script.extension().and_then(|e| e.to_str()) {
+        Some("py") => Some("python3"),
+        Some("sh") => Some("sh"),
+        Some("js" | "mjs") => Some("node"),
+        _ => None,
+    }
+}

@@ -1,0 +1,342 @@
+//! Skill discovery (seed 002 §3.1–§3.2, and the Agent Skills standard): each folder under a `skills/` directory with a `skill.json` (checked against `schemas/skills/skill.schema.json`) or an Agent Skills `SKILL.md` (YAML frontmatter `name`, `description`; its scripts from `scripts/`), its `prompt.md`, `config-schema.json` and `config.json`. An invalid skill is skipped with a warning naming the file.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::plan::RetryPolicy;
+
+/// One script of a skill.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Script {
+    pub name: String,
+    /// Relative to the skill's folder.
+    pub path: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Milliseconds (seed default 30 s).
+    #[serde(default = "thirty_seconds")]
+    pub timeout: u64,
+    #[serde(default = "yes")]
+    pub required: bool,
+}
+
+fn thirty_seconds() -> u64 {
+    30_000
+}
+fn yes() -> bool {
+    true
+}
+fn fifty() -> u8 {
+    50
+}
+
+/// A `skill.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub name: String,
+    #[serde(default)]
+    pub display_name: Option<String>,
+    pub description: String,
+    pub version: String,
+    #[serde(default)]
+    pub author: Option<String>,
+    #[serde(default)]
+    pub license: Option<String>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub config_schema: Option<String>,
+    #[serde(default)]
+    pub scripts: Vec<Script>,
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    #[serde(default = "fifty")]
+    pub priority: u8,
+    #[serde(default)]
+    pub retry_policy: RetryPolicy,
+}
+
+/// Where a skill came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// `skill.json` (Narratoria's manifest).
+    Manifest,
+    /// `SKILL.md` (the Agent Skills standard).
+    AgentSkill,
+}
+
+/// A discovered skill.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Skill {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub format: Format,
+    /// The behavioural prompt the planner reads.
+    pub prompt: Option<String>,
+    pub config_schema: Option<Value>,
+    /// `config.json` (an empty object when there is none).
+    pub config: Value,
+}
+
+impl Skill {
+    /// The script a tool path names: `skill/script`, or `skill` for its first.
+    pub fn script(&self, tool_path: &str) -> Option<&Script> {
+        match tool_path.split_once('/') {
+            Some((_, name)) => self.manifest.scripts.iter().find(|s| s.name == name),
+            None => self.manifest.scripts.first(),
+        }
+    }
+
+    /// Every tool path this skill answers to.
+    pub fn tool_paths(&self) -> Vec<String> {
+        self.manifest
+            .scripts
+            .iter()
+            .map(|s| format!("{}/{}", self.manifest.name, s.name))
+            .collect()
+    }
+}
+
+/// What discovery found.
+#[derive(Clone, Debug, Default)]
+pub struct Discovery {
+    pub skills: Vec<Skill>,
+    /// One line per folder skipped: the file and what is wrong.
+    pub warnings: Vec<String>,
+}
+
+impl Discovery {
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|s| s.manifest.name == name)
+    }
+}
+
+/// A relative path that stays inside its folder (no `..`, not absolute).
+pub fn inside(path: &str) -> bool {
+    let p = Path::new(path);
+    !path.is_empty()
+        && p.components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// Discovers the skills in each directory, in order; a later skill of
+/// the same name (a campaign's own) replaces an earlier one.
+pub fn discover(dirs: &[PathBuf]) -> Discovery {
+    let mut found = Discovery::default();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut folders: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        folders.sort();
+        for folder in folders {
+            match load(&folder) {
+                Ok(Some(skill)) => {
+                    found
+                        .skills
+                        .retain(|s| s.manifest.name != skill.manifest.name);
+                    found.skills.push(skill);
+                }
+                Ok(None) => {}
+                Err(warning) => found.warnings.push(warning),
+            }
+        }
+    }
+    found
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn json_file(path: &Path) -> Result<Option<Value>, String> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    serde_json::from_str(&read(path)?)
+        .map(Some)
+        .map_err(|e| format!("{}: not JSON ({e})", path.display()))
+}
+
+/// One folder as a skill: `None` when it has neither a manifest nor a
+/// `SKILL.md` (not a skill), an error naming the file when it is a broken one.
+pub fn load(folder: &Path) -> Result<Option<Skill>, String> {
+    let manifest_path = folder.join("skill.json");
+    let agent_path = folder.join("SKILL.md");
+    let (manifest, format, mut prompt) = if manifest_path.is_file() {
+        let contract = crate::llm::contract::Contract::load(
+            &crate::resource_dir("schemas"),
+            "skills/skill.schema.json",
+        )
+        .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
+        let value = contract.check(&read(&manifest_path)?).map_err(|errors| {
+            format!(
+                "{}: {}; skipped",
+                manifest_path.display(),
+                errors.join("; ")
+            )
+        })?;
+        let manifest: Manifest = serde_json::from_value(value)
+            .map_err(|e| format!("{}: {e}; skipped", manifest_path.display()))?;
+        (manifest, Format::Manifest, None)
+    } else if agent_path.is_file() {
+        let (manifest, body) = agent_skill(folder, &read(&agent_path)?)
+            .map_err(|e| format!("{}: {e}; skipped", agent_path.display()))?;
+        (manifest, Format::AgentSkill, Some(body))
+    } else {
+        return Ok(None);
+    };
+    let named = folder
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if format == Format::AgentSkill && manifest.name != named {
+        return Err(format!(
+            "{}: the name `{}` is not the folder's (`{named}`), as the Agent Skills standard asks; skipped",
+            agent_path.display(),
+            manifest.name
+        ));
+    }
+    for s in &manifest.scripts {
+        let path = folder.join(&s.path);
+        if !inside(&s.path) || !path.is_file() {
+            return Err(format!(
+                "{}: script `{}` is not a file inside the skill's folder ({}); skipped",
+                manifest_path.display(),
+                s.name,
+                s.path
+            ));
+        }
+    }
+    if let Some(file) = &manifest.prompt {
+        if !inside(file) {
+            return Err(format!(
+                "{}: prompt `{file}` is outside the folder; skipped",
+                manifest_path.display()
+            ));
+        }
+        prompt = Some(read(&folder.join(file))?);
+    } else if prompt.is_none() && folder.join("prompt.md").is_file() {
+        prompt = Some(read(&folder.join("prompt.md"))?);
+    }
+    let schema_file = manifest
+        .config_schema
+        .clone()
+        .unwrap_or_else(|| "config-schema.json".to_owned());
+    let config_schema = if inside(&schema_file) {
+        json_file(&folder.join(&schema_file))?
+    } else {
+        None
+    };
+    let config = json_file(&folder.join("config.json"))?
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+    Ok(Some(Skill {
+        dir: folder.to_owned(),
+        manifest,
+        format,
+        prompt,
+        config_schema,
+        config,
+    }))
+}
+
+/// The Agent Skills frontmatter Loreloom reads.
+#[derive(Deserialize)]
+struct Frontmatter {
+    name: String,
+    description: String,
+    #[serde(default)]
+    metadata: Option<serde_json::Map<String, Value>>,
+}
+
+/// A `SKILL.md` as a manifest (its scripts are the files in `scripts/`)
+/// and its body, the instructions.
+fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), String> {
+    let rest = text
+        .strip_prefix("---")
+        .ok_or("no YAML frontmatter (a SKILL.md starts with ---)")?;
+    let (yaml, body) = rest
+        .split_once("\n---")
+        .ok_or("the frontmatter is not closed with ---")?;
+    let front: Frontmatter =
+        serde_norway::from_str(yaml).map_err(|e| format!("frontmatter: {e}"))?;
+    if front.name.is_empty()
+        || front.name.len() > 64
+        || !front
+            .name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(format!(
+            "the name `{}` is not lowercase letters, digits and hyphens",
+            front.name
+        ));
+    }
+    if front.description.trim().is_empty() {
+        return Err("no description".into());
+    }
+    let version = front
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("version"))
+        .and_then(Value::as_str)
+        .unwrap_or("0.1.0")
+        .to_owned();
+    let mut scripts = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(folder.join("scripts")) {
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            let Some(stem) = file.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            let name: String = stem
+                .to_lowercase()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            let file_name = file
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            scripts.push(Script {
+                name,
+                path: format!("scripts/{file_name}"),
+                description: None,
+                timeout: thirty_seconds(),
+                required: true,
+            });
+        }
+    }
+    let body = body.trim_start_matches(['-', '\n']).trim().to_owned();
+    Ok((
+        Manifest {
+            name: front.name,
+            display_name: None,
+            description: front.description,
+            version,
+            author: None,
+            license: None,
+            prompt: None,
+            config_schema: None,
+            scripts,
+            capabilities: Vec::new(),
+            priority: fifty(),
+            retry_policy: RetryPolicy::default(),
+        },
+        body,
+    ))
+}

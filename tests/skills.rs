@@ -1,0 +1,395 @@
+//! Skills under real subprocesses (seed 002 §2–§3): discovery of `skill.json` and Agent Skills folders, the protocol's exit and event rules, and faults contained: crashes, hangs with grandchildren, garbage, a 1 GB flood, a 100 MB line, a scrubbed environment; plans in dependency order with required and optional failures, retries, cycles refused, and five failed plans ending in the fallback narration.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use loreloom::skills::execute::{Executor, Health, PlanRequest, ToolState, replan};
+use loreloom::skills::invoke::{Category, Limits, Request, invoke};
+use loreloom::skills::manifest::{Discovery, Format, discover};
+use loreloom::skills::plan::Plan;
+use loreloom::skills::protocol::Event;
+use serde_json::{Map, Value, json};
+
+/// The fault-injection skills copied where they may write (`data/`).
+fn fixtures() -> (tempfile::TempDir, Discovery) {
+    let dir = tempfile::tempdir().unwrap();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/skills");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&from)
+        .arg(dir.path().join("skills"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
+    let found = discover(&[bundled, dir.path().join("skills")]);
+    (dir, found)
+}
+
+fn request(skills: &Discovery, name: &str, timeout: Duration) -> Request {
+    let skill = skills
+        .get(name)
+        .unwrap_or_else(|| panic!("{name} discovered"));
+    let script = &skill.manifest.scripts[0];
+    let program = loreloom::skills::invoke::interpreter(Path::new(&script.path))
+        .map_or_else(|| skill.dir.join(&script.path), PathBuf::from);
+    Request {
+        program,
+        args: vec![script.path.clone()],
+        dir: skill.dir.clone(),
+        stdin: br#"{"requestId":"r1","tool":"t","operation":"run","input":{}}"#.to_vec(),
+        limits: Limits {
+            timeout,
+            ..Limits::default()
+        },
+        ..Request::default()
+    }
+}
+
+#[test]
+fn discovery_reads_manifests_and_agent_skills_and_skips_the_broken_naming_the_file() {
+    let (_dir, found) = fixtures();
+    let dice = found.get("dice-roller").unwrap();
+    assert_eq!(dice.manifest.scripts[0].timeout, 5000);
+    assert!(dice.prompt.as_deref().unwrap().contains("2d6+1"));
+    assert!(dice.config_schema.is_some());
+    let agent = found.get("agent-style").unwrap();
+    assert_eq!(agent.format, Format::AgentSkill);
+    assert_eq!(agent.manifest.version, "1.2.0");
+    assert_eq!(agent.tool_paths(), ["agent-style/greet"]);
+    assert!(
+        agent
+            .prompt
+            .as_deref()
+            .unwrap()
+            .starts_with("# Agent style")
+    );
+    assert!(found.get("broken-manifest").is_none());
+    let warning = found
+        .warnings
+        .iter()
+        .find(|w| w.contains("broken-manifest/skill.json"))
+        .unwrap_or_else(|| panic!("{:?}", found.warnings));
+    assert!(warning.contains("skipped"), "{warning}");
+}
+
+#[test]
+fn the_exit_code_and_the_events_decide_together() {
+    let (_dir, found) = fixtures();
+    let t = Duration::from_secs(10);
+    let good = invoke(&request(&found, "well-behaved", t));
+    assert!(good.ok(), "{good:?}");
+    assert_eq!(good.exit, Some(0));
+    assert_eq!(good.events.len(), 3);
+    assert!(matches!(&good.events[1], Event::StatePatch { patch } if patch["seen"]["count"] == 1));
+
+    for (name, category, says) in [
+        (
+            "crash",
+            Category::ProcessError,
+            "exited with 3: segfault, as it were",
+        ),
+        ("exit-after-done", Category::ProcessError, "exited with 1"),
+        ("no-done", Category::InvalidJson, "without a `done`"),
+        ("garbage", Category::InvalidJson, "not JSON"),
+        (
+            "unknown-type",
+            Category::InvalidJson,
+            "unknown event type `shout`",
+        ),
+        (
+            "logical-failure",
+            Category::ToolFailure,
+            "no_luck: the well is dry",
+        ),
+    ] {
+        let run = invoke(&request(&found, name, t));
+        let failure = run.failure.unwrap_or_else(|| panic!("{name} failed"));
+        assert_eq!(failure.category, category, "{name}: {failure:?}");
+        assert!(
+            failure.message.contains(says),
+            "{name}: {}",
+            failure.message
+        );
+    }
+    // What came before the broken line is kept; nothing after it is read.
+    let garbage = invoke(&request(&found, "garbage", t));
+    assert_eq!(garbage.events.len(), 1);
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+}
+
+#[test]
+fn a_hang_is_killed_at_its_timeout_with_its_grandchildren() {
+    let (_dir, found) = fixtures();
+    let started = Instant::now();
+    let run = invoke(&request(&found, "hang", Duration::from_millis(1500)));
+    let took = started.elapsed();
+    assert_eq!(run.failure.as_ref().unwrap().category, Category::Timeout);
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let grandchild = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Log {
+                fields: Some(f), ..
+            } => f["grandchild"].as_i64(),
+            _ => None,
+        })
+        .expect("the script said its grandchild's pid");
+    let pid = i32::try_from(grandchild).unwrap();
+    // The group was killed: the grandchild is gone (or a zombie).
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        !alive(pid)
+    });
+    assert!(gone, "grandchild {pid} outlived the timeout");
+}
+
+#[test]
+fn floods_and_giant_lines_are_cut_off_at_their_caps() {
+    let (_dir, found) = fixtures();
+    let started = Instant::now();
+    let flood = invoke(&request(&found, "flood", Duration::from_secs(20)));
+    let failure = flood.failure.unwrap();
+    assert_eq!(failure.category, Category::InvalidJson);
+    // The event cap (10,000) comes before the byte cap (16 MiB) here.
+    assert!(
+        failure.message.starts_with("more than"),
+        "{}",
+        failure.message
+    );
+    assert!(flood.events.len() <= 10_000, "{}", flood.events.len());
+    let line = invoke(&request(&found, "long-line", Duration::from_secs(20)));
+    let failure = line.failure.unwrap();
+    assert!(
+        failure.message.contains("a line of output over"),
+        "{}",
+        failure.message
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_script_sees_a_scrubbed_environment_in_its_own_folder() {
+    let (_dir, found) = fixtures();
+    // Cargo sets CARGO_MANIFEST_DIR for this test process; the script must
+    // not see it, only what the skill's configuration maps.
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    let mut req = request(&found, "env-peek", Duration::from_secs(10));
+    req.env = vec![("ALLOWED".into(), "yes".into())];
+    let run = invoke(&req);
+    assert!(run.ok(), "{run:?}");
+    let fields = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Log {
+                fields: Some(f), ..
+            } => Some(f.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let skill_dir = found.get("env-peek").unwrap().dir.clone();
+    assert_eq!(fields["pwd"], skill_dir.to_str().unwrap());
+    assert_eq!(fields["home"], skill_dir.join("data").to_str().unwrap());
+    assert_eq!(fields["leak"], "");
+    assert_eq!(fields["allowed"], "yes");
+}
+
+fn plan(tools: Value) -> Plan {
+    serde_json::from_value(json!({"requestId": "plan-1", "tools": tools, "parallel": true}))
+        .unwrap()
+}
+
+#[test]
+fn plans_run_in_dependency_order_with_required_and_optional_failures() {
+    let (_dir, found) = fixtures();
+    let executor = Executor::new(&found);
+    let state = Map::new();
+    // A required tool fails: what depends on it is skipped; the rest runs.
+    let result = executor.execute(
+        &plan(json!([
+            {"toolId": "a", "toolPath": "well-behaved/run", "async": true},
+            {"toolId": "b", "toolPath": "crash/run", "async": true},
+            {"toolId": "c", "toolPath": "well-behaved/run", "dependencies": ["b"]},
+            {"toolId": "d", "toolPath": "well-behaved/run", "dependencies": ["a"]}
+        ])),
+        &state,
+    );
+    let states: Vec<(&str, ToolState)> = result
+        .tool_results
+        .iter()
+        .map(|r| (r.tool_id.as_str(), r.state))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("a", ToolState::Success),
+            ("b", ToolState::Failed),
+            ("d", ToolState::Success),
+            ("c", ToolState::Skipped)
+        ]
+    );
+    assert!(!result.success && result.can_replan);
+    assert_eq!(result.failed_tools, ["b"]);
+    assert_eq!(result.disabled_skills, ["crash"]);
+    assert_eq!(result.aggregated_state["seen"]["count"], 1);
+
+    // An optional tool fails: its dependent runs (told it gave nothing) and
+    // the plan succeeds.
+    let result = executor.execute(
+        &plan(json!([
+            {"toolId": "b", "toolPath": "crash/run", "required": false},
+            {"toolId": "c", "toolPath": "well-behaved/run", "dependencies": ["b"]}
+        ])),
+        &state,
+    );
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.tool_results[1].state, ToolState::Success);
+
+    // A cycle is refused before anything runs.
+    let result = executor.execute(
+        &plan(json!([
+            {"toolId": "x", "toolPath": "well-behaved/run", "dependencies": ["y"]},
+            {"toolId": "y", "toolPath": "well-behaved/run", "dependencies": ["x"]}
+        ])),
+        &state,
+    );
+    assert_eq!(
+        result.refused.unwrap().category,
+        Category::CircularDependency
+    );
+    assert!(result.tool_results.is_empty());
+
+    // Retries with backoff: fails twice, succeeds on the third try.
+    let result = executor.execute(
+        &plan(json!([{"toolId": "f", "toolPath": "flaky/run",
+                      "retryPolicy": {"maxRetries": 3, "backoffMs": 20}}])),
+        &state,
+    );
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.tool_results[0].retry_count, 2);
+}
+
+#[test]
+fn the_dice_roller_rolls_what_it_is_asked_and_records_it() {
+    let (_dir, found) = fixtures();
+    let executor = Executor::new(&found);
+    let run = |seed: u64| {
+        executor.execute(
+            &plan(json!([{"toolId": "roll", "toolPath": "dice-roller/roll",
+                          "input": {"formula": "3d6+2", "seed": seed, "why": "a game of bones"}}])),
+            &Map::new(),
+        )
+    };
+    let first = run(7);
+    assert!(first.success, "{first:?}");
+    let last = &first.aggregated_state["dice"]["last"];
+    let rolls: Vec<i64> = last["rolls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_i64().unwrap())
+        .collect();
+    assert_eq!(rolls.len(), 3);
+    assert!(rolls.iter().all(|r| (1..=6).contains(r)));
+    assert_eq!(
+        last["total"].as_i64().unwrap(),
+        rolls.iter().sum::<i64>() + 2
+    );
+    assert_eq!(
+        run(7).aggregated_state,
+        first.aggregated_state,
+        "a seed replays"
+    );
+    let shown = first.tool_results[0].events.iter().any(
+        |e| matches!(e, Event::UiEvent { event, payload } if event == "dice_roll" && payload["why"] == "a game of bones"),
+    );
+    assert!(shown);
+    let bad = executor.execute(
+        &plan(json!([{"toolId": "roll", "toolPath": "dice-roller/roll", "input": {"formula": "banana"}}])),
+        &Map::new(),
+    );
+    let error = bad.tool_results[0].error.as_ref().unwrap();
+    assert!(error.message.contains("bad_formula"), "{error:?}");
+}
+
+#[test]
+fn five_failed_plans_end_in_the_fallback_narration() {
+    let (_dir, found) = fixtures();
+    let executor = Executor::new(&found);
+    let mut health = Health::default();
+    let mut asked: Vec<PlanRequest> = Vec::new();
+    let mut planner = |req: &PlanRequest| {
+        asked.push(req.clone());
+        // The planner keeps choosing a skill that is not disabled yet, all broken.
+        let broken = [
+            "crash",
+            "no-done",
+            "garbage",
+            "logical-failure",
+            "exit-after-done",
+        ];
+        let pick = broken
+            .iter()
+            .find(|b| !req.disabled_skills.iter().any(|d| d == *b))
+            .copied()
+            .unwrap_or("crash");
+        Ok(
+            serde_json::from_value(json!({"requestId": format!("p{}", req.attempt),
+            "tools": [{"toolId": "t", "toolPath": format!("{pick}/run")}]}))
+            .unwrap(),
+        )
+    };
+    let turn = replan(
+        &mut planner,
+        &executor,
+        &mut health,
+        &Map::new(),
+        "open the door",
+    );
+    assert_eq!(turn.attempts.len(), 5);
+    assert!(turn.result.is_none());
+    assert_eq!(
+        turn.fallback.as_deref(),
+        Some("The story continues, though the path is unclear...")
+    );
+    assert_eq!(asked.len(), 5);
+    assert_eq!(asked[1].disabled_skills, ["crash"]);
+    assert_eq!(asked[4].parent_plan_id.as_deref(), Some("p4"));
+    assert_eq!(asked[4].disabled_skills.len(), 4);
+
+    // A planner that succeeds on its second try: one failed plan, one good.
+    let mut tries = 0;
+    let mut planner = |req: &PlanRequest| {
+        tries += 1;
+        let path = if req.attempt == 1 {
+            "crash/run"
+        } else {
+            "well-behaved/run"
+        };
+        Ok(
+            serde_json::from_value(json!({"requestId": format!("q{}", req.attempt),
+            "tools": [{"toolId": "t", "toolPath": path}]}))
+            .unwrap(),
+        )
+    };
+    let turn = replan(
+        &mut planner,
+        &executor,
+        &mut Health::default(),
+        &Map::new(),
+        "x",
+    );
+    assert_eq!(tries, 2);
+    assert!(turn.fallback.is_none());
+    assert_eq!(turn.result.unwrap().aggregated_state["seen"]["count"], 1);
+}

@@ -1,0 +1,2 @@
+echo "{\"version\":\"0\",\"type\":\"done\",\"ok\":true}"
+exit 1

@@ -1,0 +1,1 @@
+echo "{\"version\":\"0\",\"type\":\"log\",\"level\":\"info\",\"message\":\"forgot\"}"

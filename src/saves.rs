@@ -35,6 +35,25 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
+/// Writes `bytes` once under `dir/<sha256>.<ext>` (the same content is the
+/// same file; written atomically) and returns the file name.
+pub fn store_content(dir: &Path, bytes: &[u8], ext: &str) -> io::Result<String> {
+    use sha2::Digest;
+    use std::fmt::Write as _;
+    let hash = sha2::Sha256::digest(bytes)
+        .iter()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        });
+    let name = format!("{hash}.{ext}");
+    let path = dir.join(&name);
+    if !path.is_file() {
+        write_atomically(&path, bytes)?;
+    }
+    Ok(name)
+}
+
 /// Why a slot could not be read.
 #[derive(Debug, Error)]
 pub enum SlotError {

@@ -393,3 +393,44 @@ fn five_failed_plans_end_in_the_fallback_narration() {
     assert!(turn.fallback.is_none());
     assert_eq!(turn.result.unwrap().aggregated_state["seen"]["count"], 1);
 }
+
+#[test]
+fn assets_are_taken_from_beneath_the_skills_own_folder_only() {
+    let (dir, found) = fixtures();
+    let executor = Executor::new(&found);
+    let result = executor.execute(
+        &plan(json!([{"toolId": "a", "toolPath": "asset-thief/run"}])),
+        &Map::new(),
+    );
+    assert!(result.success, "{result:?}");
+    let store = dir.path().join("store");
+    let skill = found.get("asset-thief").unwrap();
+    let started = Instant::now();
+    let (kept, refused) =
+        loreloom::skills::assets::collect(&skill.dir, &result.aggregated_assets, &store);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the FIFO did not block"
+    );
+    assert_eq!(kept.len(), 1, "{kept:?} {refused:?}");
+    assert_eq!(kept[0].asset_id, "good");
+    assert!(kept[0].shown);
+    let bytes = std::fs::read(store.join(&kept[0].file)).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"));
+    for (id, says) in [
+        ("up", "not a file inside the skill's folder"),
+        ("absolute", "relative to the skill's folder"),
+        ("symlink", "not a file inside the skill's folder"),
+        ("fifo", "not a regular file"),
+        ("liar", "is not the image/png it says it is"),
+        ("missing", "not a file inside the skill's folder"),
+    ] {
+        let line = refused
+            .iter()
+            .find(|r| r.starts_with(&format!("asset `{id}`")))
+            .unwrap_or_else(|| panic!("{id} refused: {refused:?}"));
+        assert!(line.contains(says), "{line}");
+    }
+    // Only the good picture is in the store.
+    assert_eq!(std::fs::read_dir(&store).unwrap().count(), 1);
+}

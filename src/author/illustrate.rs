@@ -29,27 +29,10 @@ pub trait Illustrator {
 /// Writes `png` into `dir/assets/<sha256>.png` (once: the same picture is
 /// the same file) and returns its path relative to `dir`.
 pub fn store(dir: &Path, png: &[u8]) -> Result<String, String> {
-    let hash = Sha256::digest(png);
-    let name = format!("assets/{}.png", hex(&hash));
-    let path = dir.join(&name);
-    if !path.is_file() {
-        let assets = dir.join("assets");
-        std::fs::create_dir_all(&assets).map_err(|e| format!("{}: {e}", assets.display()))?;
-        // Written beside and renamed: a crash never leaves half a picture
-        // under a content address.
-        let part = dir.join(format!("{name}.part"));
-        std::fs::write(&part, png).map_err(|e| format!("{}: {e}", part.display()))?;
-        std::fs::rename(&part, &path).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    Ok(name)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    let assets = dir.join("assets");
+    crate::saves::store_content(&assets, png, "png")
+        .map(|name| format!("assets/{name}"))
+        .map_err(|e| format!("{}: {e}", assets.display()))
 }
 
 /// The built-in provider: a painterly sketch drawn by a 2D rasteriser,
@@ -673,7 +656,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let png = Sketch.draw(&prompt("vista", "x")).expect("drawn");
         let name = store(dir.path(), &png).expect("stored");
-        let hash = hex(&Sha256::digest(&png));
+        let hash: String = Sha256::digest(&png)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(name, format!("assets/{hash}.png"));
         assert_eq!(store(dir.path(), &png).expect("stored again"), name);
         assert_eq!(std::fs::read(dir.path().join(&name)).expect("read"), png);

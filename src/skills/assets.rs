@@ -1,0 +1,140 @@
+//! A skill's `asset` events made safe (issue #25): the path must name a regular file beneath that skill's own folder (no absolute path, no `..`, no symlink out: opened through `cap-std` relative to the folder; no FIFO or device), no bigger than a cap; its bytes are copied into the save's content-addressed asset store. Images are checked by their magic bytes; other media are kept and shown as a placeholder card.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use cap_std::fs::{Dir, OpenOptions};
+use serde::Serialize;
+
+use super::protocol::Event;
+
+/// The largest asset a skill may hand over.
+pub const MAX_ASSET: u64 = 16 << 20;
+
+/// An asset copied into the store.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Stored {
+    pub asset_id: String,
+    pub kind: String,
+    pub media_type: String,
+    /// The file name in the store (`<sha256>.<ext>`).
+    pub file: String,
+    /// Whether the window can show it (an image it decodes), else a card.
+    pub shown: bool,
+}
+
+/// The extension a media type is stored under.
+fn extension(media_type: &str) -> &'static str {
+    match media_type {
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/webp" => "webp",
+        "image/gif" => "gif",
+        "audio/ogg" => "ogg",
+        "audio/mpeg" => "mp3",
+        "audio/wav" | "audio/x-wav" => "wav",
+        "text/plain" => "txt",
+        "application/json" => "json",
+        _ => "bin",
+    }
+}
+
+/// Whether the bytes are what an image media type says.
+fn looks_like(media_type: &str, bytes: &[u8]) -> bool {
+    match media_type {
+        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => bytes.starts_with(b"GIF8"),
+        "image/webp" => bytes.len() > 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
+        _ => false,
+    }
+}
+
+/// Reads the file an asset event names, beneath `skill_dir` only.
+pub fn read_beneath(skill_dir: &Path, path: &str) -> Result<Vec<u8>, String> {
+    if path.is_empty() || Path::new(path).is_absolute() {
+        return Err(format!(
+            "`{path}`: an asset path is relative to the skill's folder"
+        ));
+    }
+    let dir = Dir::open_ambient_dir(skill_dir, cap_std::ambient_authority())
+        .map_err(|e| format!("{}: {e}", skill_dir.display()))?;
+    // Following symlinks beneath the folder only: one out is refused.
+    let meta = dir
+        .metadata(path)
+        .map_err(|e| format!("`{path}` is not a file inside the skill's folder ({e})"))?;
+    if !meta.is_file() {
+        return Err(format!("`{path}` is not a regular file"));
+    }
+    if meta.len() > MAX_ASSET {
+        return Err(format!(
+            "`{path}` is {} bytes; an asset is at most {MAX_ASSET}",
+            meta.len()
+        ));
+    }
+    let mut options = OpenOptions::new();
+    options.read(true);
+    {
+        use cap_std::fs::OpenOptionsExt;
+        // A FIFO swapped in after the check must not block the game.
+        options.custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
+    }
+    let file = dir
+        .open_with(path, &options)
+        .map_err(|e| format!("`{path}`: {e}"))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!("`{path}` is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_ASSET + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("`{path}`: {e}"))?;
+    if bytes.len() as u64 > MAX_ASSET {
+        return Err(format!("`{path}` grew past {MAX_ASSET} bytes while read"));
+    }
+    Ok(bytes)
+}
+
+/// Copies every `asset` event's file of a skill into `store`; each refusal
+/// is said (the event names the asset).
+pub fn collect(skill_dir: &Path, events: &[Event], store: &PathBuf) -> (Vec<Stored>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut refused = Vec::new();
+    for e in events {
+        let Event::Asset {
+            asset_id,
+            kind,
+            media_type,
+            path,
+            ..
+        } = e
+        else {
+            continue;
+        };
+        let bytes = match read_beneath(skill_dir, path) {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                refused.push(format!("asset `{asset_id}`: {why}"));
+                continue;
+            }
+        };
+        let image = media_type.starts_with("image/");
+        if image && !looks_like(media_type, &bytes) {
+            refused.push(format!(
+                "asset `{asset_id}`: `{path}` is not the {media_type} it says it is"
+            ));
+            continue;
+        }
+        match crate::saves::store_content(store, &bytes, extension(media_type)) {
+            Ok(file) => kept.push(Stored {
+                asset_id: asset_id.clone(),
+                kind: kind.clone(),
+                media_type: media_type.clone(),
+                file,
+                shown: image,
+            }),
+            Err(e) => refused.push(format!("asset `{asset_id}`: {}: {e}", store.display())),
+        }
+    }
+    (kept, refused)
+}

@@ -39,13 +39,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// same file; written atomically) and returns the file name.
 pub fn store_content(dir: &Path, bytes: &[u8], ext: &str) -> io::Result<String> {
     use sha2::Digest;
-    use std::fmt::Write as _;
-    let hash = sha2::Sha256::digest(bytes)
-        .iter()
-        .fold(String::new(), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        });
+    let hash = format!("{:x}", sha2::Sha256::digest(bytes));
     let name = format!("{hash}.{ext}");
     let path = dir.join(&name);
     if !path.is_file() {

@@ -656,10 +656,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let png = Sketch.draw(&prompt("vista", "x")).expect("drawn");
         let name = store(dir.path(), &png).expect("stored");
-        let hash: String = Sha256::digest(&png)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hash = format!("{:x}", Sha256::digest(&png));
         assert_eq!(name, format!("assets/{hash}.png"));
         assert_eq!(store(dir.path(), &png).expect("stored again"), name);
         assert_eq!(std::fs::read(dir.path().join(&name)).expect("read"), png);

@@ -1,7 +1,7 @@
 //! A skill's `asset` events made safe (issue #25): the path must name a regular file beneath that skill's own folder (no absolute path, no `..`, no symlink out: opened through `cap-std` relative to the folder; no FIFO or device), no bigger than a cap; its bytes are copied into the save's content-addressed asset store. Images are checked by their magic bytes; other media are kept and shown as a placeholder card.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cap_std::fs::{Dir, OpenOptions};
 use serde::Serialize;
@@ -97,7 +97,7 @@ pub fn read_beneath(skill_dir: &Path, path: &str) -> Result<Vec<u8>, String> {
 
 /// Copies every `asset` event's file of a skill into `store`; each refusal
 /// is said (the event names the asset).
-pub fn collect(skill_dir: &Path, events: &[Event], store: &PathBuf) -> (Vec<Stored>, Vec<String>) {
+pub fn collect(skill_dir: &Path, events: &[Event], store: &Path) -> (Vec<Stored>, Vec<String>) {
     let mut kept = Vec::new();
     let mut refused = Vec::new();
     for e in events {

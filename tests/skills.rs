@@ -202,6 +202,25 @@ fn a_script_sees_a_scrubbed_environment_in_its_own_folder() {
     assert_eq!(fields["home"], skill_dir.join("data").to_str().unwrap());
     assert_eq!(fields["leak"], "");
     assert_eq!(fields["allowed"], "yes");
+
+    // Through the executor, a config field mapped by `x-env-var` is the
+    // one variable of the skill's own that reaches it.
+    let result = Executor::new(&found).execute(
+        &plan(json!([{"toolId": "e", "toolPath": "env-peek/run"}])),
+        &Map::new(),
+    );
+    let fields = result.tool_results[0]
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Log {
+                fields: Some(f), ..
+            } => Some(f.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(fields["token"], "abc");
+    assert_eq!(fields["leak"], "");
 }
 
 fn plan(tools: Value) -> Plan {

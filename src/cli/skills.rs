@@ -16,6 +16,15 @@ pub enum SkillsCommand {
     List(Dirs),
     /// Exit 1 if a skill folder is broken (each problem names its file)
     Check(Dirs),
+    /// A skill's settings (from its config-schema.json), or change them: --set FIELD=VALUE
+    Config {
+        name: String,
+        /// FIELD=VALUE (VALUE as JSON, else text); checked against the schema before saving
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
+        #[command(flatten)]
+        dirs: Dirs,
+    },
     /// Run one script of a skill with JSON input and print its events and the state it leaves
     Run {
         /// The skill, or SKILL/SCRIPT
@@ -80,6 +89,7 @@ pub fn run(command: SkillsCommand) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
+        SkillsCommand::Config { name, set, dirs } => config(&dirs.discover(), &name, &set),
         SkillsCommand::Run { name, input, dirs } => {
             let found = dirs.discover();
             let input: Value = match serde_json::from_str(&input) {
@@ -145,4 +155,62 @@ pub fn run(command: SkillsCommand) -> ExitCode {
             }
         }
     }
+}
+
+fn config(found: &Discovery, name: &str, set: &[String]) -> ExitCode {
+    use crate::skills::config::{fields, save, shown};
+    let Some(skill) = found.get(name) else {
+        eprintln!("no skill `{name}` (see `loreloom skills list`)");
+        return ExitCode::from(2);
+    };
+    let schema = skill.config_schema.as_ref();
+    if !set.is_empty() {
+        let mut config = skill.config.clone();
+        for pair in set {
+            let Some((key, value)) = pair.split_once('=') else {
+                eprintln!("`{pair}`: write FIELD=VALUE");
+                return ExitCode::from(2);
+            };
+            let value =
+                serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+            config[key.trim()] = value;
+        }
+        if let Err(problems) = save(&skill.dir, schema, &config) {
+            for p in problems {
+                eprintln!("{name}: {p}");
+            }
+            eprintln!("nothing saved");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("saved {}", skill.dir.join("config.json").display());
+        return ExitCode::SUCCESS;
+    }
+    let Some(schema) = schema else {
+        println!("{name} has no settings");
+        return ExitCode::SUCCESS;
+    };
+    let mut listed = fields(schema);
+    listed.sort_by(|a, b| a.category.cmp(&b.category));
+    let mut category = None;
+    for f in &listed {
+        if f.category != category {
+            category.clone_from(&f.category);
+            println!("[{}]", f.category.as_deref().unwrap_or("General"));
+        }
+        let value = skill.config.get(&f.key).or(f.default.as_ref());
+        println!(
+            "  {} = {}{}{}",
+            f.key,
+            shown(f, value),
+            f.env_var
+                .as_ref()
+                .map(|v| format!(" (from ${v})"))
+                .unwrap_or_default(),
+            f.description
+                .as_ref()
+                .map(|d| format!("  # {d}"))
+                .unwrap_or_default()
+        );
+    }
+    ExitCode::SUCCESS
 }

@@ -295,11 +295,17 @@ impl<'a> Executor<'a> {
             }
             input["dependencies"] = Value::Object(deps);
         }
+        // Its configuration, resolved; only mapped variables reach it.
+        let lookup = |var: &str| std::env::var(var).ok();
+        let config = super::config::resolve(skill.config_schema.as_ref(), &skill.config, &lookup);
+        let mut env = super::config::child_env(skill.config_schema.as_ref(), &config);
+        env.extend((self.env)(&skill_name));
         let stdin = serde_json::to_vec(&ToolInput {
             request_id: plan.request_id.clone(),
             tool: call.tool_path.clone(),
             operation: script.name.clone(),
             input,
+            config,
         })
         .unwrap_or_default();
         let path = skill.dir.join(&script.path);
@@ -317,7 +323,7 @@ impl<'a> Executor<'a> {
                 program: program.clone(),
                 args: args.clone(),
                 dir: skill.dir.clone(),
-                env: (self.env)(&skill_name),
+                env: env.clone(),
                 stdin: stdin.clone(),
                 limits,
                 cancel: self.cancel.clone(),

@@ -1,6 +1,7 @@
 //! Skills (seed 002 layers 1–3): external programs in any language a turn can call over the NDJSON tool protocol (`protocol`), discovered from `skills/` folders (`manifest`), each invocation contained (`invoke`), planned as Plan JSON (`plan`), executed in dependency order with retries, health and the bounded replan loop (`execute`); their state patches deep-merged (`merge`). Plain Rust: the ECS adapter and the panels live elsewhere.
 
 pub mod assets;
+pub mod config;
 pub mod execute;
 pub mod invoke;
 pub mod manifest;

@@ -116,6 +116,9 @@ pub struct ToolInput {
     pub tool: String,
     pub operation: String,
     pub input: Value,
+    /// The skill's configuration, resolved (a script may ignore it).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub config: Map<String, Value>,
 }
 
 #[cfg(test)]

@@ -1,0 +1,269 @@
+//! A skill's configuration (seed 002 §3.3): the fields its `config-schema.json` declares (string, number, integer, boolean, enum; `x-sensitive` masked, `x-category` grouping, `x-env-var` naming the environment variable a value comes from and is handed to the script as), `${VAR}` substitution in values, validation against the schema before `config.json` is saved, and the environment a script gets from it.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// A field's kind, for a form.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Text,
+    Number,
+    Integer,
+    Boolean,
+    Choice(Vec<String>),
+}
+
+/// One configurable field.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Field {
+    pub key: String,
+    pub kind: Kind,
+    pub description: Option<String>,
+    pub default: Option<Value>,
+    pub required: bool,
+    /// Masked in the window and in `skills config`.
+    pub sensitive: bool,
+    pub category: Option<String>,
+    /// The environment variable the value comes from and is passed as.
+    pub env_var: Option<String>,
+}
+
+/// The fields a config schema declares, in its order.
+pub fn fields(schema: &Value) -> Vec<Field> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema["properties"].as_object() else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .map(|(key, p)| {
+            let kind = if let Some(values) = p["enum"].as_array() {
+                Kind::Choice(
+                    values
+                        .iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                        .collect(),
+                )
+            } else {
+                match p["type"].as_str() {
+                    Some("boolean") => Kind::Boolean,
+                    Some("integer") => Kind::Integer,
+                    Some("number") => Kind::Number,
+                    _ => Kind::Text,
+                }
+            };
+            Field {
+                key: key.clone(),
+                kind,
+                description: p["description"].as_str().map(str::to_owned),
+                default: p.get("default").cloned(),
+                required: required.contains(&key.as_str()),
+                sensitive: p["x-sensitive"] == true || p["format"] == "password",
+                category: p["x-category"].as_str().map(str::to_owned),
+                env_var: p["x-env-var"].as_str().map(str::to_owned),
+            }
+        })
+        .collect()
+}
+
+/// `${VAR}` in every string of `value` replaced by `lookup(VAR)` (empty
+/// when it has none).
+pub fn substitute(value: &Value, lookup: &dyn Fn(&str) -> Option<String>) -> Value {
+    match value {
+        Value::String(s) => {
+            let mut out = String::new();
+            let mut rest = s.as_str();
+            while let Some(start) = rest.find("${") {
+                out.push_str(&rest[..start]);
+                let after = &rest[start + 2..];
+                if let Some(end) = after.find('}') {
+                    out.push_str(&lookup(&after[..end]).unwrap_or_default());
+                    rest = &after[end + 1..];
+                } else {
+                    out.push_str(&rest[start..]);
+                    rest = "";
+                }
+            }
+            out.push_str(rest);
+            Value::String(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| substitute(v, lookup)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), substitute(v, lookup)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The configuration a script works with: the saved values over the
+/// schema's defaults, `${VAR}` substituted, and a field mapped to an
+/// environment variable taking that variable's value when it has none.
+pub fn resolve(
+    schema: Option<&Value>,
+    saved: &Value,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    for f in schema.map(fields).unwrap_or_default() {
+        if let Some(d) = &f.default {
+            out.insert(f.key.clone(), d.clone());
+        }
+        if let (Some(var), false) = (&f.env_var, saved.get(&f.key).is_some())
+            && let Some(v) = lookup(var)
+        {
+            out.insert(f.key.clone(), Value::String(v));
+        }
+    }
+    if let Some(saved) = saved.as_object() {
+        for (k, v) in saved {
+            out.insert(k.clone(), substitute(v, lookup));
+        }
+    }
+    out
+}
+
+/// The environment a script gets from its configuration: each field with
+/// an `x-env-var`, as that variable (nothing else of the player's
+/// environment reaches it).
+pub fn child_env(schema: Option<&Value>, resolved: &Map<String, Value>) -> Vec<(String, String)> {
+    schema
+        .map(fields)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|f| {
+            let var = f.env_var?;
+            let value = resolved.get(&f.key)?;
+            let text = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
+            (!text.is_empty()).then_some((var, text))
+        })
+        .collect()
+}
+
+/// Every problem of `config` under `schema`, phrased for the form.
+pub fn problems(schema: &Value, config: &Value) -> Vec<String> {
+    match jsonschema::validator_for(schema) {
+        Ok(v) => v
+            .iter_errors(config)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                let field = at.trim_start_matches('/');
+                if field.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{field}: {e}")
+                }
+            })
+            .collect(),
+        Err(e) => vec![format!("the config schema itself is broken: {e}")],
+    }
+}
+
+/// Checks `config` and writes it to `dir/config.json` (atomically); nothing
+/// is written when it breaks the schema.
+pub fn save(dir: &Path, schema: Option<&Value>, config: &Value) -> Result<(), Vec<String>> {
+    if let Some(schema) = schema {
+        let found = problems(schema, config);
+        if !found.is_empty() {
+            return Err(found);
+        }
+    }
+    let text = serde_json::to_string_pretty(config).map_err(|e| vec![e.to_string()])?;
+    crate::saves::write_atomically(&dir.join("config.json"), text.as_bytes())
+        .map_err(|e| vec![format!("{}: {e}", dir.join("config.json").display())])
+}
+
+/// A value as a form shows it (sensitive ones masked).
+pub fn shown(field: &Field, value: Option<&Value>) -> String {
+    match value {
+        None => "(not set)".to_owned(),
+        Some(_) if field.sensitive => "••••••••".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "required": ["style"],
+            "properties": {
+                "style": {"enum": ["terse", "vivid"], "default": "terse", "x-category": "Voice"},
+                "apiKey": {"type": "string", "x-sensitive": true, "x-env-var": "STORY_API_KEY", "x-category": "Provider"},
+                "endpoint": {"type": "string", "default": "http://${HOST}:8080"},
+                "retries": {"type": "integer", "minimum": 0, "maximum": 5}
+            },
+            "additionalProperties": false
+        })
+    }
+
+    fn env(var: &str) -> Option<String> {
+        match var {
+            "STORY_API_KEY" => Some("sk-123".into()),
+            "HOST" => Some("127.0.0.1".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn fields_read_the_extensions() {
+        let f = fields(&schema());
+        assert_eq!(f[0].key, "apiKey");
+        assert!(f[0].sensitive);
+        assert_eq!(f[0].env_var.as_deref(), Some("STORY_API_KEY"));
+        let style = f.iter().find(|f| f.key == "style").unwrap();
+        assert_eq!(
+            style.kind,
+            Kind::Choice(vec!["terse".into(), "vivid".into()])
+        );
+        assert!(style.required);
+        assert_eq!(style.category.as_deref(), Some("Voice"));
+        assert_eq!(shown(&f[0], Some(&json!("sk-123"))), "••••••••");
+    }
+
+    #[test]
+    fn values_resolve_and_only_mapped_ones_reach_the_script() {
+        let resolved = resolve(
+            Some(&schema()),
+            &json!({"endpoint": "http://${HOST}:9"}),
+            &env,
+        );
+        assert_eq!(resolved["apiKey"], "sk-123", "taken from its variable");
+        assert_eq!(resolved["endpoint"], "http://127.0.0.1:9");
+        assert_eq!(resolved["style"], "terse");
+        assert_eq!(
+            child_env(Some(&schema()), &resolved),
+            [("STORY_API_KEY".to_owned(), "sk-123".to_owned())]
+        );
+        assert_eq!(substitute(&json!("${NOPE}x${HOST"), &env), json!("x${HOST"));
+    }
+
+    #[test]
+    fn a_config_that_breaks_its_schema_is_not_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = json!({"style": "loud", "retries": 9});
+        let found = save(dir.path(), Some(&schema()), &bad).unwrap_err();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.iter().any(|p| p.starts_with("retries:")), "{found:?}");
+        assert!(!dir.path().join("config.json").exists());
+        save(dir.path(), Some(&schema()), &json!({"style": "vivid"})).unwrap();
+        let saved: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json")).unwrap())
+                .unwrap();
+        assert_eq!(saved["style"], "vivid");
+    }
+}

@@ -10,6 +10,8 @@ use loreloom::skills::plan::Plan;
 use loreloom::skills::protocol::Event;
 use serde_json::{Map, Value, json};
 
+mod common;
+
 /// The fault-injection skills copied where they may write (`data/`).
 fn fixtures() -> (tempfile::TempDir, Discovery) {
     let dir = tempfile::tempdir().unwrap();
@@ -452,4 +454,93 @@ fn assets_are_taken_from_beneath_the_skills_own_folder_only() {
     }
     // Only the good picture is in the store.
     assert_eq!(std::fs::read_dir(&store).unwrap().count(), 1);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sandboxed_script_writes_only_in_its_data_and_reads_no_other_skill() {
+    let (dir, found) = fixtures();
+    let mut executor = Executor::new(&found);
+    executor.sandbox = Some(PathBuf::from(env!("CARGO_BIN_EXE_loreloom")));
+    let result = executor.execute(
+        &plan(json!([{"toolId": "e", "toolPath": "escape-artist/run"}])),
+        &Map::new(),
+    );
+    assert!(result.success, "{result:?}");
+    let r = &result.tool_results[0];
+    let fields = r
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Log {
+                fields: Some(f), ..
+            } => Some(f.clone()),
+            _ => None,
+        })
+        .unwrap();
+    // Landlock is enforced on this machine (the launcher says so on
+    // stderr when a kernel cannot): these are the kernel's answers.
+    assert!(!r.stderr.contains("Landlock"), "{}", r.stderr);
+    for (what, expected) in [
+        ("write_outside", "denied"),
+        ("write_own_folder", "denied"),
+        ("read_other_skill", "denied"),
+        ("write_data", "allowed"),
+        ("write_tmp", "allowed"),
+        ("read_own", "allowed"),
+    ] {
+        let said = fields[what].as_str().unwrap();
+        assert!(said.starts_with(expected), "{what}: {said}");
+    }
+    assert!(!dir.path().join("skills/escaped.txt").exists());
+    assert!(
+        dir.path()
+            .join("skills/escape-artist/data/mine.txt")
+            .is_file()
+    );
+}
+
+/// The command line finds the bundled skills from the working directory
+/// (a relative folder) and runs one confined by its own binary.
+#[test]
+fn the_command_line_lists_checks_and_runs_the_bundled_skills() {
+    let out = common::loreloom(&["skills", "list"], None);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(common::stdout(&out).contains("dice-roller 1.0.0"));
+    let out = common::loreloom(&["skills", "check"], None);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = common::loreloom(
+        &[
+            "skills",
+            "run",
+            "dice-roller",
+            "--input",
+            r#"{"formula": "1d4", "seed": 2}"#,
+        ],
+        None,
+    );
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(!stderr.contains("Landlock"), "{stderr}");
+    assert!(stdout.contains(r#""type":"done","ok":true"#), "{stdout}");
+    assert!(
+        stdout.contains(r#"state: {"dice":{"count":1,"last":{"formula":"1d4""#),
+        "{stdout}"
+    );
+    let out = common::loreloom(
+        &[
+            "skills",
+            "config",
+            "dice-roller",
+            "--set",
+            "randomSource=quantum",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("nothing saved"),
+        "{}",
+        common::stderr(&out)
+    );
 }

@@ -116,6 +116,16 @@ enum Command {
     /// Skills: external programs a turn can call (list, check, run one)
     #[command(subcommand)]
     Skills(skills::SkillsCommand),
+    /// Runs a skill script confined (used by the skill invoker, not by hand)
+    #[command(name = "__skill-sandbox", hide = true)]
+    SkillSandbox {
+        #[arg(long)]
+        read: Vec<PathBuf>,
+        #[arg(long)]
+        write: Vec<PathBuf>,
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
     /// Roll dice: `2d6+3`, `1d20+wits --mod wits=2`; prints each roll as JSON
     Dice {
         /// `NdM` terms, constants and named modifiers joined by + and -
@@ -395,6 +405,14 @@ pub fn run() -> ExitCode {
         #[cfg(feature = "store")]
         Command::Session(SessionCommand::Replay { save, scene }) => session::replay(&save, scene),
         Command::Skills(command) => skills::run(command),
+        Command::SkillSandbox {
+            read,
+            write,
+            command,
+        } => {
+            let code = crate::skills::sandbox::launch(&read, &write, &command[0], &command[1..]);
+            ExitCode::from(u8::try_from(code).unwrap_or(1))
+        }
         Command::Dice {
             expr,
             mods,

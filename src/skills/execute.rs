@@ -88,12 +88,23 @@ pub struct Executor<'a> {
     pub plan_timeout: Duration,
     pub max_parallel: usize,
     pub cancel: Option<Arc<AtomicBool>>,
-    /// Extra environment for a skill's scripts (its config's `x-env-var`s).
+    /// Extra environment for a skill's scripts.
     pub env: &'a (dyn Fn(&str) -> Vec<(String, String)> + Sync),
+    /// The `loreloom` binary that confines scripts (see `sandbox`).
+    pub sandbox: Option<std::path::PathBuf>,
 }
 
 fn no_env(_: &str) -> Vec<(String, String)> {
     Vec::new()
+}
+
+/// This program, when it is `loreloom` (whose `__skill-sandbox` confines
+/// scripts); none in other programs (tests set theirs).
+fn own_launcher() -> Option<std::path::PathBuf> {
+    std::env::current_exe().ok().filter(|p| {
+        p.file_stem()
+            .is_some_and(|n| n.to_string_lossy() == "loreloom")
+    })
 }
 
 impl<'a> Executor<'a> {
@@ -105,6 +116,7 @@ impl<'a> Executor<'a> {
             max_parallel: std::thread::available_parallelism().map_or(1, usize::from),
             cancel: None,
             env: &no_env,
+            sandbox: own_launcher(),
         }
     }
 
@@ -327,6 +339,7 @@ impl<'a> Executor<'a> {
                 stdin: stdin.clone(),
                 limits,
                 cancel: self.cancel.clone(),
+                sandbox: self.sandbox.clone(),
             });
             let failed = run.failure.clone();
             let retry = failed.is_some()

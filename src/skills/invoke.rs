@@ -60,6 +60,9 @@ pub struct Request {
     pub limits: Limits,
     /// Set to stop the invocation (the player rewound or quit).
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The `loreloom` binary whose `__skill-sandbox` confines the script's
+    /// files with Landlock (none: unconfined).
+    pub sandbox: Option<PathBuf>,
 }
 
 /// Seed 002's error categories (§2.2.4).
@@ -259,23 +262,65 @@ fn prlimit() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn command(request: &Request) -> Command {
+/// The program and arguments that run the script: through `prlimit`
+/// (resource limits) and the sandbox launcher (Landlock), where there are.
+fn argv(request: &Request) -> Vec<std::ffi::OsString> {
     let limits = &request.limits;
-    let mut cmd = match prlimit() {
-        Some(prlimit) => {
-            let mut c = Command::new(prlimit);
-            c.arg(format!("--cpu={}", limits.cpu_seconds))
-                .arg(format!("--as={}", limits.address_space))
-                .arg(format!("--fsize={}", limits.file_size))
-                .arg(format!("--nproc={}", limits.processes))
-                .arg("--core=0")
-                .arg("--")
-                .arg(&request.program);
-            c
+    let mut argv: Vec<std::ffi::OsString> = Vec::new();
+    if let Some(prlimit) = prlimit() {
+        argv.push(prlimit.into());
+        for limit in [
+            format!("--cpu={}", limits.cpu_seconds),
+            format!("--as={}", limits.address_space),
+            format!("--fsize={}", limits.file_size),
+            format!("--nproc={}", limits.processes),
+            "--core=0".to_owned(),
+            "--".to_owned(),
+        ] {
+            argv.push(limit.into());
         }
-        None => Command::new(&request.program),
-    };
-    cmd.args(&request.args)
+    }
+    if let Some(launcher) = &request.sandbox {
+        argv.push(launcher.into());
+        argv.push("__skill-sandbox".into());
+        // The launcher runs in the skill's folder: its rules name absolute paths.
+        let dir = std::path::absolute(&request.dir).unwrap_or_else(|_| request.dir.clone());
+        let data = dir.join("data");
+        let _ = std::fs::create_dir_all(&data);
+        let mut read: Vec<PathBuf> = super::sandbox::SYSTEM
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.exists())
+            .collect();
+        read.push(dir);
+        // An interpreter named by path (not on PATH) must be readable too.
+        if let Some(parent) = request.program.parent().filter(|p| p.is_absolute()) {
+            read.push(parent.to_owned());
+        }
+        for r in read {
+            argv.push("--read".into());
+            argv.push(r.into());
+        }
+        argv.push("--write".into());
+        argv.push(data.into());
+        argv.push("--".into());
+    }
+    argv.push(request.program.clone().into());
+    argv.extend(request.args.iter().map(Into::into));
+    argv
+}
+
+/// The script's temporary folder, inside its `data/` (made if missing).
+fn scratch(dir: &Path) -> PathBuf {
+    let tmp = dir.join("data").join("tmp");
+    let _ = std::fs::create_dir_all(&tmp);
+    tmp
+}
+
+fn command(request: &Request) -> Command {
+    let argv = argv(request);
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .current_dir(&request.dir)
         .env_clear()
         .env(
@@ -284,6 +329,7 @@ fn command(request: &Request) -> Command {
         )
         .env("LANG", "C.UTF-8")
         .env("HOME", request.dir.join("data"))
+        .env("TMPDIR", scratch(&request.dir))
         .envs(request.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

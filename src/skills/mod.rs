@@ -8,6 +8,7 @@ pub mod manifest;
 pub mod merge;
 pub mod plan;
 pub mod protocol;
+pub mod sandbox;
 
 pub use execute::{ExecutionResult, Executor, Health, Turn, replan};
 pub use manifest::{Discovery, Skill, discover};

@@ -8,12 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Build dependencies: a C toolchain; for every feature also Bevy's audio/input
-# (ALSA, udev) and llama.cpp (cmake, clang for bindgen).
-PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev)
+# (ALSA, udev) and llama.cpp (cmake, clang for bindgen); the bundled skills'
+# scripts run on Python 3 under util-linux's prlimit.
+PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev python3 util-linux)
 # The window test renders real frames under Xvfb with Mesa's software Vulkan (lavapipe);
 # SHIP's exports are checked by their own tools under Node (npm packages in tools/ship-check),
 # the HTML player in Debian's Chromium, EPUBs by the W3C's EPUBCheck.
-TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs chromium epubcheck)
+TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev python3 util-linux xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs chromium epubcheck)
 RUST_MIN=1.95
 
 # Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.

@@ -544,3 +544,96 @@ fn the_command_line_lists_checks_and_runs_the_bundled_skills() {
         common::stderr(&out)
     );
 }
+
+/// The bundled portrait skill draws a bust in the colours a description
+/// names, as an asset the store keeps; asked again for the same character
+/// it hands back the cached picture.
+#[test]
+fn the_portrait_skill_draws_once_and_then_remembers() {
+    let dir = tempfile::tempdir().unwrap();
+    // A copy of the bundled skill, so its cache is this test's own.
+    let own = dir.path().join("bundled");
+    std::fs::create_dir_all(&own).unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("skills/character-portraits"))
+        .arg(&own)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let found = discover(&[own]);
+    let executor = Executor::new(&found);
+    let ask = |regenerate: bool| {
+        executor.execute(
+            &plan(
+                json!([{"toolId": "p", "toolPath": "character-portraits/portrait",
+                "input": {"character": "mara", "name": "Mara", "regenerate": regenerate,
+                          "description": "a lean keeper in a yellow oilskin with grey hair"}}]),
+            ),
+            &Map::new(),
+        )
+    };
+    let first = ask(false);
+    assert!(first.success, "{first:?}");
+    let skill = found.get("character-portraits").unwrap();
+    let store = dir.path().join("store");
+    let (kept, refused) =
+        loreloom::skills::assets::collect(&skill.dir, &first.aggregated_assets, &store);
+    assert!(refused.is_empty(), "{refused:?}");
+    let img = image::open(store.join(&kept[0].file)).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (256, 256));
+    let colours: std::collections::BTreeSet<[u8; 3]> = img.pixels().map(|p| p.0).collect();
+    assert!(colours.len() > 50, "{} colours", colours.len());
+    let cached = |r: &loreloom::skills::ExecutionResult| match &r.aggregated_assets[0] {
+        Event::Asset {
+            metadata: Some(m),
+            path,
+            ..
+        } => (m["cached"].as_bool().unwrap(), path.clone()),
+        other => panic!("{other:?}"),
+    };
+    let (was_cached, path) = cached(&first);
+    assert!(!was_cached);
+    let again = ask(false);
+    assert_eq!(cached(&again), (true, path.clone()));
+    assert_eq!(again.aggregated_state["portraits"]["mara"], path.as_str());
+    assert!(!cached(&ask(true)).0, "regenerate draws it again");
+}
+
+/// A skill changed on disk while the game runs is picked up; a new broken
+/// one is a warning, not a crash; nothing changed, nothing re-read.
+#[test]
+fn skills_changed_on_disk_are_picked_up() {
+    let (dir, _) = fixtures();
+    let root = dir.path().join("skills");
+    let (mut watcher, found) = loreloom::skills::manifest::Watcher::new(vec![root.clone()]);
+    assert!(found.get("well-behaved").is_some());
+    assert!(watcher.poll().is_none());
+    let manifest = root.join("well-behaved/skill.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("does everything right", "was edited while running"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("new-broken")).unwrap();
+    std::fs::write(root.join("new-broken/skill.json"), "{not json").unwrap();
+    let again = watcher.poll().expect("a change was seen");
+    assert!(
+        again
+            .get("well-behaved")
+            .unwrap()
+            .manifest
+            .description
+            .contains("edited while running")
+    );
+    assert!(
+        again
+            .warnings
+            .iter()
+            .any(|w| w.contains("new-broken/skill.json")),
+        "{:?}",
+        again.warnings
+    );
+    assert!(watcher.poll().is_none());
+}

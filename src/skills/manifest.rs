@@ -1,4 +1,4 @@
-//! Skill discovery (seed 002 §3.1–§3.2, and the Agent Skills standard): each folder under a `skills/` directory with a `skill.json` (checked against `schemas/skills/skill.schema.json`) or an Agent Skills `SKILL.md` (YAML frontmatter `name`, `description`; its scripts from `scripts/`), its `prompt.md`, `config-schema.json` and `config.json`. An invalid skill is skipped with a warning naming the file.
+//! Skill discovery (seed 002 §3.1–§3.2, and the Agent Skills standard): each folder under a `skills/` directory with a `skill.json` (checked against `schemas/skills/skill.schema.json`) or an Agent Skills `SKILL.md` (YAML frontmatter `name`, `description`; its scripts from `scripts/`), its `prompt.md`, `config-schema.json` and `config.json`. An invalid skill is skipped with a warning naming the file. `Watcher` notices changes on disk (hot reload while the game runs).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -339,4 +339,74 @@ fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), String> 
         },
         body,
     ))
+}
+
+/// What a skills directory looks like on disk: every skill folder's files
+/// and scripts with their sizes and modification times, hashed.
+pub fn fingerprint(dirs: &[PathBuf]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let mut walk = |path: &Path| {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        path.hash(&mut hasher);
+        meta.len().hash(&mut hasher);
+        if let Ok(modified) = meta.modified() {
+            modified.hash(&mut hasher);
+        }
+    };
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut folders: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        folders.sort();
+        for folder in folders {
+            walk(&folder);
+            for file in [
+                "skill.json",
+                "SKILL.md",
+                "prompt.md",
+                "config-schema.json",
+                "config.json",
+            ] {
+                walk(&folder.join(file));
+            }
+            if let Ok(scripts) = std::fs::read_dir(folder.join("scripts")) {
+                let mut files: Vec<PathBuf> = scripts.flatten().map(|e| e.path()).collect();
+                files.sort();
+                for f in files {
+                    walk(&f);
+                }
+            }
+        }
+    }
+    hasher.finish()
+}
+
+/// Re-discovers the skills when their folders change on disk.
+#[derive(Clone, Debug)]
+pub struct Watcher {
+    dirs: Vec<PathBuf>,
+    seen: u64,
+}
+
+impl Watcher {
+    /// Watches `dirs`; the discovery as it stands now.
+    pub fn new(dirs: Vec<PathBuf>) -> (Self, Discovery) {
+        let seen = fingerprint(&dirs);
+        let found = discover(&dirs);
+        (Self { dirs, seen }, found)
+    }
+
+    /// A new discovery when anything changed since the last look.
+    pub fn poll(&mut self) -> Option<Discovery> {
+        let now = fingerprint(&self.dirs);
+        if now == self.seen {
+            return None;
+        }
+        self.seen = now;
+        Some(discover(&self.dirs))
+    }
 }

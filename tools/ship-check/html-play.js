@@ -2,7 +2,7 @@
 // playwright-core) along choice walks: clicks the n-th offered choice,
 // records each passage shown (the page's body[data-passage]) and whether it
 // ended; opens the codex at the end of the first walk; screenshots each walk.
-// Each walk starts from a cleared save; the first is reloaded half-way
+// Each walk starts in a fresh browser context (no save); the first is reloaded half-way
 // (where the page says it is, and the choices it offers, after the reload).
 // Usage: node html-play.js story.html '[[1,2],[2,1]]' SHOT_DIR
 'use strict';
@@ -17,21 +17,25 @@ const { chromium } = require('playwright-core');
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
   const requests = [];
-  page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) requests.push(r.url()); });
   const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
   const results = [];
   for (const [w, walk] of walks.entries()) {
+    // Each walk in a fresh context: its own, empty storage.
+    const context = await browser.newContext({ viewport: { width: 1024, height: 768 } });
+    const page = await context.newPage();
+    page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) requests.push(r.url()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
     await page.goto('file://' + path.resolve(file));
-    await page.evaluate(() => localStorage.clear());
-    await page.reload();
     const passages = [await page.getAttribute('body', 'data-passage')];
     let reload = null;
     const labels = async () => page.$$eval('#choices button', (bs) => bs.map((b) => b.textContent));
     for (const [i, n] of walk.entries()) {
-      await page.click(`#choices button[data-number="${n}"]`);
+      const button = page.locator(`#choices button[data-number="${n}"]`);
+      if ((await button.count()) === 0) {
+        throw new Error(`walk ${w} ${JSON.stringify(walk)}, step ${i}: no choice ${n} at ${passages[passages.length - 1]}; offered ${JSON.stringify(await labels())}; saved ${await page.evaluate(() => JSON.stringify(localStorage))}`);
+      }
+      await button.click();
       passages.push(await page.getAttribute('body', 'data-passage'));
       if (w === 0 && i === Math.floor(walk.length / 2)) {
         const before = { passage: passages[passages.length - 1], choices: await labels() };
@@ -50,6 +54,7 @@ const { chromium } = require('playwright-core');
     }
     await page.screenshot({ path: path.join(shots, `walk-${w}.png`) });
     results.push({ passages, ended, codex, reload });
+    await context.close();
   }
   await browser.close();
   console.log(JSON.stringify({ results, requests, errors }));

@@ -637,3 +637,81 @@ fn skills_changed_on_disk_are_picked_up() {
     );
     assert!(watcher.poll().is_none());
 }
+
+/// The planner (scripted model): its first plan calls a skill that
+/// crashes, so the loop asks again with that skill disabled (the contract
+/// narrowed to the others), and the second plan rolls the dice.
+#[test]
+fn the_model_plans_replans_and_the_dice_roll() {
+    use common::scripted::reply;
+    let (dir, _) = fixtures();
+    let script = dir.path().join("plans.json");
+    let replies = vec![
+        reply(
+            "skills/plan",
+            json!({"tools": [{"toolId": "c", "toolPath": "crash/run", "input": {}}]}).to_string(),
+        ),
+        reply(
+            "skills/plan",
+            json!({"tools": [{"toolId": "roll", "toolPath": "dice-roller/roll",
+                              "input": {"formula": "2d6", "seed": 5}}]})
+            .to_string(),
+        ),
+    ];
+    std::fs::write(
+        &script,
+        serde_json::to_string(&loreloom::llm::Script { replies }).unwrap(),
+    )
+    .unwrap();
+    let out = common::loreloom(
+        &[
+            "skills",
+            "plan",
+            "I throw the bones",
+            "--model-script",
+            script.to_str().unwrap(),
+            "--dir",
+            dir.path().join("skills").to_str().unwrap(),
+        ],
+        None,
+    );
+    let stdout = common::stdout(&out);
+    assert!(out.status.success(), "{stdout}{}", common::stderr(&out));
+    assert!(
+        stdout.contains("attempt 1: plan-1 (c crash Failed)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("attempt 2: plan-2 (roll dice-roller Success)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(r#"state: {"dice""#), "{stdout}");
+    assert!(!stdout.contains("fallback"), "{stdout}");
+
+    // A plan naming a tool that is not there breaks the narrowed contract:
+    // the model is not believed, and with nothing else answering the loop
+    // ends in the fallback narration.
+    let bad = dir.path().join("bad.json");
+    let replies = vec![reply(
+        "skills/plan",
+        json!({"tools": [{"toolId": "x", "toolPath": "rm-rf/run", "input": {}}]}).to_string(),
+    )];
+    std::fs::write(
+        &bad,
+        serde_json::to_string(&loreloom::llm::Script { replies }).unwrap(),
+    )
+    .unwrap();
+    let out = common::loreloom(
+        &[
+            "skills",
+            "plan",
+            "I pray",
+            "--model-script",
+            bad.to_str().unwrap(),
+        ],
+        None,
+    );
+    let stdout = common::stdout(&out);
+    assert!(stdout.contains("attempt 1: no plan"), "{stdout}");
+    assert!(stdout.contains("fallback: "), "{stdout}");
+}

@@ -25,6 +25,24 @@ pub enum SkillsCommand {
         #[command(flatten)]
         dirs: Dirs,
     },
+    /// Ask the model to plan skills for a move and run the plan (the replan
+    /// loop: at most five plans, then the fallback narration)
+    Plan {
+        /// The player's move
+        #[arg(value_name = "MOVE")]
+        player_move: String,
+        /// What the rules made of it
+        #[arg(long, default_value = "")]
+        outcome: String,
+        /// The model key (see `loreloom models`)
+        #[arg(long, default_value = "local-small")]
+        model: String,
+        /// Answer from a reply script instead of the model (tests, demos)
+        #[arg(long)]
+        model_script: Option<PathBuf>,
+        #[command(flatten)]
+        dirs: Dirs,
+    },
     /// Run one script of a skill with JSON input and print its events and the state it leaves
     Run {
         /// The skill, or SKILL/SCRIPT
@@ -90,6 +108,19 @@ pub fn run(command: SkillsCommand) -> ExitCode {
             }
         }
         SkillsCommand::Config { name, set, dirs } => config(&dirs.discover(), &name, &set),
+        SkillsCommand::Plan {
+            player_move,
+            outcome,
+            model,
+            model_script,
+            dirs,
+        } => plan(
+            &dirs.discover(),
+            &player_move,
+            &outcome,
+            &model,
+            model_script.as_deref(),
+        ),
         SkillsCommand::Run { name, input, dirs } => {
             let found = dirs.discover();
             let input: Value = match serde_json::from_str(&input) {
@@ -211,6 +242,97 @@ fn config(found: &Discovery, name: &str, set: &[String]) -> ExitCode {
                 .map(|d| format!("  # {d}"))
                 .unwrap_or_default()
         );
+    }
+    ExitCode::SUCCESS
+}
+
+fn plan(
+    found: &Discovery,
+    player_move: &str,
+    outcome: &str,
+    model: &str,
+    script: Option<&std::path::Path>,
+) -> ExitCode {
+    use crate::llm::{Gateway, Script, ScriptedBackend};
+    use crate::skills::execute::{Health, replan};
+    let gateway = match Gateway::standard() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(file) = script {
+        match Script::load(file) {
+            Ok(s) => gateway.register_script(model, ScriptedBackend::new(s)),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let executor = Executor::new(found);
+    let mut planner = |req: &crate::skills::execute::PlanRequest| {
+        crate::skills::planner::ask(
+            &gateway,
+            found,
+            model,
+            player_move,
+            outcome,
+            req,
+            &format!("plan-{}", req.attempt),
+        )
+    };
+    let turn = replan(
+        &mut planner,
+        &executor,
+        &mut Health::default(),
+        &Map::new(),
+        player_move,
+    );
+    for a in &turn.attempts {
+        match (&a.plan, &a.result) {
+            (Some(plan), Some(result)) => {
+                let tools: Vec<String> = result
+                    .tool_results
+                    .iter()
+                    .map(|t| format!("{} {} {:?}", t.tool_id, t.skill, t.state))
+                    .collect();
+                println!(
+                    "attempt {}: {} ({}){}",
+                    a.attempt,
+                    plan.request_id,
+                    if tools.is_empty() {
+                        "no tools".to_owned()
+                    } else {
+                        tools.join(", ")
+                    },
+                    result
+                        .refused
+                        .as_ref()
+                        .map(|r| format!(": refused, {}", r.message))
+                        .unwrap_or_default()
+                );
+            }
+            _ => println!(
+                "attempt {}: no plan: {}",
+                a.attempt,
+                a.planner_error.as_deref().unwrap_or("?")
+            ),
+        }
+    }
+    if let Some(result) = &turn.result {
+        for t in &result.tool_results {
+            for e in &t.events {
+                println!("{}", serde_json::to_string(e).unwrap_or_default());
+            }
+        }
+        if !result.aggregated_state.is_empty() {
+            println!("state: {}", Value::Object(result.aggregated_state.clone()));
+        }
+    }
+    if let Some(text) = &turn.fallback {
+        println!("fallback: {text}");
     }
     ExitCode::SUCCESS
 }

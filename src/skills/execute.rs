@@ -501,12 +501,14 @@ pub struct Turn {
     pub fallback: Option<String>,
 }
 
-/// The seed's fallback templates (`prompts/skills/fallback.txt`), `{input}`
-/// replaced; which one by the attempt count, so a replay says the same.
+/// The seed's fallback templates (`prompts/fallback_narration.txt`, as the
+/// session's own fallback reads them), `{input}` replaced; which one by the
+/// attempt count, so a replay says the same.
 pub fn fallback_narration(input: &str, salt: usize) -> String {
-    let templates: Vec<&str> = include_str!("../../prompts/skills/fallback.txt")
+    let templates: Vec<&str> = include_str!("../../prompts/fallback_narration.txt")
         .lines()
-        .filter(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
     templates
         .get(salt % templates.len().max(1))

@@ -7,6 +7,7 @@ pub mod invoke;
 pub mod manifest;
 pub mod merge;
 pub mod plan;
+pub mod planner;
 pub mod protocol;
 pub mod sandbox;
 

@@ -132,15 +132,8 @@ fn a_hang_is_killed_at_its_timeout_with_its_grandchildren() {
     let took = started.elapsed();
     assert_eq!(run.failure.as_ref().unwrap().category, Category::Timeout);
     assert!(took < Duration::from_secs(5), "{took:?}");
-    let grandchild = run
-        .events
-        .iter()
-        .find_map(|e| match e {
-            Event::Log {
-                fields: Some(f), ..
-            } => f["grandchild"].as_i64(),
-            _ => None,
-        })
+    let grandchild = log_fields(&run.events)["grandchild"]
+        .as_i64()
         .expect("the script said its grandchild's pid");
     let pid = i32::try_from(grandchild).unwrap();
     // The group was killed: the grandchild is gone (or a zombie).
@@ -189,16 +182,7 @@ fn a_script_sees_a_scrubbed_environment_in_its_own_folder() {
     req.env = vec![("ALLOWED".into(), "yes".into())];
     let run = invoke(&req);
     assert!(run.ok(), "{run:?}");
-    let fields = run
-        .events
-        .iter()
-        .find_map(|e| match e {
-            Event::Log {
-                fields: Some(f), ..
-            } => Some(f.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let fields = log_fields(&run.events);
     let skill_dir = found.get("env-peek").unwrap().dir.clone();
     assert_eq!(fields["pwd"], skill_dir.to_str().unwrap());
     assert_eq!(fields["home"], skill_dir.join("data").to_str().unwrap());
@@ -211,8 +195,14 @@ fn a_script_sees_a_scrubbed_environment_in_its_own_folder() {
         &plan(json!([{"toolId": "e", "toolPath": "env-peek/run"}])),
         &Map::new(),
     );
-    let fields = result.tool_results[0]
-        .events
+    let fields = log_fields(&result.tool_results[0].events);
+    assert_eq!(fields["token"], "abc");
+    assert_eq!(fields["leak"], "");
+}
+
+/// The fields of the first log event that has some.
+fn log_fields(events: &[Event]) -> Map<String, Value> {
+    events
         .iter()
         .find_map(|e| match e {
             Event::Log {
@@ -220,9 +210,16 @@ fn a_script_sees_a_scrubbed_environment_in_its_own_folder() {
             } => Some(f.clone()),
             _ => None,
         })
-        .unwrap();
-    assert_eq!(fields["token"], "abc");
-    assert_eq!(fields["leak"], "");
+        .expect("a log event with fields")
+}
+
+/// Writes a scripted model's replies to `path`.
+fn write_script(path: &Path, replies: Vec<loreloom::llm::scripted::Reply>) {
+    std::fs::write(
+        path,
+        serde_json::to_string(&loreloom::llm::Script { replies }).unwrap(),
+    )
+    .unwrap();
 }
 
 fn plan(tools: Value) -> Plan {
@@ -468,16 +465,7 @@ fn a_sandboxed_script_writes_only_in_its_data_and_reads_no_other_skill() {
     );
     assert!(result.success, "{result:?}");
     let r = &result.tool_results[0];
-    let fields = r
-        .events
-        .iter()
-        .find_map(|e| match e {
-            Event::Log {
-                fields: Some(f), ..
-            } => Some(f.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let fields = log_fields(&r.events);
     // Landlock is enforced on this machine (the launcher says so on
     // stderr when a kernel cannot): these are the kernel's answers.
     assert!(!r.stderr.contains("Landlock"), "{}", r.stderr);
@@ -658,11 +646,7 @@ fn the_model_plans_replans_and_the_dice_roll() {
             .to_string(),
         ),
     ];
-    std::fs::write(
-        &script,
-        serde_json::to_string(&loreloom::llm::Script { replies }).unwrap(),
-    )
-    .unwrap();
+    write_script(&script, replies);
     let out = common::loreloom(
         &[
             "skills",
@@ -696,11 +680,7 @@ fn the_model_plans_replans_and_the_dice_roll() {
         "skills/plan",
         json!({"tools": [{"toolId": "x", "toolPath": "rm-rf/run", "input": {}}]}).to_string(),
     )];
-    std::fs::write(
-        &bad,
-        serde_json::to_string(&loreloom::llm::Script { replies }).unwrap(),
-    )
-    .unwrap();
+    write_script(&bad, replies);
     let out = common::loreloom(
         &[
             "skills",

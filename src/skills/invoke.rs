@@ -400,21 +400,12 @@ fn watch(
     request: &Request,
     events: &mut Vec<Event>,
 ) -> Option<Failure> {
-    let cancelled = || {
-        request
-            .cancel
-            .as_ref()
-            .is_some_and(|c| c.load(Ordering::Relaxed))
-    };
     loop {
-        if cancelled() {
-            return Some(Failure::new(Category::ProcessError, "cancelled"));
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Some(timed_out(request));
-        }
-        match rx.recv_timeout((deadline - now).min(Duration::from_millis(50))) {
+        let wait = match next_wait(request, deadline) {
+            Ok(wait) => wait,
+            Err(f) => return Some(f),
+        };
+        match rx.recv_timeout(wait) {
             Ok(Said::Event(e)) => {
                 let done = matches!(e, Event::Done { .. });
                 events.push(e);
@@ -429,19 +420,33 @@ fn watch(
     }
     // Output is over: the process has until the deadline to exit.
     loop {
-        if cancelled() {
-            return Some(Failure::new(Category::ProcessError, "cancelled"));
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Some(timed_out(request));
-        }
-        match child.wait_timeout((deadline - now).min(Duration::from_millis(50))) {
+        let wait = match next_wait(request, deadline) {
+            Ok(wait) => wait,
+            Err(f) => return Some(f),
+        };
+        match child.wait_timeout(wait) {
             Ok(Some(_)) => return None,
             Ok(None) => {}
             Err(e) => return Some(Failure::new(Category::ProcessError, e.to_string())),
         }
     }
+}
+
+/// How long to wait next (at most 50 ms, so a cancellation is seen), or
+/// why to stop: cancelled, or past the deadline.
+fn next_wait(request: &Request, deadline: Instant) -> Result<Duration, Failure> {
+    if request
+        .cancel
+        .as_ref()
+        .is_some_and(|c| c.load(Ordering::Relaxed))
+    {
+        return Err(Failure::new(Category::ProcessError, "cancelled"));
+    }
+    let now = Instant::now();
+    if now >= deadline {
+        return Err(timed_out(request));
+    }
+    Ok((deadline - now).min(Duration::from_millis(50)))
 }
 
 fn timed_out(request: &Request) -> Failure {

@@ -695,3 +695,31 @@ fn the_model_plans_replans_and_the_dice_roll() {
     assert!(stdout.contains("attempt 1: no plan"), "{stdout}");
     assert!(stdout.contains("fallback: "), "{stdout}");
 }
+
+/// A fork bomb under the sandbox: the invocation's pids cgroup stops it at
+/// the limit (root or not: this machine runs CI as root, where `prlimit`'s
+/// process count does not bind), and every child, though it left the
+/// process group, is killed when the invocation ends.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit_and_leaves_nothing_behind() {
+    let (_dir, found) = fixtures();
+    let mut req = request(&found, "fork-bomb", Duration::from_secs(10));
+    req.sandbox = Some(PathBuf::from(env!("CARGO_BIN_EXE_loreloom")));
+    req.limits.processes = 32;
+    let run = invoke(&req);
+    assert!(run.ok(), "{run:?}");
+    let fields = log_fields(&run.events);
+    let made = fields["made"].as_u64().unwrap();
+    assert!(made < 32, "{fields:?}");
+    assert!(fields["failed"].as_u64().unwrap() > 400, "{fields:?}");
+    let pids =
+        std::fs::read_to_string(found.get("fork-bomb").unwrap().dir.join("data/pids.txt")).unwrap();
+    let pids: Vec<i32> = pids.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(pids.len() as u64, made);
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        pids.iter().all(|p| !alive(*p))
+    });
+    assert!(gone, "children outlived the invocation: {pids:?}");
+}

@@ -120,6 +120,8 @@ enum Command {
     #[command(name = "__skill-sandbox", hide = true)]
     SkillSandbox {
         #[arg(long)]
+        pids_cgroup: Option<PathBuf>,
+        #[arg(long)]
         read: Vec<PathBuf>,
         #[arg(long)]
         write: Vec<PathBuf>,
@@ -406,11 +408,18 @@ pub fn run() -> ExitCode {
         Command::Session(SessionCommand::Replay { save, scene }) => session::replay(&save, scene),
         Command::Skills(command) => skills::run(command),
         Command::SkillSandbox {
+            pids_cgroup,
             read,
             write,
             command,
         } => {
-            let code = crate::skills::sandbox::launch(&read, &write, &command[0], &command[1..]);
+            let code = crate::skills::sandbox::launch(
+                pids_cgroup.as_deref(),
+                &read,
+                &write,
+                &command[0],
+                &command[1..],
+            );
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
         Command::Dice {

@@ -264,7 +264,7 @@ fn prlimit() -> Option<PathBuf> {
 
 /// The program and arguments that run the script: through `prlimit`
 /// (resource limits) and the sandbox launcher (Landlock), where there are.
-fn argv(request: &Request) -> Vec<std::ffi::OsString> {
+fn argv(request: &Request, cgroup: Option<&Path>) -> Vec<std::ffi::OsString> {
     let limits = &request.limits;
     let mut argv: Vec<std::ffi::OsString> = Vec::new();
     if let Some(prlimit) = prlimit() {
@@ -283,6 +283,10 @@ fn argv(request: &Request) -> Vec<std::ffi::OsString> {
     if let Some(launcher) = &request.sandbox {
         argv.push(launcher.into());
         argv.push("__skill-sandbox".into());
+        if let Some(cgroup) = cgroup {
+            argv.push("--pids-cgroup".into());
+            argv.push(cgroup.into());
+        }
         // The launcher runs in the skill's folder: its rules name absolute paths.
         let dir = std::path::absolute(&request.dir).unwrap_or_else(|_| request.dir.clone());
         let data = dir.join("data");
@@ -317,8 +321,8 @@ fn scratch(dir: &Path) -> PathBuf {
     tmp
 }
 
-fn command(request: &Request) -> Command {
-    let argv = argv(request);
+fn command(request: &Request, cgroup: Option<&Path>) -> Command {
+    let argv = argv(request, cgroup);
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(&request.dir)
@@ -346,7 +350,18 @@ fn command(request: &Request) -> Command {
 pub fn invoke(request: &Request) -> Invocation {
     let started = Instant::now();
     let mut result = Invocation::default();
-    let mut child = match command(request).spawn() {
+    // Where the launcher can join one, a cgroup bounds the processes and
+    // lets every one of them be killed at the end (dropped last).
+    let cgroup = request
+        .sandbox
+        .as_ref()
+        .and_then(|_| super::sandbox::PidsCgroup::create(request.limits.processes));
+    let mut child = match command(
+        request,
+        cgroup.as_ref().map(super::sandbox::PidsCgroup::dir),
+    )
+    .spawn()
+    {
         Ok(child) => child,
         Err(e) => {
             result.failure = Some(Failure::new(
@@ -368,23 +383,38 @@ pub fn invoke(request: &Request) -> Invocation {
     let limits = request.limits.clone();
     let reader = out.map(|out| std::thread::spawn(move || read_events(out, &limits, &tx)));
     let max_stderr = request.limits.max_stderr;
-    let errors = child
-        .stderr
-        .take()
-        .map(|err| std::thread::spawn(move || read_stderr(err, max_stderr)));
+    // Stderr comes back over a channel: a process the script left behind
+    // (outside the group, where there is no cgroup) may hold it open.
+    let (err_tx, err_rx) = crossbeam_channel::bounded(1);
+    if let Some(err) = child.stderr.take() {
+        std::thread::spawn(move || {
+            let _ = err_tx.send(read_stderr(err, max_stderr));
+        });
+    }
     let deadline = started + request.limits.timeout;
     let failure = watch(&mut child, &rx, deadline, request, &mut result.events);
-    // Whatever happened, nothing of the group outlives the invocation.
+    // Whatever happened, nothing of the group (or the cgroup) outlives the
+    // invocation.
     kill_group(&child);
+    if let Some(cgroup) = &cgroup {
+        cgroup.kill_all();
+    }
     let status = child.wait().ok();
-    if let Some(reader) = reader {
-        let _ = reader.join();
+    // Events the reader sent before it stopped (it is not waited for: a
+    // left-behind process may hold stdout open; it ends with the pipe).
+    drop(reader);
+    let grace = Instant::now() + Duration::from_millis(200);
+    while let Ok(said) = rx.recv_deadline(grace) {
+        match said {
+            Said::Event(e) => result.events.push(e),
+            Said::Broken(_) | Said::End => break,
+        }
     }
-    // Events the reader sent before it stopped.
-    while let Ok(Said::Event(e)) = rx.try_recv() {
-        result.events.push(e);
-    }
-    result.stderr = errors.and_then(|e| e.join().ok()).unwrap_or_default();
+    result.stderr = err_rx
+        .recv_deadline(Instant::now() + Duration::from_millis(200))
+        .unwrap_or_else(|_| {
+            "[stderr is still held open by a process the script left behind]".into()
+        });
     result.exit = status.and_then(|s| s.code());
     result.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     result.failure = failure.or_else(|| verdict(&result, status));

@@ -375,7 +375,7 @@ fn five_failed_plans_end_in_the_fallback_narration() {
         "open the door",
     );
     assert_eq!(turn.attempts.len(), 5);
-    assert!(turn.result.is_none());
+    assert!(turn.result().is_none());
     assert_eq!(
         turn.fallback.as_deref(),
         Some("The story continues, though the path is unclear...")
@@ -409,7 +409,7 @@ fn five_failed_plans_end_in_the_fallback_narration() {
     );
     assert_eq!(tries, 2);
     assert!(turn.fallback.is_none());
-    assert_eq!(turn.result.unwrap().aggregated_state["seen"]["count"], 1);
+    assert_eq!(turn.result().unwrap().aggregated_state["seen"]["count"], 1);
 }
 
 #[test]

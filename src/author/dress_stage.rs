@@ -9,10 +9,11 @@ use super::dress::{
     self, BriefText, Budget, CodexProblem, Direction, Figure, Gated, Judgement, Position, Ranked,
     Tier,
 };
-use super::fill_stage::{Ask, beat_ids, order};
+use super::fill_stage::{Ask, beat_ids, err, order};
 use super::graph::{Graph, GraphError, Mutation, Node};
 use super::illustrate::{self, Illustrator};
 use super::model::{EdgeType, NodeType, Stage};
+use super::stages::with_notes;
 
 /// Retries of an entity's codex after the first answer (seed: at most 2).
 pub const CODEX_RETRIES: usize = 2;
@@ -34,10 +35,6 @@ pub struct Report {
     /// Whether the stage has nothing left to draw after this run.
     pub done: bool,
     pub notes: Vec<String>,
-}
-
-fn err(e: GraphError) -> String {
-    e.to_string()
 }
 
 /// The part of an id after its `kind::` prefix.
@@ -196,14 +193,6 @@ pub fn art(graph: &mut Graph, brief: &str, ask: &mut Ask) -> Result<Report, Stri
         notes,
         ..Report::default()
     })
-}
-
-fn with_notes(why: &str, notes: &[String]) -> String {
-    if notes.is_empty() {
-        why.to_owned()
-    } else {
-        format!("{why}; {}", notes.join("; "))
-    }
 }
 
 /// Where every passage stands, for its brief's structural score.
@@ -659,38 +648,68 @@ pub fn budget(graph: &Graph) -> Result<Option<Budget>, String> {
         .transpose()
 }
 
-/// The prompt for one brief (seed ).
-pub fn prompt_for(graph: &Graph, brief: &Node) -> Result<dress::ImagePrompt, String> {
-    let art = graph
-        .node(ART_DIRECTION)
-        .map_err(err)?
-        .ok_or("the graph has no art direction")?;
-    let direction: Direction = serde_json::from_value(Value::Object(art.data))
-        .map_err(|e| format!("the art direction: {e}"))?;
-    let text: BriefText = serde_json::from_value(Value::Object(brief.data.clone()))
-        .map_err(|e| format!("{}: {e}", brief.id))?;
-    let profiles = visuals(graph)?;
-    let mut figures = Vec::new();
-    for e in brief.strings("entities") {
-        let kind = graph
-            .node(&e)
+/// What every brief's prompt reads, read once per run: the art direction,
+/// the visual profiles and each entity's type.
+struct Prompter {
+    direction: Direction,
+    profiles: BTreeMap<String, Node>,
+    kinds: BTreeMap<String, String>,
+}
+
+impl Prompter {
+    fn read(graph: &Graph) -> Result<Self, String> {
+        let art = graph
+            .node(ART_DIRECTION)
             .map_err(err)?
-            .and_then(|n| n.str("type").map(str::to_owned))
-            .unwrap_or_else(|| "character".into());
-        let profile = profiles.get(&e);
-        figures.push(Figure {
-            colours: profile
-                .map(|p| p.strings("color_associations"))
-                .unwrap_or_default(),
-            fragment: profile
-                .and_then(|p| p.str("reference_prompt_fragment"))
-                .unwrap_or_default()
-                .to_owned(),
-            kind,
-            entity: e,
-        });
+            .ok_or("the graph has no art direction")?;
+        let direction = serde_json::from_value(Value::Object(art.data))
+            .map_err(|e| format!("the art direction: {e}"))?;
+        let kinds = graph
+            .nodes(NodeType::Entity)
+            .map_err(err)?
+            .into_iter()
+            .filter_map(|e| Some((e.id.clone(), e.str("type")?.to_owned())))
+            .collect();
+        Ok(Self {
+            direction,
+            profiles: visuals(graph)?,
+            kinds,
+        })
     }
-    Ok(dress::image_prompt(&brief.id, &direction, &text, figures))
+
+    /// The prompt for one brief (seed ).
+    fn prompt(&self, brief: &Node) -> Result<dress::ImagePrompt, String> {
+        let text: BriefText = serde_json::from_value(Value::Object(brief.data.clone()))
+            .map_err(|e| format!("{}: {e}", brief.id))?;
+        let figures = brief
+            .strings("entities")
+            .into_iter()
+            .map(|e| {
+                let profile = self.profiles.get(&e);
+                Figure {
+                    colours: profile
+                        .map(|p| p.strings("color_associations"))
+                        .unwrap_or_default(),
+                    fragment: profile
+                        .and_then(|p| p.str("reference_prompt_fragment"))
+                        .unwrap_or_default()
+                        .to_owned(),
+                    kind: self
+                        .kinds
+                        .get(&e)
+                        .cloned()
+                        .unwrap_or_else(|| "character".into()),
+                    entity: e,
+                }
+            })
+            .collect();
+        Ok(dress::image_prompt(
+            &brief.id,
+            &self.direction,
+            &text,
+            figures,
+        ))
+    }
 }
 
 /// Sub-stage 3: draws the budget's briefs not drawn yet: only the best one
@@ -717,6 +736,7 @@ pub fn draw(
         .collect();
     let todo: Vec<String> = chosen.into_iter().filter(|b| !drawn.contains(b)).collect();
     let take = if sample { 1 } else { todo.len() };
+    let prompter = Prompter::read(graph)?;
     for brief_id in todo.iter().take(take) {
         let Some(brief) = graph.node(brief_id).map_err(err)? else {
             continue;
@@ -729,7 +749,7 @@ pub fn draw(
         else {
             continue;
         };
-        let prompt = prompt_for(graph, &brief)?;
+        let prompt = prompter.prompt(&brief)?;
         let asset = provider
             .draw(&prompt)
             .and_then(|png| illustrate::store(dir, &png));

@@ -39,7 +39,7 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
-fn err(e: GraphError) -> String {
+pub(super) fn err(e: GraphError) -> String {
     e.to_string()
 }
 

@@ -182,16 +182,18 @@ pub fn markdown(
     if let Some(vision) = graph.node("vision")? {
         let d = &vision.data;
         let _ = writeln!(out, "## Vision\n");
-        for (label, key) in [
-            ("Genre", "genre"),
-            ("Tone", "tone"),
-            ("Themes", "themes"),
-            ("Audience", "audience"),
-            ("Constraints", "constraints"),
-            ("Content notes", "content_notes"),
-        ] {
-            let _ = writeln!(out, "- **{label}:** {}", list(d.get(key)));
-        }
+        labelled(
+            &mut out,
+            d,
+            &[
+                ("Genre", "genre"),
+                ("Tone", "tone"),
+                ("Themes", "themes"),
+                ("Audience", "audience"),
+                ("Constraints", "constraints"),
+                ("Content notes", "content_notes"),
+            ],
+        );
         if let Some(scope) = d.get("scope") {
             let _ = writeln!(
                 out,
@@ -537,6 +539,13 @@ pub fn markdown(
     Ok(out)
 }
 
+/// One `- **Label:** value` line per field of a node's data.
+fn labelled(out: &mut String, data: &serde_json::Map<String, Value>, fields: &[(&str, &str)]) {
+    for (label, key) in fields {
+        let _ = writeln!(out, "- **{label}:** {}", list(data.get(*key)));
+    }
+}
+
 /// DRESS's part of `graph.md`: the art direction and visual profiles, the
 /// briefs best first with their scores and what the budget draws, each
 /// entity's codex tiers, the pictures drawn.
@@ -544,16 +553,18 @@ fn dress(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     if let Some(a) = graph.node(super::dress_stage::ART_DIRECTION)? {
         let d = &a.data;
         let _ = writeln!(out, "## Art direction\n");
-        for (label, key) in [
-            ("Style", "style"),
-            ("Medium", "medium"),
-            ("Palette", "palette"),
-            ("Composition", "composition_notes"),
-            ("Avoid", "negative_defaults"),
-            ("Aspect ratio", "aspect_ratio"),
-        ] {
-            let _ = writeln!(out, "- **{label}:** {}", list(d.get(key)));
-        }
+        labelled(
+            out,
+            d,
+            &[
+                ("Style", "style"),
+                ("Medium", "medium"),
+                ("Palette", "palette"),
+                ("Composition", "composition_notes"),
+                ("Avoid", "negative_defaults"),
+                ("Aspect ratio", "aspect_ratio"),
+            ],
+        );
         out.push('\n');
         let mut profiles = graph.edges(EdgeType::DescribesVisual)?;
         profiles.sort_by(|x, y| x.to.cmp(&y.to));

@@ -72,7 +72,7 @@ fn ask(
 }
 
 /// A batch's reason, with what the engine dropped or mended.
-fn with_notes(why: &str, notes: &[String]) -> String {
+pub(super) fn with_notes(why: &str, notes: &[String]) -> String {
     if notes.is_empty() {
         why.to_owned()
     } else {

@@ -321,7 +321,7 @@ fn plan(
             ),
         }
     }
-    if let Some(result) = &turn.result {
+    if let Some(result) = turn.result() {
         for t in &result.tool_results {
             for e in &t.events {
                 println!("{}", serde_json::to_string(e).unwrap_or_default());

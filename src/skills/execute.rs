@@ -147,6 +147,14 @@ impl<'a> Executor<'a> {
             }
         };
         let deadline = started + self.plan_timeout;
+        // Tool ids are unique (the order checked it): each id's index.
+        let index: BTreeMap<&str, usize> = plan
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.tool_id.as_str(), i))
+            .collect();
+        let at = |d: &String| index[d.as_str()];
         let mut done: BTreeMap<usize, ToolResult> = BTreeMap::new();
         while done.len() < plan.tools.len() {
             let ready: Vec<usize> = order
@@ -157,7 +165,7 @@ impl<'a> Executor<'a> {
                     plan.tools[*i]
                         .dependencies
                         .iter()
-                        .all(|d| done.values().any(|r| &r.tool_id == d))
+                        .all(|d| done.contains_key(&at(d)))
                 })
                 .collect();
             // A tool whose required dependency failed does not run.
@@ -165,11 +173,8 @@ impl<'a> Executor<'a> {
             for i in ready {
                 let call = &plan.tools[i];
                 let blocked = call.dependencies.iter().find(|d| {
-                    let dep = plan.tools.iter().find(|t| &t.tool_id == *d);
-                    let failed = done
-                        .values()
-                        .any(|r| &r.tool_id == *d && r.state != ToolState::Success);
-                    failed && dep.is_some_and(|t| t.required)
+                    let j = at(d);
+                    plan.tools[j].required && done[&j].state != ToolState::Success
                 });
                 if let Some(dep) = blocked {
                     done.insert(
@@ -231,27 +236,18 @@ impl<'a> Executor<'a> {
             }
         }
         result.tool_results = order.iter().map(|i| done[i].clone()).collect();
-        result.failed_tools = result
+        let failed: Vec<&ToolResult> = result
             .tool_results
             .iter()
             .filter(|r| matches!(r.state, ToolState::Failed | ToolState::Timeout))
-            .map(|r| r.tool_id.clone())
             .collect();
-        let disabled: BTreeSet<String> = result
-            .tool_results
-            .iter()
-            .filter(|r| matches!(r.state, ToolState::Failed | ToolState::Timeout))
-            .map(|r| r.skill.clone())
-            .collect();
+        result.failed_tools = failed.iter().map(|r| r.tool_id.clone()).collect();
+        let disabled: BTreeSet<String> = failed.iter().map(|r| r.skill.clone()).collect();
         result.disabled_skills = disabled.into_iter().collect();
         // Success: every required tool succeeded (optional ones may fail).
-        result.success = result.tool_results.iter().all(|r| {
-            r.state == ToolState::Success
-                || !plan
-                    .tools
-                    .iter()
-                    .any(|t| t.tool_id == r.tool_id && t.required)
-        });
+        result.success = order
+            .iter()
+            .all(|i| done[i].state == ToolState::Success || !plan.tools[*i].required);
         result.can_replan = !result.success;
         result.execution_time_ms = ms(started.elapsed());
         result
@@ -495,10 +491,18 @@ pub struct Attempt {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Turn {
     pub attempts: Vec<Attempt>,
-    /// The successful plan's result.
-    pub result: Option<ExecutionResult>,
     /// Seed §2.3.4: what the player reads when every attempt failed.
     pub fallback: Option<String>,
+}
+
+impl Turn {
+    /// The successful plan's result (the last attempt's, when it succeeded).
+    pub fn result(&self) -> Option<&ExecutionResult> {
+        self.attempts
+            .last()
+            .and_then(|a| a.result.as_ref())
+            .filter(|r| r.success)
+    }
 }
 
 /// The seed's fallback templates (`prompts/fallback_narration.txt`, as the
@@ -562,10 +566,9 @@ pub fn replan(
             attempt,
             plan: Some(plan),
             planner_error: None,
-            result: Some(result.clone()),
+            result: Some(result),
         });
         if success {
-            turn.result = Some(result);
             return turn;
         }
     }

@@ -128,6 +128,18 @@ pub fn inside(path: &str) -> bool {
 /// the same name (a campaign's own) replaces an earlier one.
 pub fn discover(dirs: &[PathBuf]) -> Discovery {
     let mut found = Discovery::default();
+    // The manifest contract, read and compiled once for every folder.
+    let contract = crate::llm::contract::Contract::load(
+        &crate::resource_dir("schemas"),
+        "skills/skill.schema.json",
+    );
+    let contract = match contract {
+        Ok(c) => c,
+        Err(e) => {
+            found.warnings.push(format!("no skill can be checked: {e}"));
+            return found;
+        }
+    };
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
@@ -139,7 +151,7 @@ pub fn discover(dirs: &[PathBuf]) -> Discovery {
             .collect();
         folders.sort();
         for folder in folders {
-            match load(&folder) {
+            match load(&folder, &contract) {
                 Ok(Some(skill)) => {
                     found
                         .skills
@@ -169,15 +181,13 @@ fn json_file(path: &Path) -> Result<Option<Value>, String> {
 
 /// One folder as a skill: `None` when it has neither a manifest nor a
 /// `SKILL.md` (not a skill), an error naming the file when it is a broken one.
-pub fn load(folder: &Path) -> Result<Option<Skill>, String> {
+pub fn load(
+    folder: &Path,
+    contract: &crate::llm::contract::Contract,
+) -> Result<Option<Skill>, String> {
     let manifest_path = folder.join("skill.json");
     let agent_path = folder.join("SKILL.md");
     let (manifest, format, mut prompt) = if manifest_path.is_file() {
-        let contract = crate::llm::contract::Contract::load(
-            &crate::resource_dir("schemas"),
-            "skills/skill.schema.json",
-        )
-        .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
         let value = contract.check(&read(&manifest_path)?).map_err(|errors| {
             format!(
                 "{}: {}; skipped",

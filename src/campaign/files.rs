@@ -68,6 +68,12 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 16))]
     pub npcs_per_turn: Option<u32>,
+    /// (Loreloom) Skill tools (`skill` or `skill/script`) called on every
+    /// played turn besides those the planner chooses, e.g. `weather` to move
+    /// the weather and the hour on; each is optional: a failure costs the
+    /// turn nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills_every_turn: Vec<String>,
 }
 
 /// How many NPCs act in one turn when neither the campaign nor the session says.

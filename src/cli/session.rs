@@ -342,6 +342,39 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// What the turn's skills did (#25): each tool's end and summary, assets
+/// kept, and seed 002's fallback line when every plan failed.
+fn print_skills(result: &crate::session::turn::TurnResult) {
+    use crate::skills::execute::ToolState;
+    use crate::skills::protocol::Event;
+    for run in result.skills.iter().filter_map(|a| a.run.as_ref()) {
+        for tool in &run.result.tool_results {
+            let summary = tool.events.iter().find_map(|e| match e {
+                Event::Done { summary, .. } => summary.clone(),
+                _ => None,
+            });
+            let why = tool.error.as_ref().map(|f| f.message.clone());
+            let said = summary.or(why).unwrap_or_default();
+            let state = match tool.state {
+                ToolState::Success => "ok",
+                ToolState::Failed => "failed",
+                ToolState::Skipped => "skipped",
+                ToolState::Timeout => "timed out",
+            };
+            println!(
+                "  [{} {state}, {} ms: {said}]",
+                tool.skill, tool.execution_time_ms
+            );
+        }
+        for asset in &run.assets {
+            println!("  [{} kept: {}]", asset.kind, asset.file);
+        }
+    }
+    if let Some(fallback) = &result.skill_fallback {
+        println!("  [the skills failed; {fallback}]");
+    }
+}
+
 fn print_report(report: &Report, choices: &[String], marks: &[Option<Difficulty>]) {
     match report {
         Report::Committed { result, kind, .. } => {
@@ -368,6 +401,7 @@ fn print_report(report: &Report, choices: &[String], marks: &[Option<Difficulty>
                     roll.label
                 );
             }
+            print_skills(result);
             println!();
             print_choices(choices, marks);
         }

@@ -332,6 +332,10 @@ pub struct WorldState {
     /// Where each plot beat stands (seed 002 §7.5); beats not listed are waiting.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub beats: BTreeMap<String, BeatStatus>,
+    /// The skills' state tree (seed 002 §2.1: their `state_patch`es
+    /// deep-merged), committed with the turn and restored by a rewind.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub skills: Map<String, Value>,
 }
 
 /// A plot beat's progress, decided at scene transitions (`session::beats`).

@@ -344,6 +344,11 @@ impl Controller {
         let info = store.session().map_err(|e| e.to_string())?;
         let campaign = load_campaign(&info.campaign_path)?;
         let mut state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+        // The skills this play session may call, all healthy (#25).
+        state.skills = super::skills::SessionSkills::discover(
+            &info.campaign_path,
+            Some(super::skills::assets_dir(path)),
+        );
         // A save from before standing existed starts it now (nothing already set is changed).
         let seed = state.seed;
         super::people::initialise(&campaign, &mut state.world, super::turn::PERSONA, seed);
@@ -519,10 +524,14 @@ impl Controller {
     }
 
     fn reload(&mut self) -> Result<(), String> {
+        let skills = self.state.skills.clone();
         self.state = self
             .store
             .state(self.state.campaign.clone())
             .map_err(|e| e.to_string())?;
+        // The skill state comes back with the scene; the skills and their
+        // health stay this play session's.
+        self.state.skills = skills;
         load_summaries(&self.store, &mut self.state);
         let info = self.info()?;
         self.current_scene = info.current_scene_id;
@@ -895,6 +904,18 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
         state.recalled = serde_json::from_value(recall.payload.clone())
             .map_err(|e| format!("the recorded recall of that turn is unreadable: {e}"))?;
     }
+    let mut differences = Vec::new();
+    // The skills are offered as they were; their recorded runs are handed
+    // back in order and no script runs again (#25).
+    let attempts: Vec<super::skills::SkillAttempt> = turn
+        .events
+        .iter()
+        .filter(|e| e.event_type == "tool_call" && e.step_name == "skills")
+        .map(|e| serde_json::from_value(e.payload.clone()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("a recorded skill run cannot be read: {e}"))?;
+    state.skills = super::skills::SessionSkills::discover(&info.campaign_path, None);
+    let mut recorded = super::skills::Recorded::new(&attempts);
     let gateway = crate::llm::Gateway::standard()?;
     let backend =
         crate::llm::ScriptedBackend::new(crate::llm::Script::from_records(records.iter()));
@@ -917,9 +938,21 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
         // A picked choice's ruling, as it was played.
         ruling: serde_json::from_value(action["ruling"].clone()).unwrap_or(None),
     };
-    let result = super::play::run_turn(&gateway, state, input, |_| {})
-        .map_err(|e| format!("the replay failed where the original did not: {e}"))?;
-    let mut differences = Vec::new();
+    let result = super::play::run_turn_with(
+        &gateway,
+        state,
+        input,
+        &mut |work| recorded.next(work),
+        |_| {},
+    )
+    .map_err(|e| format!("the replay failed where the original did not: {e}"))?;
+    if result.skills != attempts {
+        differences.push(format!(
+            "skills: {} plans recorded, {} replayed differently",
+            attempts.len(),
+            result.skills.len()
+        ));
+    }
     let stored: Vec<(String, String, String)> = turn
         .messages
         .iter()

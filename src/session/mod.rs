@@ -16,6 +16,7 @@ pub mod play;
 #[cfg(feature = "store")]
 pub mod remember;
 pub mod scenery;
+pub mod skills;
 pub mod stream;
 pub mod turn;
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::TryRecvError;
 
+use super::skills::{SkillRun, SkillWork};
 use super::stream::{Kind, NARRATOR, SYSTEM, Stream};
 use super::turn::{Calibration, PlayerInput, SessionState, TurnError, TurnResult, TurnRunner};
 use crate::campaign::{Campaign, Scenario};
@@ -83,6 +84,7 @@ pub fn opening(
         recalled: crate::memory::Recalled::default(),
         earlier: Vec::new(),
         summarised_through: 0,
+        skills: super::skills::SessionSkills::default(),
     })
 }
 
@@ -122,6 +124,25 @@ pub fn run_turn(
     gateway: &Gateway,
     state: SessionState,
     input: PlayerInput,
+    progress: impl FnMut(Progress<'_>),
+) -> Result<TurnResult, TurnError> {
+    let skills = state.skills.clone();
+    run_turn_with(
+        gateway,
+        state,
+        input,
+        &mut |work| super::skills::run_live(&skills, work, None),
+        progress,
+    )
+}
+
+/// [`run_turn`], with the turn's skill plans run by `skills` (live, or
+/// handed back from a recording when replaying).
+pub fn run_turn_with(
+    gateway: &Gateway,
+    state: SessionState,
+    input: PlayerInput,
+    skills: &mut dyn FnMut(&SkillWork) -> SkillRun,
     mut progress: impl FnMut(Progress<'_>),
 ) -> Result<TurnResult, TurnError> {
     let lanes = gateway.lanes(&state.small_model);
@@ -133,6 +154,13 @@ pub fn run_turn(
             progress(Progress::Stage(&c.request.stage));
             let name = c.request.stage.clone();
             out.push((c.id, name, gateway.call(c.request), false));
+        }
+        // Nothing else moves while a plan runs (the narrator waits on it).
+        if let Some(work) = runner.take_skill_work() {
+            progress(Progress::Stage("skills"));
+            let run = skills(&work);
+            runner.deliver_skills(run);
+            continue;
         }
         if out.is_empty() {
             break;
@@ -235,6 +263,9 @@ pub fn fallback_turn(
         clarification: None,
         recalled: crate::memory::Recalled::default(),
         budget: super::budget::TurnBudget::default(),
+        skills: Vec::new(),
+        skill_fallback: None,
+        skill_health: state.skills.health.clone(),
     }
 }
 
@@ -269,5 +300,8 @@ pub fn end_scene_turn(state: &SessionState) -> TurnResult {
         clarification: None,
         recalled: crate::memory::Recalled::default(),
         budget: super::budget::TurnBudget::default(),
+        skills: Vec::new(),
+        skill_fallback: None,
+        skill_health: state.skills.health.clone(),
     }
 }

@@ -17,13 +17,14 @@
 //! through [`WorldState::apply`]; a model-proposed batch the rules refuse is
 //! dropped and logged, never half-applied.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::observation::{DEFAULT_LAMBDA, Observation, recall};
+use super::skills::{SessionSkills, SkillAttempt, SkillRun, SkillWork};
 use super::stream::{
     Kind, Message, MessageId, NARRATOR, SYSTEM, Stage, StateEntry, Stream, states_for, view,
 };
@@ -34,6 +35,8 @@ use crate::memory::Recalled;
 use crate::rules::state::WHEREABOUTS;
 use crate::rules::{Change, CheckOutcome, Dice, Modifiers, OpKind, Roll, StateOp, WorldState};
 use crate::rules::{offer, standing};
+use crate::skills::execute::{MAX_ATTEMPTS, PlanRequest, fallback_narration};
+use crate::skills::{Health, Plan, planner};
 
 /// The most known facts the referee is shown (#21 prompt diet).
 const RESOLVE_FACTS: usize = 6;
@@ -101,6 +104,8 @@ pub struct SessionState {
     pub earlier: Vec<String>,
     /// The last turn id the summaries cover (0: none).
     pub summarised_through: u64,
+    /// The skills the planner may call, and their health (#25).
+    pub skills: SessionSkills,
 }
 
 impl SessionState {
@@ -141,6 +146,7 @@ impl SessionState {
                 .push(o.clone());
         }
         self.play_minutes = result.play_minutes;
+        self.skills.health.clone_from(&result.skill_health);
         self.turn_index += 1;
     }
 }
@@ -254,6 +260,13 @@ pub struct TurnResult {
     pub recalled: Recalled,
     /// Where the turn's time went (#21): never part of what replays.
     pub budget: super::budget::TurnBudget,
+    /// The skills' plans and what came of each (#25), recorded so replay
+    /// hands them back instead of running the scripts again.
+    pub skills: Vec<SkillAttempt>,
+    /// Every plan failed: seed 002 §2.3.4's line for the player.
+    pub skill_fallback: Option<String>,
+    /// The skills' health after the turn.
+    pub skill_health: Health,
 }
 
 /// Which draft of a narration a turn kept, and how each read.
@@ -270,11 +283,21 @@ pub struct DraftChoice {
 #[derive(Clone, Debug)]
 enum Purpose {
     Resolve,
-    Narrate { actor: String },
-    Extract { owner: String },
-    NpcIntent { npc: String },
+    Narrate {
+        actor: String,
+    },
+    Extract {
+        owner: String,
+    },
+    NpcIntent {
+        npc: String,
+    },
     Lore,
     Choices,
+    /// The planner (#25): which skills this move calls, attempt `n`.
+    Plan {
+        attempt: u32,
+    },
 }
 
 impl Purpose {
@@ -292,6 +315,7 @@ impl Purpose {
             Purpose::NpcIntent { .. } => "npc_intent",
             Purpose::Lore => "lore_extract",
             Purpose::Choices => "choices",
+            Purpose::Plan { .. } => planner::STAGE,
         }
     }
 }
@@ -301,6 +325,8 @@ impl Purpose {
 enum Phase {
     /// Waiting for the persona's resolution (and extractor).
     Persona,
+    /// The skills are planned and run (#25), before the persona's narration.
+    Skills,
     /// The persona's narration is being written.
     PersonaNarration,
     /// NPC `i` of the activation order is forming an intention or being narrated.
@@ -353,6 +379,18 @@ pub struct TurnRunner {
     error: Option<TurnError>,
     /// When the player submitted, in seconds since the Unix epoch (the budget's zero).
     submitted_at: f64,
+    /// The skills' plans so far, and the one being run (#25).
+    skill_attempts: Vec<SkillAttempt>,
+    skill_disabled: BTreeSet<String>,
+    /// A plan for the driver to run, until it takes it.
+    skill_work: Option<SkillWork>,
+    /// The driver is running a plan.
+    skill_running: bool,
+    skill_fallback: Option<String>,
+    /// A `narrative_choice` from the skills: the turn's choices.
+    skill_choices: Vec<String>,
+    /// What the skills did, for the narrator.
+    skill_notes: Vec<String>,
 }
 
 impl TurnRunner {
@@ -411,6 +449,13 @@ impl TurnRunner {
             clarification: None,
             error: None,
             submitted_at: crate::llm::record::now_seconds(),
+            skill_attempts: Vec::new(),
+            skill_disabled: BTreeSet::new(),
+            skill_work: None,
+            skill_running: false,
+            skill_fallback: None,
+            skill_choices: Vec::new(),
+            skill_notes: Vec::new(),
             state,
             input,
         }
@@ -493,14 +538,193 @@ impl TurnRunner {
     }
 
     /// The stage names of calls still out, those sent first (not the
-    /// extractors held back for later).
+    /// extractors held back for later); `skills` while a plan runs.
     pub fn waiting_for(&self) -> Vec<&'static str> {
         let held = |id: &u32| self.background.iter().any(|c| c.id == *id);
         let (sent, held): (Vec<_>, Vec<_>) = self.in_flight.iter().partition(|(id, _)| !held(id));
-        sent.into_iter()
-            .chain(held)
-            .map(|(_, p)| p.stage())
+        let running = (self.skill_running || self.skill_work.is_some()).then_some("skills");
+        running
+            .into_iter()
+            .chain(sent.into_iter().chain(held).map(|(_, p)| p.stage()))
             .collect()
+    }
+
+    /// A plan the skills should run now (#25), handed out once: the driver
+    /// runs it (or, replaying, hands back the recorded run) and gives the
+    /// result to [`Self::deliver_skills`].
+    pub fn take_skill_work(&mut self) -> Option<SkillWork> {
+        let work = self.skill_work.take();
+        self.skill_running |= work.is_some();
+        work
+    }
+
+    /// The plans so far this turn (the tool panel shows them).
+    pub fn skill_attempts(&self) -> &[SkillAttempt] {
+        &self.skill_attempts
+    }
+
+    /// Hand back what running the plan came to.
+    pub fn deliver_skills(&mut self, run: SkillRun) {
+        if !self.skill_running {
+            return;
+        }
+        self.skill_running = false;
+        let Some(attempt) = self.skill_attempts.last_mut() else {
+            return;
+        };
+        self.state.skills.health.record_result(&run.result);
+        let number = attempt.attempt;
+        let success = run.result.success;
+        for r in &run.refused {
+            self.refused.push(format!("skills: {r}"));
+        }
+        if success {
+            let before = std::mem::replace(
+                &mut self.state.world.skills,
+                run.result.aggregated_state.clone(),
+            );
+            for tool in &run.result.tool_results {
+                if let Some(summary) = tool.events.iter().find_map(|e| match e {
+                    crate::skills::protocol::Event::Done { summary, .. } => summary.clone(),
+                    _ => None,
+                }) {
+                    self.skill_notes.push(format!("{}: {summary}", tool.skill));
+                }
+            }
+            let changed = super::skills::changed_keys(&before, &self.state.world.skills);
+            let lines = super::skills::state_lines(&self.state.world.skills, 64);
+            self.skill_notes.extend(
+                lines
+                    .into_iter()
+                    .filter(|l| changed.iter().any(|k| l.starts_with(&format!("{k}: "))))
+                    .take(6),
+            );
+            if let Some(choices) = run.result.choices().filter(|c| !c.is_empty()) {
+                self.skill_choices = choices;
+            }
+        } else {
+            let why = run.result.refused.as_ref().map_or_else(
+                || format!("failed: {}", run.result.failed_tools.join(", ")),
+                |f| format!("refused: {}", f.message),
+            );
+            self.refused
+                .push(format!("skills: plan {number} of {MAX_ATTEMPTS} {why}"));
+            self.skill_disabled
+                .extend(run.result.disabled_skills.iter().cloned());
+        }
+        attempt.run = Some(run);
+        if !success && !(number < MAX_ATTEMPTS && self.ask_planner(number + 1)) {
+            let fallback = fallback_narration(&self.input.text, self.skill_attempts.len());
+            self.refused.push(format!(
+                "skills: every plan failed; the player was told: {fallback}"
+            ));
+            self.skill_fallback = Some(fallback);
+        }
+        self.advance();
+    }
+
+    /// Ask the planner for attempt `n` (#25), with the skills that failed so
+    /// far left out; false when no skill is left to choose from.
+    fn ask_planner(&mut self, attempt: u32) -> bool {
+        if !self.state.skills.any() {
+            return false;
+        }
+        let mut disabled = self.skill_disabled.clone();
+        disabled.extend(self.state.skills.health.disabled());
+        let parent = self
+            .skill_attempts
+            .last()
+            .and_then(|a| a.plan.as_ref())
+            .map(|p| p.request_id.clone());
+        let request = PlanRequest {
+            attempt,
+            disabled_skills: disabled.into_iter().collect(),
+            parent_plan_id: parent,
+        };
+        let outcome = if self.blocked.is_empty() {
+            without_roll(&self.outcome_text)
+        } else {
+            format!("it cannot happen: {}", self.blocked)
+        };
+        let Some(call) = planner::request(
+            &self.state.skills.found,
+            &self.state.small_model,
+            &self.input.text,
+            &outcome,
+            &request,
+        ) else {
+            return false;
+        };
+        let call = call.seed(self.call_seed());
+        self.queue(Purpose::Plan { attempt }, call);
+        true
+    }
+
+    /// The planner's answer for attempt `n`, with the campaign's every-turn
+    /// tools added: a plan for the driver to run, or none (no tools; no plan
+    /// at all and nothing every turn: the turn goes on without skills).
+    fn on_plan(&mut self, attempt: u32, answer: Result<Value, String>) {
+        let id = format!("plan-{}-{attempt}", self.turn_id);
+        let (mut plan, planner_error) = match answer.and_then(|v| planner::to_plan(v, &id)) {
+            Ok(plan) => (plan, None),
+            Err(e) => {
+                // Leaving skills out cannot mend a planner that gives no
+                // plan: it is not asked again this turn.
+                self.refused
+                    .push(format!("skills: no plan this turn ({e})"));
+                let empty = Plan {
+                    request_id: id,
+                    ..Plan::default()
+                };
+                (empty, Some(e))
+            }
+        };
+        plan.metadata.generation_attempt = attempt;
+        plan.metadata.parent_plan_id = self
+            .skill_attempts
+            .last()
+            .and_then(|a| a.plan.as_ref())
+            .map(|p| p.request_id.clone());
+        plan.disabled_skills = self.skill_disabled.iter().cloned().collect();
+        self.add_every_turn(&mut plan);
+        if !plan.tools.is_empty() {
+            self.skill_work = Some(SkillWork {
+                plan: plan.clone(),
+                state: self.state.world.skills.clone(),
+            });
+        }
+        self.skill_attempts.push(SkillAttempt {
+            attempt,
+            plan: Some(plan),
+            planner_error,
+            run: None,
+        });
+    }
+
+    /// The campaign's `skills_every_turn` tools the plan does not call yet,
+    /// each optional, when their skill is found and not left out.
+    fn add_every_turn(&self, plan: &mut Plan) {
+        let found = &self.state.skills.found;
+        let off = self.state.skills.health.disabled();
+        for path in &self.state.campaign.manifest.skills_every_turn {
+            let skill = crate::skills::plan::skill_of(path);
+            let known = found.get(skill).is_some_and(|s| s.script(path).is_some());
+            let left_out = self.skill_disabled.contains(skill) || off.iter().any(|d| d == skill);
+            let called = plan.tools.iter().any(|t| t.tool_path == *path);
+            if !known || left_out || called {
+                continue;
+            }
+            plan.tools.push(crate::skills::plan::ToolCall {
+                tool_id: format!("every-turn-{}", path.replace('/', "-")),
+                tool_path: path.clone(),
+                // Where and when the scene is, for a skill starting out.
+                input: json!({"scene": self.state.world.scene}),
+                dependencies: Vec::new(),
+                required: false,
+                is_async: false,
+                retry_policy: None,
+            });
+        }
     }
 
     /// The next choices, once the choice stage has answered (the turn may
@@ -526,6 +750,14 @@ impl TurnRunner {
                 self.refused
                     .push(format!("choices: the stage failed ({e})"));
                 self.offer_generic_choices();
+                self.advance();
+                return;
+            }
+            // A planner that fails costs the turn its skills, nothing more.
+            Err(e) if matches!(purpose, Purpose::Plan { .. }) => {
+                if let Purpose::Plan { attempt } = purpose {
+                    self.on_plan(attempt, Err(e.to_string()));
+                }
                 self.advance();
                 return;
             }
@@ -588,6 +820,7 @@ impl TurnRunner {
             }
             Purpose::NpcIntent { npc } => self.on_npc_intent(&npc, &value),
             Purpose::Choices => self.on_choices(&value),
+            Purpose::Plan { attempt } => self.on_plan(attempt, Ok(value)),
         }
         self.advance();
     }
@@ -637,6 +870,9 @@ impl TurnRunner {
             clarification: self.clarification,
             recalled: self.state.recalled,
             budget,
+            skills: self.skill_attempts,
+            skill_fallback: self.skill_fallback,
+            skill_health: self.state.skills.health,
         })
     }
 
@@ -1080,6 +1316,7 @@ impl TurnRunner {
             },
             "just_before": self.just_before(&stage),
             "outcome_words": without_roll(outcome),
+            "skills": if actor == PERSONA { self.skill_notes.clone() } else { Vec::new() },
         });
         let mut request =
             CallRequest::new("narrate", &self.state.large_model, vars).seed(self.call_seed());
@@ -1543,6 +1780,14 @@ impl TurnRunner {
 
     fn next_npc(&mut self, index: usize) {
         let Some(npc) = self.order.get(index).cloned() else {
+            // A skill's `narrative_choice` is the turn's choices (#25): the
+            // choice stage is not asked.
+            if !self.skill_choices.is_empty() {
+                self.choices = std::mem::take(&mut self.skill_choices);
+                self.phase = Phase::Done;
+                self.queued.append(&mut self.background);
+                return;
+            }
             self.phase = Phase::Choices;
             let recent: Vec<&str> = self
                 .state
@@ -1658,19 +1903,17 @@ impl TurnRunner {
                     return;
                 }
                 self.go_where_moved();
-                let narrate = self.narrate_request(
-                    PERSONA,
-                    self.persona_intention,
-                    &self.outcome_text.clone(),
-                    &self.blocked.clone(),
-                );
-                self.queue(
-                    Purpose::Narrate {
-                        actor: PERSONA.into(),
-                    },
-                    narrate,
-                );
-                self.phase = Phase::PersonaNarration;
+                if self.ask_planner(1) {
+                    self.phase = Phase::Skills;
+                    return;
+                }
+                self.narrate_persona();
+            }
+            Phase::Skills => {
+                let planning = waiting(self, |p| matches!(p, Purpose::Plan { .. }));
+                if !(planning || self.skill_running || self.skill_work.is_some()) {
+                    self.narrate_persona();
+                }
             }
             Phase::Npc {
                 index,
@@ -1684,6 +1927,23 @@ impl TurnRunner {
             }
             _ => {}
         }
+    }
+
+    /// The persona's narration is asked for (after its resolution and skills).
+    fn narrate_persona(&mut self) {
+        let narrate = self.narrate_request(
+            PERSONA,
+            self.persona_intention,
+            &self.outcome_text.clone(),
+            &self.blocked.clone(),
+        );
+        self.queue(
+            Purpose::Narrate {
+                actor: PERSONA.into(),
+            },
+            narrate,
+        );
+        self.phase = Phase::PersonaNarration;
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use cap_std::fs::{Dir, OpenOptions};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::protocol::Event;
 
@@ -12,7 +12,7 @@ use super::protocol::Event;
 pub const MAX_ASSET: u64 = 16 << 20;
 
 /// An asset copied into the store.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stored {
     pub asset_id: String,
     pub kind: String,

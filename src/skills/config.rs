@@ -192,6 +192,44 @@ pub fn shown(field: &Field, value: Option<&Value>) -> String {
     }
 }
 
+/// Where the player's on/off switches for skills are kept: `<data dir>/skills.json`.
+pub fn switches_path() -> std::path::PathBuf {
+    crate::saves::data_dir().join("skills.json")
+}
+
+/// The skills the player switched off (none when the file is missing or unreadable).
+pub fn switched_off() -> Vec<String> {
+    std::fs::read_to_string(switches_path())
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| {
+            v["off"].as_array().map(|a| {
+                a.iter()
+                    .filter_map(|n| n.as_str().map(str::to_owned))
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// Switches a skill on or off for every session from now on (written atomically).
+pub fn switch(name: &str, on: bool) -> std::io::Result<()> {
+    let mut off = switched_off();
+    off.retain(|n| n != name);
+    if !on {
+        off.push(name.to_owned());
+        off.sort();
+    }
+    let path = switches_path();
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "off": off }))?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(tmp, path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::invoke::{Category, Failure, Limits, Request, interpreter, invoke};
@@ -18,7 +18,7 @@ use super::protocol::{Event, ToolInput};
 pub const MAX_ATTEMPTS: u32 = 5;
 
 /// How a tool ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolState {
     Success,
@@ -28,7 +28,7 @@ pub enum ToolState {
 }
 
 /// One tool's trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     pub tool_id: String,
     pub skill: String,
@@ -41,7 +41,7 @@ pub struct ToolResult {
 }
 
 /// A plan's trace (seed §2.2.4).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExecutionResult {
     pub plan_id: String,
     pub success: bool,
@@ -80,6 +80,26 @@ impl ExecutionResult {
     }
 }
 
+/// What a tool is doing, as it happens (the tool execution panel).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress {
+    /// An attempt began (0: the first; more are retries).
+    Started {
+        tool_id: String,
+        skill: String,
+        attempt: u32,
+    },
+    /// An event the script wrote, as it was read.
+    Event { tool_id: String, event: Event },
+    /// The tool ended.
+    Finished {
+        tool_id: String,
+        state: ToolState,
+        ms: u64,
+        retries: u32,
+    },
+}
+
 /// Runs plans against the discovered skills.
 pub struct Executor<'a> {
     pub skills: &'a Discovery,
@@ -92,6 +112,8 @@ pub struct Executor<'a> {
     pub env: &'a (dyn Fn(&str) -> Vec<(String, String)> + Sync),
     /// The `loreloom` binary that confines scripts (see `sandbox`).
     pub sandbox: Option<std::path::PathBuf>,
+    /// Where each tool's progress is sent as it happens.
+    pub progress: Option<crossbeam_channel::Sender<Progress>>,
 }
 
 fn no_env(_: &str) -> Vec<(String, String)> {
@@ -117,6 +139,7 @@ impl<'a> Executor<'a> {
             cancel: None,
             env: &no_env,
             sandbox: own_launcher(),
+            progress: None,
         }
     }
 
@@ -207,7 +230,7 @@ impl<'a> Executor<'a> {
                         .iter()
                         .map(|&i| {
                             let done = &done;
-                            scope.spawn(move || (i, self.run_tool(plan, i, done, deadline)))
+                            scope.spawn(move || (i, self.run_tool(plan, i, done, state, deadline)))
                         })
                         .collect();
                     handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -217,7 +240,7 @@ impl<'a> Executor<'a> {
                 }
             } else {
                 let i = batch[0];
-                let r = self.run_tool(plan, i, &done, deadline);
+                let r = self.run_tool(plan, i, &done, state, deadline);
                 done.insert(i, r);
             }
         }
@@ -259,6 +282,7 @@ impl<'a> Executor<'a> {
         plan: &Plan,
         i: usize,
         done: &BTreeMap<usize, ToolResult>,
+        state: &Map<String, Value>,
         deadline: Instant,
     ) -> ToolResult {
         let call = &plan.tools[i];
@@ -314,6 +338,7 @@ impl<'a> Executor<'a> {
             operation: script.name.clone(),
             input,
             config,
+            state: state.get(&skill_name).cloned().unwrap_or(Value::Null),
         })
         .unwrap_or_default();
         let path = skill.dir.join(&script.path);
@@ -327,6 +352,22 @@ impl<'a> Executor<'a> {
             let left = deadline.saturating_duration_since(Instant::now());
             let mut limits = self.limits.clone();
             limits.timeout = Duration::from_millis(script.timeout).min(left);
+            self.tell(|| Progress::Started {
+                tool_id: call.tool_id.clone(),
+                skill: skill_name.clone(),
+                attempt,
+            });
+            let live = self.progress.clone().map(|progress| {
+                let (tx, rx) = crossbeam_channel::unbounded::<Event>();
+                let tool_id = call.tool_id.clone();
+                std::thread::spawn(move || {
+                    for event in rx {
+                        let tool_id = tool_id.clone();
+                        let _ = progress.send(Progress::Event { tool_id, event });
+                    }
+                });
+                tx
+            });
             let run = invoke(&Request {
                 program: program.clone(),
                 args: args.clone(),
@@ -336,6 +377,7 @@ impl<'a> Executor<'a> {
                 limits,
                 cancel: self.cancel.clone(),
                 sandbox: self.sandbox.clone(),
+                live,
             });
             let failed = run.failure.clone();
             let retry = failed.is_some()
@@ -348,6 +390,12 @@ impl<'a> Executor<'a> {
                     Some(f) if f.category == Category::Timeout => ToolState::Timeout,
                     Some(_) => ToolState::Failed,
                 };
+                self.tell(|| Progress::Finished {
+                    tool_id: call.tool_id.clone(),
+                    state,
+                    ms: ms(started.elapsed()),
+                    retries: attempt,
+                });
                 return ToolResult {
                     tool_id: call.tool_id.clone(),
                     skill: skill_name,
@@ -362,6 +410,12 @@ impl<'a> Executor<'a> {
             attempt += 1;
             tracing::info!(target: "skills", tool = %call.tool_id, attempt, "retrying: {}", failed.map(|f| f.message).unwrap_or_default());
             std::thread::sleep(policy.delay(attempt));
+        }
+    }
+
+    fn tell(&self, progress: impl FnOnce() -> Progress) {
+        if let Some(tx) = &self.progress {
+            let _ = tx.send(progress());
         }
     }
 

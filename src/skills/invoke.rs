@@ -63,10 +63,12 @@ pub struct Request {
     /// The `loreloom` binary whose `__skill-sandbox` confines the script's
     /// files with Landlock (none: unconfined).
     pub sandbox: Option<PathBuf>,
+    /// Each event as it is read (the tool execution panel's live log).
+    pub live: Option<crossbeam_channel::Sender<Event>>,
 }
 
 /// Seed 002's error categories (§2.2.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     ToolFailure,
@@ -77,7 +79,7 @@ pub enum Category {
 }
 
 /// Why an invocation failed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Failure {
     pub category: Category,
     pub message: String,
@@ -438,6 +440,9 @@ fn watch(
         match rx.recv_timeout(wait) {
             Ok(Said::Event(e)) => {
                 let done = matches!(e, Event::Done { .. });
+                if let Some(live) = &request.live {
+                    let _ = live.send(e.clone());
+                }
                 events.push(e);
                 if done {
                     break;

@@ -119,6 +119,11 @@ pub struct ToolInput {
     /// The skill's configuration, resolved (a script may ignore it).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub config: Map<String, Value>,
+    /// (Loreloom) The skill's own part of the session's skill state
+    /// (`state[<skill name>]`, as the plan began), so a script can carry on
+    /// from it; absent when it has none.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub state: Value,
 }
 
 #[cfg(test)]

@@ -1343,6 +1343,7 @@ impl Store {
             summarised_through: 0,
             states: std::collections::BTreeMap::new(),
             tone,
+            skills: crate::session::skills::SessionSkills::default(),
         })
     }
 }
@@ -1393,6 +1394,20 @@ impl TurnCommit {
                 "state_apply",
                 "engine_apply",
                 serde_json::to_value(&result.changes).unwrap_or(Value::Null),
+            ));
+        }
+        for attempt in &result.skills {
+            events.push(TurnEvent::engine(
+                "tool_call",
+                "skills",
+                serde_json::to_value(attempt).unwrap_or(Value::Null),
+            ));
+        }
+        if let Some(fallback) = &result.skill_fallback {
+            events.push(TurnEvent::engine(
+                "error",
+                "skills",
+                serde_json::json!({"fallback": fallback}),
             ));
         }
         for choice in &result.drafts {

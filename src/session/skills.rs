@@ -1,0 +1,240 @@
+//! A turn's skills (#25): what a session offers the planner (the discovered skills less those the player switched off, their health this session, the save's asset store), the plan a turn hands its driver, running it live (assets copied into the store), and the record replay hands back instead of running the scripts again.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::skills::assets::{Stored, collect};
+use crate::skills::execute::{Executor, Progress, ToolState};
+use crate::skills::{Discovery, ExecutionResult, Health, Plan, discover};
+
+/// The skills a session can call.
+#[derive(Clone, Debug, Default)]
+pub struct SessionSkills {
+    pub found: Arc<Discovery>,
+    /// Every skill's health this play session (all healthy when it opens).
+    pub health: Health,
+    /// The save's asset store, where skills' assets are copied (none: they
+    /// are not kept).
+    pub assets: Option<PathBuf>,
+    /// Set to stop the scripts in flight (the player rewound or quit).
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl SessionSkills {
+    /// The bundled `skills/` and the campaign's own, less those the player
+    /// switched off in the Skills settings; discovery's warnings are logged.
+    pub fn discover(campaign_dir: &Path, assets: Option<PathBuf>) -> Self {
+        let mut found = discover(&skill_dirs(campaign_dir));
+        for w in &found.warnings {
+            tracing::warn!(target: "skills", "{w}");
+        }
+        let off = crate::skills::config::switched_off();
+        found.skills.retain(|s| !off.contains(&s.manifest.name));
+        Self {
+            found: Arc::new(found),
+            assets,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the planner has anything to choose from.
+    pub fn any(&self) -> bool {
+        self.found
+            .skills
+            .iter()
+            .any(|s| !s.manifest.scripts.is_empty())
+    }
+
+    /// Stop whatever runs now; the next turn's scripts may run again.
+    pub fn cancel_running(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// A new plan may run (after a cancellation).
+    pub fn rearm(&self) {
+        self.cancel.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Where a campaign's session looks for skills: the bundled folder, then the
+/// campaign's own `skills/`.
+pub fn skill_dirs(campaign_dir: &Path) -> Vec<PathBuf> {
+    vec![crate::resource_dir("skills"), campaign_dir.join("skills")]
+}
+
+/// Where a save keeps the assets its skills made: beside it, `<save>.assets/`.
+pub fn assets_dir(save: &Path) -> PathBuf {
+    save.with_extension("assets")
+}
+
+/// A plan the turn wants run, on the skill state as it stands.
+#[derive(Clone, Debug)]
+pub struct SkillWork {
+    pub plan: Plan,
+    pub state: Map<String, Value>,
+}
+
+/// What running a plan came to, as the turn keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkillRun {
+    pub result: ExecutionResult,
+    /// The assets copied into the save's store.
+    #[serde(default)]
+    pub assets: Vec<Stored>,
+    /// Assets refused (outside the skill's folder, not what they say…).
+    #[serde(default)]
+    pub refused: Vec<String>,
+}
+
+/// One plan of a turn's skills, as recorded in its `tool_call` / `skills` event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkillAttempt {
+    pub attempt: u32,
+    pub plan: Option<Plan>,
+    /// Why the planner gave no plan.
+    pub planner_error: Option<String>,
+    pub run: Option<SkillRun>,
+}
+
+/// Runs `work` for real: the executor with the session's cancellation, each
+/// successful tool's assets copied into the store.
+pub fn run_live(
+    skills: &SessionSkills,
+    work: &SkillWork,
+    progress: Option<crossbeam_channel::Sender<Progress>>,
+) -> SkillRun {
+    let mut executor = Executor::new(&skills.found);
+    executor.cancel = Some(Arc::clone(&skills.cancel));
+    executor.progress = progress;
+    let result = executor.execute(&work.plan, &work.state);
+    let mut run = SkillRun {
+        result,
+        ..SkillRun::default()
+    };
+    let Some(store) = &skills.assets else {
+        return run;
+    };
+    for tool in &run.result.tool_results {
+        if tool.state != ToolState::Success {
+            continue;
+        }
+        let Some(skill) = skills.found.get(&tool.skill) else {
+            continue;
+        };
+        let (kept, refused) = collect(&skill.dir, &tool.events, store);
+        run.assets.extend(kept);
+        run.refused
+            .extend(refused.into_iter().map(|r| format!("{}: {r}", tool.skill)));
+    }
+    run
+}
+
+/// Recorded runs, handed back in the order they were made (replay).
+#[derive(Clone, Debug, Default)]
+pub struct Recorded(VecDeque<SkillRun>);
+
+impl Recorded {
+    pub fn new(attempts: &[SkillAttempt]) -> Self {
+        Self(attempts.iter().filter_map(|a| a.run.clone()).collect())
+    }
+
+    /// The next recorded run; an empty one (refused) when the replay asks
+    /// for more than was recorded, which replay reports as a difference.
+    pub fn next(&mut self, work: &SkillWork) -> SkillRun {
+        self.0.pop_front().unwrap_or_else(|| SkillRun {
+            result: ExecutionResult {
+                plan_id: work.plan.request_id.clone(),
+                refused: Some(crate::skills::invoke::Failure {
+                    category: crate::skills::invoke::Category::ToolFailure,
+                    message: "the replay ran more plans than were recorded".into(),
+                }),
+                ..ExecutionResult::default()
+            },
+            ..SkillRun::default()
+        })
+    }
+}
+
+/// The skill state as lines for a prompt (`weather.sky: rain`), at most `max`.
+pub fn state_lines(state: &Map<String, Value>, max: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    flatten("", &Value::Object(state.clone()), &mut lines);
+    lines.truncate(max);
+    lines
+}
+
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        Value::String(s) => out.push(format!("{prefix}: {s}")),
+        other => out.push(format!("{prefix}: {other}")),
+    }
+}
+
+/// The dot paths whose values differ between two skill states (the
+/// narrative state panel lights them).
+pub fn changed_keys(before: &Map<String, Value>, after: &Map<String, Value>) -> Vec<String> {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    flatten("", &Value::Object(before.clone()), &mut a);
+    flatten("", &Value::Object(after.clone()), &mut b);
+    let key = |l: &String| l.split(": ").next().unwrap_or_default().to_owned();
+    let mut keys: Vec<String> = b
+        .iter()
+        .filter(|l| !a.contains(l))
+        .chain(a.iter().filter(|l| !b.contains(l)))
+        .map(key)
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn state_reads_as_dot_paths_and_changes_are_named() {
+        let before = map(json!({"weather": {"sky": "clear", "hour": 9}, "dice": {"last": 4}}));
+        let after = map(json!({"weather": {"sky": "rain", "hour": 9}, "journal": {"n": 1}}));
+        assert_eq!(
+            state_lines(&after, 8),
+            ["journal.n: 1", "weather.hour: 9", "weather.sky: rain"]
+        );
+        assert_eq!(
+            changed_keys(&before, &after),
+            ["dice.last", "journal.n", "weather.sky"]
+        );
+    }
+
+    #[test]
+    fn a_replay_asking_for_more_than_was_recorded_is_refused() {
+        let plan: Plan = serde_json::from_value(json!({"requestId": "p", "tools": []})).unwrap();
+        let mut recorded = Recorded::default();
+        let run = recorded.next(&SkillWork {
+            plan,
+            state: Map::new(),
+        });
+        assert!(!run.result.success);
+        assert!(run.result.refused.is_some());
+    }
+}

@@ -442,3 +442,120 @@ fn a_session_window_rewinds_from_the_backlog_and_keeps_save_slots() {
     );
     assert_eq!(store.current_scene().unwrap().scene_index, 5);
 }
+
+/// #25 in the window: a turn whose plan lights a lantern (state, a picture,
+/// choices) and calls a crashing skill (optional): the tool panel shows both
+/// tools with their end, the narrative state panel the lit keys, the gallery
+/// the picture; the failed skill's notice offers Retry and Dismiss; the Skills
+/// settings screen shows every skill's form from its config schema.
+#[test]
+fn a_session_turn_with_skills_shows_the_tool_panel_state_gallery_and_settings() {
+    use common::scripted::{reply, turn_replies};
+    let dir = tempfile::tempdir().unwrap();
+    let campaign = dir.path().join("reach");
+    let ok = Command::new("cp")
+        .arg("-r")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"))
+        .arg(&campaign)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let lantern = campaign.join("skills/lantern");
+    std::fs::create_dir_all(lantern.join("scripts")).unwrap();
+    std::fs::write(
+        lantern.join("skill.json"),
+        r#"{"name": "lantern", "version": "1.0.0", "description": "Lights the ferry's lantern.",
+            "scripts": [{"name": "run", "path": "scripts/run.sh", "timeout": 5000}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        lantern.join("scripts/run.sh"),
+        r#"cat > /dev/null
+echo '{"version":"0","type":"log","level":"info","message":"trimming the wick"}'
+echo '{"version":"0","type":"state_patch","patch":{"lantern":{"lit":true,"colour":"green"}}}'
+echo '{"version":"0","type":"asset","assetId":"lamp","kind":"image","mediaType":"image/png","path":"lamp.png"}'
+echo '{"version":"0","type":"done","ok":true,"summary":"the lantern burns green"}'
+"#,
+    )
+    .unwrap();
+    // The picture: the Drowned Reach's cover, as the skill's own file.
+    std::fs::copy(campaign.join("art/cover.png"), lantern.join("lamp.png")).unwrap();
+    let broken = campaign.join("skills/broken-bell");
+    std::fs::create_dir_all(broken.join("scripts")).unwrap();
+    std::fs::write(
+        broken.join("skill.json"),
+        r#"{"name": "broken-bell", "version": "1.0.0", "description": "Rings the bell (it is cracked).",
+            "scripts": [{"name": "ring", "path": "scripts/ring.sh", "timeout": 5000}],
+            "retryPolicy": {"maxRetries": 0, "backoffMs": 0}}"#,
+    )
+    .unwrap();
+    std::fs::write(broken.join("scripts/ring.sh"), "cat > /dev/null\nexit 4\n").unwrap();
+
+    let save = dir.path().join("reach.db");
+    let out = common::loreloom(
+        &[
+            "session",
+            "new",
+            campaign.to_str().unwrap(),
+            "--save",
+            save.to_str().unwrap(),
+            "--seed",
+            "3",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let mut replies = vec![reply(
+        "skills/plan",
+        serde_json::json!({"tools": [
+            {"toolId": "lamp", "toolPath": "lantern/run", "input": {}},
+            {"toolId": "bell", "toolPath": "broken-bell/ring", "input": {}, "required": false}
+        ]})
+        .to_string(),
+    )];
+    replies.extend(turn_replies(1));
+    let script = dir.path().join("replies.json");
+    std::fs::write(
+        &script,
+        serde_json::to_string(&loreloom::llm::Script { replies }).unwrap(),
+    )
+    .unwrap();
+    let panel = dir.path().join("panel.png");
+    let settings = dir.path().join("settings.png");
+    let input = dir.path().join("input.txt");
+    std::fs::write(
+        &input,
+        format!(
+            "I raise the lantern.\n:skills\n:shot {}\n:close\n:skill-settings\n:shot {}\n",
+            panel.display(),
+            settings.display()
+        ),
+    )
+    .unwrap();
+    let shot = dir.path().join("end.png");
+    play_session(&save, &input, &script, &shot, dir.path());
+    for picture in [&panel, &settings] {
+        let (w, h, variance) = measure(picture);
+        assert_eq!((w, h), (1280, 720));
+        assert!(variance > 200.0, "{}: {variance}", picture.display());
+    }
+    // The turn kept the lantern's state and picture; the bell's failure cost nothing.
+    let scene = loreloom::store::Store::open(&save)
+        .unwrap()
+        .current_scene()
+        .unwrap();
+    assert_eq!(scene.world.skills["lantern"]["colour"], "green");
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("reach.assets"))
+            .unwrap()
+            .count(),
+        1
+    );
+    // Kept for a look (CI keeps nothing): LORELOOM_KEEP_SHOTS=DIR.
+    if let Some(keep) = std::env::var_os("LORELOOM_KEEP_SHOTS") {
+        for p in [&panel, &settings] {
+            std::fs::copy(p, Path::new(&keep).join(p.file_name().unwrap())).unwrap();
+        }
+    }
+}

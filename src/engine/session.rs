@@ -52,9 +52,9 @@ pub(super) fn plugin(app: &mut App) {
             (
                 accept_input.in_set(SessionSystems::Input),
                 launch_calls.in_set(SessionSystems::Launch),
-                collect_calls.in_set(SessionSystems::Collect),
+                (collect_calls, collect_skills).in_set(SessionSystems::Collect),
                 commit_turn.in_set(SessionSystems::Commit),
-                (sync_world, prime_next_turn).in_set(SessionSystems::Sync),
+                (sync_world, prime_next_turn, reload_skills).in_set(SessionSystems::Sync),
             ),
         )
         .add_systems(
@@ -91,6 +91,8 @@ pub struct ActiveSession {
     /// A stream compression running in the background (seed 004), with its call id.
     compression: Option<(u64, crate::session::controller::Compression)>,
     save: PathBuf,
+    /// Notices changes to the skill folders while the game runs.
+    watcher: Option<crate::skills::manifest::Watcher>,
 }
 
 impl std::fmt::Debug for ActiveSession {
@@ -113,18 +115,31 @@ struct RunningTurn {
     rolls_shown: usize,
     /// Narrations already shown.
     narrations_shown: usize,
+    /// A skill plan running on its own thread (#25): its progress as it
+    /// happens, and its end.
+    skills: Option<SkillJob>,
+}
+
+struct SkillJob {
+    progress: crossbeam_channel::Receiver<crate::skills::execute::Progress>,
+    done: crossbeam_channel::Receiver<crate::session::skills::SkillRun>,
 }
 
 impl ActiveSession {
     /// Open a save (beginning a play session in it).
     pub fn open(save: PathBuf) -> Result<Self, String> {
         let controller = Controller::open(&save)?;
+        let dirs = controller
+            .info()
+            .map(|i| crate::session::skills::skill_dirs(&i.campaign_path))
+            .unwrap_or_default();
         Ok(Self {
             controller: SyncCell::new(controller),
             turn: None,
             recap_call: None,
             compression: None,
             save,
+            watcher: Some(crate::skills::manifest::Watcher::new(dirs).0),
         })
     }
 
@@ -141,9 +156,12 @@ impl ActiveSession {
         self.turn.is_some() || self.recap_call.is_some()
     }
 
-    /// End the play session (on leaving the screen or quitting).
+    /// End the play session (on leaving the screen or quitting): scripts
+    /// still running are stopped (seed 002 §10.5).
     pub fn close(&mut self) {
-        self.controller.get().close();
+        let ctl = self.controller.get();
+        ctl.state.skills.cancel_running();
+        ctl.close();
     }
 }
 
@@ -214,6 +232,53 @@ pub struct SessionView {
     pub slots: Vec<crate::store::Bookmark>,
     /// Bumped whenever something the player reads changed.
     pub revision: u64,
+    /// The skills' tools of the turn in progress or the last one (#25): the
+    /// tool execution panel.
+    pub tools: Vec<ToolRow>,
+    /// The skill state tree, and the dot paths the last turn changed (the
+    /// narrative state panel).
+    pub skill_state: Map<String, Value>,
+    pub skill_changed: Vec<String>,
+    /// Assets the skills handed over this sitting, newest last (the gallery).
+    pub assets: Vec<SkillAsset>,
+    /// A skill that failed this turn: an inline notice (Retry / Dismiss).
+    pub skill_notice: Option<SkillNotice>,
+    /// Every plan failed: seed 002 §2.3.4's line, for the max-replan dialog.
+    pub skill_fallback: Option<String>,
+    /// UI events the skills sent that the window has no use for, by name.
+    pub ui_events: Vec<String>,
+}
+
+/// One tool of a plan, as the tool execution panel shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRow {
+    pub tool_id: String,
+    pub skill: String,
+    /// `running`, `success`, `failed`, `skipped` or `timeout`.
+    pub status: String,
+    pub retries: u32,
+    pub ms: Option<u64>,
+    /// Log lines and events as they came.
+    pub lines: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// A file a skill made, kept in the save's asset store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillAsset {
+    pub skill: String,
+    pub kind: String,
+    pub path: PathBuf,
+    /// An image the window can show (else a placeholder card).
+    pub shown: bool,
+    pub scene: i64,
+}
+
+/// A skill that failed during the last turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillNotice {
+    pub skill: String,
+    pub message: String,
 }
 
 /// The end of one committed turn in [`SessionView::entries`].
@@ -448,7 +513,11 @@ fn accept_input(
                     narrating: None,
                     rolls_shown: 0,
                     narrations_shown: 0,
+                    skills: None,
                 });
+                view.tools.clear();
+                view.skill_notice = None;
+                view.skill_fallback = None;
             }
             Step::Report(report) => {
                 let ctl = session.controller();
@@ -472,9 +541,27 @@ fn launch_calls(
     mut calls: ResMut<LlmCalls>,
     mut view: ResMut<SessionView>,
 ) {
+    let skills = session.controller().state.skills.clone();
     let Some(turn) = session.turn.as_mut() else {
         return;
     };
+    // A plan to run: on its own thread, never in the frame (#25).
+    if let Some(work) = turn.runner.take_skill_work() {
+        let (progress_tx, progress) = crossbeam_channel::unbounded();
+        let (done_tx, done) = crossbeam_channel::bounded(1);
+        view.log(format!(
+            "skills: plan {} runs {} tool(s)",
+            work.plan.request_id,
+            work.plan.tools.len()
+        ));
+        view.stage = Some("skills".into());
+        skills.rearm();
+        std::thread::spawn(move || {
+            let run = crate::session::skills::run_live(&skills, &work, Some(progress_tx));
+            let _ = done_tx.send(run);
+        });
+        turn.skills = Some(SkillJob { progress, done });
+    }
     let pending = turn.runner.take_requests();
     if pending.is_empty() {
         return;
@@ -595,6 +682,185 @@ fn collect_calls(
     }
 }
 
+/// A running plan's progress into the tool panel; its end to the runner.
+fn collect_skills(mut session: ResMut<ActiveSession>, mut view: ResMut<SessionView>) {
+    use crate::skills::execute::Progress;
+    let Some(turn) = session.turn.as_mut() else {
+        return;
+    };
+    let Some(job) = &turn.skills else {
+        return;
+    };
+    for p in job.progress.try_iter() {
+        match p {
+            Progress::Started {
+                tool_id,
+                skill,
+                attempt,
+            } => match view.tools.iter_mut().find(|t| t.tool_id == tool_id) {
+                Some(row) => {
+                    row.status = "running".into();
+                    row.retries = attempt;
+                    row.lines.push(format!("retry {attempt}"));
+                }
+                None => view.tools.push(ToolRow {
+                    tool_id,
+                    skill,
+                    status: "running".into(),
+                    retries: 0,
+                    ms: None,
+                    lines: Vec::new(),
+                    error: None,
+                }),
+            },
+            Progress::Event { tool_id, event } => {
+                if let Some(row) = view.tools.iter_mut().find(|t| t.tool_id == tool_id) {
+                    row.lines.push(event_line(&event));
+                }
+            }
+            Progress::Finished {
+                tool_id,
+                state,
+                ms,
+                retries,
+            } => {
+                if let Some(row) = view.tools.iter_mut().find(|t| t.tool_id == tool_id) {
+                    row.status = serde_json::to_value(state)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    row.ms = Some(ms);
+                    row.retries = retries;
+                }
+            }
+        }
+        view.revision += 1;
+    }
+    let Ok(run) = job.done.try_recv() else {
+        return;
+    };
+    turn.skills = None;
+    // The final trace: errors, skipped tools (which sent no progress).
+    for tool in &run.result.tool_results {
+        if !view.tools.iter().any(|t| t.tool_id == tool.tool_id) {
+            view.tools.push(ToolRow {
+                tool_id: tool.tool_id.clone(),
+                skill: tool.skill.clone(),
+                status: String::new(),
+                retries: 0,
+                ms: None,
+                lines: tool.events.iter().map(event_line).collect(),
+                error: None,
+            });
+        }
+        let Some(row) = view.tools.iter_mut().find(|t| t.tool_id == tool.tool_id) else {
+            continue;
+        };
+        row.status = serde_json::to_value(tool.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        row.ms = Some(tool.execution_time_ms);
+        row.error = tool.error.as_ref().map(|f| f.message.clone());
+    }
+    if let Some(refused) = &run.result.refused {
+        view.log(format!("skills: plan refused: {}", refused.message));
+    }
+    let failed = run
+        .result
+        .tool_results
+        .iter()
+        .find(|t| t.error.is_some() && t.state != crate::skills::execute::ToolState::Skipped);
+    if let Some(t) = failed {
+        view.skill_notice = Some(SkillNotice {
+            skill: t.skill.clone(),
+            message: t
+                .error
+                .as_ref()
+                .map(|f| f.message.clone())
+                .unwrap_or_default(),
+        });
+    }
+    view.log(format!(
+        "skills: plan {} {} in {} ms",
+        run.result.plan_id,
+        if run.result.success {
+            "succeeded"
+        } else {
+            "FAILED"
+        },
+        run.result.execution_time_ms
+    ));
+    turn.runner.deliver_skills(run);
+    view.revision += 1;
+}
+
+/// One event as a line of the tool panel.
+fn event_line(event: &crate::skills::protocol::Event) -> String {
+    use crate::skills::protocol::Event;
+    match event {
+        Event::Log { level, message, .. } => format!("{level:?}: {message}").to_lowercase(),
+        Event::StatePatch { patch } => format!("state ← {}", Value::Object(patch.clone())),
+        Event::Asset { asset_id, path, .. } => format!("asset {asset_id}: {path}"),
+        Event::UiEvent { event, .. } => format!("ui: {event}"),
+        Event::Error {
+            error_code,
+            error_message,
+            ..
+        } => format!("error {error_code}: {error_message}"),
+        Event::Done { ok, summary } => {
+            format!(
+                "done ({}) {}",
+                if *ok { "ok" } else { "not ok" },
+                summary.as_deref().unwrap_or("")
+            )
+        }
+    }
+}
+
+/// Skill folders changed on disk: discovered again between turns, health kept.
+fn reload_skills(
+    mut session: ResMut<ActiveSession>,
+    time: Res<Time>,
+    mut view: ResMut<SessionView>,
+    mut last: Local<f32>,
+) {
+    let now = time.elapsed_secs();
+    if now - *last < 1.0 || session.turn.is_some() {
+        return;
+    }
+    *last = now;
+    let Some(watcher) = session.watcher.as_mut() else {
+        return;
+    };
+    if watcher.poll().is_none() {
+        return;
+    }
+    let save = session.save.clone();
+    let ctl = session.controller();
+    let Ok(info) = ctl.info() else {
+        return;
+    };
+    let health = ctl.state.skills.health.clone();
+    let mut fresh = crate::session::skills::SessionSkills::discover(
+        &info.campaign_path,
+        Some(crate::session::skills::assets_dir(&save)),
+    );
+    fresh.health = health;
+    let names: Vec<&str> = fresh
+        .found
+        .skills
+        .iter()
+        .map(|s| s.manifest.name.as_str())
+        .collect();
+    view.log(format!("skills changed on disk: now {}", names.join(", ")));
+    for w in &fresh.found.warnings {
+        view.log(format!("skills: {w}"));
+    }
+    ctl.state.skills = fresh;
+    view.revision += 1;
+}
+
 fn commit_turn(
     mut session: ResMut<ActiveSession>,
     mut calls: ResMut<LlmCalls>,
@@ -647,7 +913,47 @@ fn commit_turn(
             ));
         }
     }
+    let before = session.controller().state.world.skills.clone();
+    let skill_runs = outcome
+        .as_ref()
+        .map(|r| (r.skills.clone(), r.skill_fallback.clone()))
+        .map_err(|_| ());
     let report = session.controller().finish(&turn.input, outcome);
+    if let (Report::Committed { scene_index, .. }, Ok((attempts, fallback))) = (&report, skill_runs)
+    {
+        let store = crate::session::skills::assets_dir(session.save());
+        for run in attempts.iter().filter_map(|a| a.run.as_ref()) {
+            for t in &run.result.tool_results {
+                for e in &t.events {
+                    if let crate::skills::protocol::Event::UiEvent { event, .. } = e
+                        && !["narrative_choice", "weather", "dice_roll"].contains(&event.as_str())
+                    {
+                        view.ui_events.push(format!("{} sent `{event}`", t.skill));
+                    }
+                }
+            }
+            for a in &run.assets {
+                let skill = run
+                    .result
+                    .tool_results
+                    .iter()
+                    .find(|t| t.events.iter().any(|e| matches!(e, crate::skills::protocol::Event::Asset { asset_id, .. } if *asset_id == a.asset_id)))
+                    .map(|t| t.skill.clone())
+                    .unwrap_or_default();
+                view.assets.push(SkillAsset {
+                    skill,
+                    kind: a.kind.clone(),
+                    path: store.join(&a.file),
+                    shown: a.shown,
+                    scene: *scene_index,
+                });
+            }
+        }
+        view.skill_fallback = fallback;
+        let after = session.controller().state.world.skills.clone();
+        view.skill_changed = crate::session::skills::changed_keys(&before, &after);
+        view.skill_state = after;
+    }
     view.busy = false;
     view.stage = None;
     view.streaming.clear();
@@ -792,6 +1098,11 @@ fn sync_world(
     let ctl = session.controller();
     let state = &ctl.state;
     view.scene.clone_from(&state.world.scene);
+    if view.skill_state != state.world.skills {
+        // A rewind or a load: the skill state of that scene, nothing lit.
+        view.skill_state.clone_from(&state.world.skills);
+        view.skill_changed.clear();
+    }
     let present: Vec<String> = state.world.scene["present"]
         .as_array()
         .map(|a| {

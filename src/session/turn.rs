@@ -613,7 +613,8 @@ impl TurnRunner {
                 .extend(run.result.disabled_skills.iter().cloned());
         }
         attempt.run = Some(run);
-        if !success && !(number < MAX_ATTEMPTS && self.ask_planner(number + 1)) {
+        let replanned = !success && number < MAX_ATTEMPTS && self.ask_planner(number + 1);
+        if !success && !replanned {
             let fallback = fallback_narration(&self.input.text, self.skill_attempts.len());
             self.refused.push(format!(
                 "skills: every plan failed; the player was told: {fallback}"

@@ -517,6 +517,11 @@ impl Health {
             .collect()
     }
 
+    /// The player asked to try a failed skill again: healthy from now.
+    pub fn heal(&mut self, skill: &str) {
+        self.states.remove(skill);
+    }
+
     /// A new session: everything healthy.
     pub fn reset(&mut self) {
         self.states.clear();

@@ -16,6 +16,10 @@ pub enum Enforced {
     Not,
 }
 
+/// Device files a script may write as well as read.
+#[cfg(target_os = "linux")]
+const SINKS: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
 /// Confines this process (and what it execs) to reading `read` and
 /// reading and writing `write`.
 #[cfg(target_os = "linux")]
@@ -30,6 +34,8 @@ pub fn confine(read: &[PathBuf], write: &[PathBuf]) -> Result<Enforced, String> 
         .and_then(Ruleset::create)
         .and_then(|r| r.add_rules(path_beneath_rules(read, AccessFs::from_read(abi))))
         .and_then(|r| r.add_rules(path_beneath_rules(write, AccessFs::from_all(abi))))
+        // The sinks every shell script writes to (`cat > /dev/null`).
+        .and_then(|r| r.add_rules(path_beneath_rules(SINKS, AccessFs::from_file(abi))))
         .and_then(landlock::RulesetCreated::restrict_self)
         .map_err(|e| e.to_string())?;
     Ok(match status.ruleset {

@@ -35,6 +35,7 @@ mod screens;
 mod session_reader;
 mod session_screen;
 mod settings;
+mod skills_panel;
 mod stage;
 mod title;
 
@@ -151,6 +152,7 @@ fn plugin(app: &mut App) {
     .add_plugins((
         session_screen::plugin,
         session_reader::plugin,
+        skills_panel::plugin,
         backdrop::plugin,
     ));
 }

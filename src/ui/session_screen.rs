@@ -523,6 +523,10 @@ fn run_script(
     view: Res<SessionView>,
     (scenery, time): (Res<SessionScenery>, Res<Time>),
     (mut reader, mut codex): (ResMut<SessionReader>, ResMut<SessionCodexView>),
+    (mut skills, mut session): (
+        ResMut<super::skills_panel::SkillsPanel>,
+        Option<ResMut<ActiveSession>>,
+    ),
     mut inputs: MessageWriter<SessionInput>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
@@ -565,10 +569,22 @@ fn run_script(
         match head {
             ":backlog" => reader.backlog = true,
             ":codex" => codex.open = true,
+            // The skills panel (K), and the Skills settings screen.
+            ":skills" => skills.open = true,
+            ":skill-settings" => {
+                let campaign = session
+                    .as_mut()
+                    .and_then(|s| s.controller().info().ok())
+                    .map(|i| i.campaign_path);
+                skills.settings =
+                    Some(super::skills_panel::SettingsForm::open(campaign.as_deref()));
+            }
             ":close" => {
                 reader.backlog = false;
                 reader.slots = None;
                 codex.open = false;
+                skills.open = false;
+                skills.settings = None;
             }
             // "Return here" on the backlog's n-th turn.
             ":return" => reader.press_return = rest.trim().parse().ok(),

@@ -1,0 +1,484 @@
+//! Skills in the window (#25, seed 002 §8.3.3–8.3.4): the tool execution panel (each tool of the turn live: status, streaming log, timing, retries, errors), the narrative state panel (the skill state tree, changed keys lit), the asset gallery, the inline notice of a failed skill (Retry / Dismiss) and the max-replan dialog, and the Skills settings screen generated from each skill's config schema.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
+use serde_json::{Map, Value};
+
+use super::screens::{Screen, Toasts};
+use crate::engine::session::{ActiveSession, SessionView};
+use crate::skills::config::{self, Field, Kind};
+use crate::skills::{Discovery, discover};
+
+pub(super) fn plugin(app: &mut App) {
+    app.init_resource::<SkillsPanel>().add_systems(
+        EguiPrimaryContextPass,
+        (
+            (skills_window, skill_notices)
+                .chain()
+                .run_if(in_state(Screen::Session)),
+            settings_window,
+        )
+            .chain(),
+    );
+}
+
+/// Which skill windows are open.
+#[derive(Resource, Debug, Default)]
+pub struct SkillsPanel {
+    /// The tools, state and gallery panel (K).
+    pub open: bool,
+    /// The Skills settings screen.
+    pub settings: Option<SettingsForm>,
+}
+
+/// The settings screen's drafts: every skill found, each one's edited config.
+#[derive(Debug, Default)]
+pub struct SettingsForm {
+    found: Discovery,
+    off: Vec<String>,
+    drafts: BTreeMap<String, Map<String, Value>>,
+    /// Text fields as typed (numbers parse when valid).
+    typed: BTreeMap<(String, String), String>,
+    said: BTreeMap<String, String>,
+}
+
+impl SettingsForm {
+    /// Every skill of the bundled folder and `campaign`'s own, switched on or off.
+    pub fn open(campaign: Option<&std::path::Path>) -> Self {
+        let mut dirs = vec![crate::resource_dir("skills")];
+        if let Some(c) = campaign {
+            dirs.push(c.join("skills"));
+        }
+        let found = discover(&dirs);
+        let drafts = found
+            .skills
+            .iter()
+            .map(|s| {
+                (
+                    s.manifest.name.clone(),
+                    s.config.as_object().cloned().unwrap_or_default(),
+                )
+            })
+            .collect();
+        Self {
+            off: config::switched_off(),
+            found,
+            drafts,
+            ..Self::default()
+        }
+    }
+}
+
+fn status_colour(status: &str) -> egui::Color32 {
+    match status {
+        "success" => egui::Color32::from_rgb(120, 200, 120),
+        "running" => egui::Color32::from_rgb(230, 200, 90),
+        "skipped" => egui::Color32::GRAY,
+        _ => egui::Color32::from_rgb(235, 110, 100),
+    }
+}
+
+fn skills_window(
+    mut contexts: EguiContexts,
+    mut panel: ResMut<SkillsPanel>,
+    view: Res<SessionView>,
+    keys: Res<ButtonInput<KeyCode>>,
+    server: Res<AssetServer>,
+    images: Res<Assets<Image>>,
+    mut thumbnails: Local<BTreeMap<PathBuf, Handle<Image>>>,
+    mut session: Option<ResMut<ActiveSession>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    if keys.just_pressed(KeyCode::KeyK) && !ctx.egui_wants_keyboard_input() {
+        panel.open = !panel.open;
+    }
+    if !panel.open {
+        return Ok(());
+    }
+    let mut textures = BTreeMap::new();
+    for asset in view.assets.iter().filter(|a| a.shown) {
+        let handle = thumbnails
+            .entry(asset.path.clone())
+            .or_insert_with(|| server.load(asset.path.clone()));
+        if images.contains(handle.id()) {
+            let id = contexts.add_image(EguiTextureHandle::Weak(handle.id()));
+            textures.insert(asset.path.clone(), id);
+        }
+    }
+    let mut open = panel.open;
+    let mut settings = false;
+    egui::Window::new("Skills")
+        .open(&mut open)
+        .default_width(380.0)
+        .default_height(560.0)
+        .anchor(egui::Align2::RIGHT_TOP, [-12.0, 48.0])
+        .show(&ctx, |ui| {
+            egui::ScrollArea::vertical()
+                .max_height(620.0)
+                .show(ui, |ui| {
+                    ui.heading("Tools this turn");
+                    if view.tools.is_empty() {
+                        ui.weak("No skill ran this turn.");
+                    }
+                    for t in &view.tools {
+                        ui.horizontal(|ui| {
+                            ui.colored_label(status_colour(&t.status), "●");
+                            ui.strong(&t.skill);
+                            ui.label(format!("({})", t.tool_id));
+                            ui.label(&t.status);
+                            if let Some(ms) = t.ms {
+                                ui.weak(format!("{ms} ms"));
+                            }
+                            if t.retries > 0 {
+                                ui.weak(format!("{} retries", t.retries));
+                            }
+                        });
+                        if let Some(e) = &t.error {
+                            ui.colored_label(status_colour("failed"), e);
+                        }
+                        egui::CollapsingHeader::new(format!("log: {} lines", t.lines.len()))
+                            .id_salt(("tool-log", &t.tool_id))
+                            .default_open(t.status == "running")
+                            .show(ui, |ui| {
+                                for line in &t.lines {
+                                    ui.monospace(line);
+                                }
+                            });
+                    }
+                    ui.separator();
+                    ui.heading("Gallery");
+                    if view.assets.is_empty() {
+                        ui.weak("No pictures or files yet.");
+                    }
+                    ui.horizontal_wrapped(|ui| {
+                        for asset in view.assets.iter().rev() {
+                            ui.vertical(|ui| {
+                                match textures.get(&asset.path) {
+                                    Some(id) => {
+                                        ui.image(egui::load::SizedTexture::new(
+                                            *id,
+                                            egui::vec2(96.0, 96.0),
+                                        ));
+                                    }
+                                    None => {
+                                        egui::Frame::group(ui.style()).show(ui, |ui| {
+                                            ui.set_min_size(egui::vec2(88.0, 88.0));
+                                            ui.label(format!("[{}]", asset.kind));
+                                        });
+                                    }
+                                }
+                                ui.weak(format!("{} · scene {}", asset.skill, asset.scene));
+                            });
+                        }
+                    });
+                    ui.separator();
+                    ui.heading("Narrative state");
+                    if view.skill_state.is_empty() {
+                        ui.weak("Nothing kept yet.");
+                    }
+                    for line in crate::session::skills::state_lines(&view.skill_state, 200) {
+                        let key = line.split(": ").next().unwrap_or_default();
+                        if view.skill_changed.iter().any(|k| k == key) {
+                            ui.colored_label(
+                                egui::Color32::from_rgb(250, 210, 110),
+                                format!("★ {line}"),
+                            );
+                        } else {
+                            ui.monospace(&line);
+                        }
+                    }
+                    if !view.ui_events.is_empty() {
+                        ui.separator();
+                        for e in &view.ui_events {
+                            ui.weak(format!("[{e}: no display for it yet]"));
+                        }
+                    }
+                    ui.separator();
+                    if ui.button("Skills settings…").clicked() {
+                        settings = true;
+                    }
+                });
+        });
+    panel.open = open;
+    if settings {
+        let campaign = session
+            .as_mut()
+            .and_then(|s| s.controller().info().ok())
+            .map(|i| i.campaign_path);
+        panel.settings = Some(SettingsForm::open(campaign.as_deref()));
+    }
+    Ok(())
+}
+
+/// The inline notice of a skill that failed (Retry heals it so the next turn
+/// may call it again; Dismiss hides it) and the max-replan dialog.
+fn skill_notices(
+    mut contexts: EguiContexts,
+    mut view: ResMut<SessionView>,
+    mut session: Option<ResMut<ActiveSession>>,
+    mut panel: ResMut<SkillsPanel>,
+    mut toasts: ResMut<Toasts>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    if let Some(notice) = view.skill_notice.clone() {
+        let mut close = false;
+        egui::Area::new(egui::Id::new("skill-notice"))
+            .anchor(egui::Align2::LEFT_TOP, [16.0, 108.0])
+            .show(&ctx, |ui| {
+                egui::Frame::popup(ui.style()).show(ui, |ui| {
+                    ui.horizontal(|ui| {
+                        ui.colored_label(
+                            status_colour("failed"),
+                            format!("⚠ The {} skill failed: {}", notice.skill, notice.message),
+                        );
+                        if ui.button("Retry").clicked() {
+                            if let Some(s) = session.as_mut() {
+                                s.controller().state.skills.health.heal(&notice.skill);
+                            }
+                            toasts.push(format!("{} will be tried again next turn", notice.skill));
+                            close = true;
+                        }
+                        if ui.button("Dismiss").clicked() {
+                            close = true;
+                        }
+                    });
+                });
+            });
+        if close {
+            view.skill_notice = None;
+        }
+    }
+    if let Some(line) = view.skill_fallback.clone() {
+        let mut close = false;
+        egui::Window::new("The skills could not help")
+            .collapsible(false)
+            .resizable(false)
+            .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+            .show(&ctx, |ui| {
+                ui.label(&line);
+                ui.weak(format!(
+                    "Five plans failed this turn, each without the skills that failed before it; the story went on without them. ({} tool(s) failed.)",
+                    view.tools.iter().filter(|t| t.status == "failed" || t.status == "timeout").count()
+                ));
+                ui.horizontal(|ui| {
+                    if ui.button("Continue").clicked() {
+                        close = true;
+                    }
+                    if ui.button("Skills settings…").clicked() {
+                        let campaign = session
+                            .as_mut()
+                            .and_then(|s| s.controller().info().ok())
+                            .map(|i| i.campaign_path);
+                        panel.settings = Some(SettingsForm::open(campaign.as_deref()));
+                        close = true;
+                    }
+                });
+            });
+        if close {
+            view.skill_fallback = None;
+        }
+    }
+    Ok(())
+}
+
+/// One field's editor; true when it changed.
+fn field_editor(
+    ui: &mut egui::Ui,
+    skill: &str,
+    field: &Field,
+    draft: &mut Map<String, Value>,
+    typed: &mut BTreeMap<(String, String), String>,
+) -> bool {
+    let current = draft.get(&field.key).or(field.default.as_ref()).cloned();
+    let mut changed = false;
+    ui.horizontal(|ui| {
+        ui.label(&field.key)
+            .on_hover_text(field.description.clone().unwrap_or_default());
+        match &field.kind {
+            Kind::Boolean => {
+                let mut on = current.as_ref().and_then(Value::as_bool).unwrap_or(false);
+                if ui.checkbox(&mut on, "").changed() {
+                    draft.insert(field.key.clone(), Value::Bool(on));
+                    changed = true;
+                }
+            }
+            Kind::Choice(options) => {
+                let mut chosen = match &current {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => String::new(),
+                };
+                egui::ComboBox::from_id_salt((skill, &field.key))
+                    .selected_text(chosen.clone())
+                    .show_ui(ui, |ui| {
+                        for o in options {
+                            if ui.selectable_value(&mut chosen, o.clone(), o).changed() {
+                                // An enum of numbers keeps its numbers.
+                                let value = serde_json::from_str(&chosen)
+                                    .unwrap_or_else(|_| Value::String(chosen.clone()));
+                                draft.insert(field.key.clone(), value);
+                                changed = true;
+                            }
+                        }
+                    });
+            }
+            kind => {
+                let key = (skill.to_owned(), field.key.clone());
+                let text = typed.entry(key).or_insert_with(|| match &current {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => String::new(),
+                });
+                let edit = egui::TextEdit::singleline(text)
+                    .password(field.sensitive)
+                    .desired_width(200.0);
+                if ui.add(edit).changed() {
+                    let value = match kind {
+                        Kind::Integer => text.trim().parse::<i64>().map(Value::from).ok(),
+                        Kind::Number => text.trim().parse::<f64>().ok().map(Value::from),
+                        _ => Some(Value::String(text.clone())),
+                    };
+                    // An unparsable number is kept as text: validation says why.
+                    draft.insert(
+                        field.key.clone(),
+                        value.unwrap_or_else(|| Value::String(text.clone())),
+                    );
+                    changed = true;
+                }
+                if let Some(var) = &field.env_var {
+                    ui.weak(format!("from ${var}"));
+                }
+            }
+        }
+    });
+    if let Some(Value::String(s)) = draft.get(&field.key)
+        && s.contains("${")
+    {
+        let resolved = config::substitute(&Value::String(s.clone()), &|v| std::env::var(v).ok());
+        let shown = if field.sensitive {
+            "••••••".to_owned()
+        } else {
+            resolved.as_str().unwrap_or_default().to_owned()
+        };
+        ui.weak(format!("    → {shown}"));
+    }
+    changed
+}
+
+fn settings_window(
+    mut contexts: EguiContexts,
+    mut panel: ResMut<SkillsPanel>,
+    mut session: Option<ResMut<ActiveSession>>,
+    mut toasts: ResMut<Toasts>,
+) -> Result {
+    let Some(form) = panel.settings.as_mut() else {
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?.clone();
+    let mut open = true;
+    let mut switched = false;
+    egui::Window::new("Skills settings")
+        .open(&mut open)
+        .default_width(520.0)
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .show(&ctx, |ui| {
+            egui::ScrollArea::vertical()
+                .max_height(560.0)
+                .show(ui, |ui| {
+                    for w in &form.found.warnings {
+                        ui.colored_label(status_colour("failed"), w);
+                    }
+                    for skill in &form.found.skills {
+                        let name = skill.manifest.name.clone();
+                        let title = skill
+                            .manifest
+                            .display_name
+                            .clone()
+                            .unwrap_or_else(|| name.clone());
+                        ui.horizontal(|ui| {
+                            let mut on = !form.off.contains(&name);
+                            if ui
+                                .checkbox(&mut on, egui::RichText::new(&title).strong())
+                                .changed()
+                            {
+                                match config::switch(&name, on) {
+                                    Ok(()) => {
+                                        form.off = config::switched_off();
+                                        switched = true;
+                                    }
+                                    Err(e) => {
+                                        form.said.insert(name.clone(), format!("not saved: {e}"));
+                                    }
+                                }
+                            }
+                            ui.weak(format!("v{}", skill.manifest.version));
+                        });
+                        ui.label(&skill.manifest.description);
+                        let Some(schema) = &skill.config_schema else {
+                            ui.weak("Nothing to configure.");
+                            ui.separator();
+                            continue;
+                        };
+                        let fields = config::fields(schema);
+                        let draft = form.drafts.entry(name.clone()).or_default();
+                        let mut groups: BTreeMap<String, Vec<&Field>> = BTreeMap::new();
+                        for f in &fields {
+                            groups
+                                .entry(f.category.clone().unwrap_or_else(|| "General".into()))
+                                .or_default()
+                                .push(f);
+                        }
+                        for (group, fields) in groups {
+                            ui.label(egui::RichText::new(group).italics());
+                            for f in fields {
+                                field_editor(ui, &name, f, draft, &mut form.typed);
+                            }
+                        }
+                        let problems = config::problems(schema, &Value::Object(draft.clone()));
+                        for p in &problems {
+                            ui.colored_label(status_colour("failed"), p);
+                        }
+                        ui.horizontal(|ui| {
+                            let save =
+                                ui.add_enabled(problems.is_empty(), egui::Button::new("Save"));
+                            if save.clicked() {
+                                let said = match config::save(
+                                    &skill.dir,
+                                    Some(schema),
+                                    &Value::Object(draft.clone()),
+                                ) {
+                                    Ok(()) => "saved to config.json".to_owned(),
+                                    Err(e) => e.join("; "),
+                                };
+                                form.said.insert(name.clone(), said);
+                            }
+                            if let Some(said) = form.said.get(&name) {
+                                ui.weak(said);
+                            }
+                        });
+                        ui.separator();
+                    }
+                });
+        });
+    if switched && let Some(s) = session.as_mut() {
+        // The session's skills at once, their health kept.
+        let save = s.save().clone();
+        let ctl = s.controller();
+        if let Ok(info) = ctl.info() {
+            let health = ctl.state.skills.health.clone();
+            ctl.state.skills = crate::session::skills::SessionSkills::discover(
+                &info.campaign_path,
+                Some(crate::session::skills::assets_dir(&save)),
+            );
+            ctl.state.skills.health = health;
+        }
+        toasts.push("Skills switched: the next turn uses them as set".to_owned());
+    }
+    if !open {
+        panel.settings = None;
+    }
+    Ok(())
+}

@@ -297,6 +297,53 @@ fn plans_run_in_dependency_order_with_required_and_optional_failures() {
     assert_eq!(result.tool_results[0].retry_count, 2);
 }
 
+/// The weather carries on from its own part of the skill state: the hour
+/// moves by the minutes asked (over midnight into the next day), a sky the
+/// story sets is kept, one it does not know is refused (`done` not ok).
+#[test]
+fn the_weather_moves_the_hour_on_from_its_state_and_sets_the_sky() {
+    let (_dir, found) = fixtures();
+    let executor = Executor::new(&found);
+    let first = executor.execute(
+        &plan(json!([{"toolId": "w", "toolPath": "weather/advance",
+                      "input": {"scene": {"time": "dusk", "mood": "fog on the water"}}}])),
+        &Map::new(),
+    );
+    assert!(first.success, "{first:?}");
+    let w = &first.aggregated_state["weather"];
+    assert_eq!(
+        (w["clock"].as_str(), w["light"].as_str(), w["sky"].as_str()),
+        (Some("19:20"), Some("dusk"), Some("fog")),
+        "{w}"
+    );
+    let later = executor.execute(
+        &plan(json!([{"toolId": "w", "toolPath": "weather/advance", "input": {"minutes": 300}}])),
+        &first.aggregated_state,
+    );
+    let w = &later.aggregated_state["weather"];
+    assert_eq!(
+        (w["clock"].as_str(), w["day"].as_i64(), w["light"].as_str()),
+        (Some("00:20"), Some(2), Some("night")),
+        "{w}"
+    );
+    let storm = executor.execute(
+        &plan(json!([{"toolId": "w", "toolPath": "weather/advance", "input": {"minutes": 0, "set": {"sky": "storm"}}}])),
+        &later.aggregated_state,
+    );
+    assert_eq!(storm.aggregated_state["weather"]["sky"], "storm");
+    assert_eq!(storm.aggregated_state["weather"]["clock"], "00:20");
+    let hail = executor.execute(
+        &plan(json!([{"toolId": "w", "toolPath": "weather/advance", "input": {"set": {"sky": "hail"}}}])),
+        &later.aggregated_state,
+    );
+    assert!(!hail.success);
+    let said = hail.tool_results[0]
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Error { error_code, .. } if error_code == "invalid_input"));
+    assert!(said, "{:?}", hail.tool_results[0].events);
+}
+
 #[test]
 fn the_dice_roller_rolls_what_it_is_asked_and_records_it() {
     let (_dir, found) = fixtures();

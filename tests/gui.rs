@@ -493,19 +493,7 @@ echo '{"version":"0","type":"done","ok":true,"summary":"the lantern burns green"
     std::fs::write(broken.join("scripts/ring.sh"), "cat > /dev/null\nexit 4\n").unwrap();
 
     let save = dir.path().join("reach.db");
-    let out = common::loreloom(
-        &[
-            "session",
-            "new",
-            campaign.to_str().unwrap(),
-            "--save",
-            save.to_str().unwrap(),
-            "--seed",
-            "3",
-        ],
-        None,
-    );
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::new_session_save(&campaign, &save, 3);
     let mut replies = vec![reply(
         "skills/plan",
         serde_json::json!({"tools": [

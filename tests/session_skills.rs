@@ -101,19 +101,7 @@ fn play(save: &Path, dir: &Path, moves: &str, replies: Vec<Reply>) -> String {
 }
 
 fn new_save(campaign: &Path, save: &Path) {
-    let out = common::loreloom(
-        &[
-            "session",
-            "new",
-            campaign.to_str().unwrap(),
-            "--save",
-            save.to_str().unwrap(),
-            "--seed",
-            "5",
-        ],
-        None,
-    );
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::new_session_save(campaign, save, 5);
 }
 
 /// The world of scene `n` on the current branch, as the save keeps it.

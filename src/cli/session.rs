@@ -361,10 +361,8 @@ fn print_skills(result: &crate::session::turn::TurnResult) {
                 ToolState::Skipped => "skipped",
                 ToolState::Timeout => "timed out",
             };
-            println!(
-                "  [{} {state}, {} ms: {said}]",
-                tool.skill, tool.execution_time_ms
-            );
+            // No timing: a transcript reads the same on every run.
+            println!("  [{} {state}: {said}]", tool.skill);
         }
         for asset in &run.assets {
             println!("  [{} kept: {}]", asset.kind, asset.file);

@@ -73,6 +73,11 @@ pub fn redact(text: &str) -> String {
 /// the real binary (its output); panics with its stderr when it fails.
 pub fn new_drowned_reach_save(save: &Path, seed: u64) -> Output {
     let campaign = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
+    new_session_save(&campaign, save, seed)
+}
+
+/// `loreloom session new` of `campaign` into `save` with `seed`.
+pub fn new_session_save(campaign: &Path, save: &Path, seed: u64) -> Output {
     let seed = seed.to_string();
     let out = loreloom(
         &[

@@ -767,20 +767,7 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
     .unwrap();
     let out = common::new_drowned_reach_save(&save, 5);
     assert!(common::stdout(&out).contains("The coach door opens on fog"));
-    let play = |script: &Path| {
-        common::loreloom(
-            &[
-                "session",
-                "play",
-                save.to_str().unwrap(),
-                "--script",
-                script.to_str().unwrap(),
-                "--model-script",
-                replies.to_str().unwrap(),
-            ],
-            None,
-        )
-    };
+    let play = |script: &Path| common::session_play(&save, script, &replies);
     let out = play(&input);
     assert!(out.status.success(), "{}", common::stderr(&out));
     let transcript = common::stdout(&out);
@@ -891,18 +878,7 @@ fn a_failed_turn_saves_nothing_and_fallback_continues_with_a_recorded_template_t
     let input = dir.path().join("input.txt");
     std::fs::write(&input, "I leap for the chain.\n/fallback\n/quit\n").unwrap();
     common::new_drowned_reach_save(&save, 5);
-    let out = common::loreloom(
-        &[
-            "session",
-            "play",
-            save.to_str().unwrap(),
-            "--script",
-            input.to_str().unwrap(),
-            "--model-script",
-            replies.to_str().unwrap(),
-        ],
-        None,
-    );
+    let out = common::session_play(&save, &input, &replies);
     let text = common::stdout(&out);
     assert!(out.status.success(), "{text}{}", common::stderr(&out));
     assert!(text.contains("the resolve stage failed"), "{text}");
@@ -954,18 +930,7 @@ fn a_stored_turn_replays_identically_and_a_tampered_one_does_not() {
     .unwrap();
     let s = save.to_str().unwrap();
     common::new_drowned_reach_save(&save, 9);
-    let out = common::loreloom(
-        &[
-            "session",
-            "play",
-            s,
-            "--script",
-            input.to_str().unwrap(),
-            "--model-script",
-            replies.to_str().unwrap(),
-        ],
-        None,
-    );
+    let out = common::session_play(&save, &input, &replies);
     assert!(out.status.success(), "{}", common::stderr(&out));
 
     for scene in ["1", "2", "3"] {

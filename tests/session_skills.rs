@@ -83,18 +83,7 @@ fn play(save: &Path, dir: &Path, moves: &str, replies: Vec<Reply>) -> String {
     std::fs::write(&script, serde_json::to_string(&Script { replies }).unwrap()).unwrap();
     let input = dir.join("moves.txt");
     std::fs::write(&input, moves).unwrap();
-    let out = common::loreloom(
-        &[
-            "session",
-            "play",
-            save.to_str().unwrap(),
-            "--script",
-            input.to_str().unwrap(),
-            "--model-script",
-            script.to_str().unwrap(),
-        ],
-        None,
-    );
+    let out = common::session_play(save, &input, &script);
     let text = common::stdout(&out);
     assert!(out.status.success(), "{text}{}", common::stderr(&out));
     text

@@ -345,27 +345,15 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
 /// What the turn's skills did (#25): each tool's end and summary, assets
 /// kept, and seed 002's fallback line when every plan failed.
 fn print_skills(result: &crate::session::turn::TurnResult) {
-    use crate::skills::execute::ToolState;
-    use crate::skills::protocol::Event;
     for run in result.skills.iter().filter_map(|a| a.run.as_ref()) {
         for tool in &run.result.tool_results {
-            let summary = tool.events.iter().find_map(|e| match e {
-                Event::Done { summary, .. } => summary.clone(),
-                _ => None,
-            });
-            let why = tool.error.as_ref().map(|f| f.message.clone());
-            let said = summary.or(why).unwrap_or_default();
-            let state = match tool.state {
-                ToolState::Success => "ok",
-                ToolState::Failed => "failed",
-                ToolState::Skipped => "skipped",
-                ToolState::Timeout => "timed out",
-            };
+            let why = tool.error.as_ref().map(|f| f.message.as_str());
+            let said = tool.summary().or(why).unwrap_or_default();
             // No timing: a transcript reads the same on every run.
-            println!("  [{} {state}: {said}]", tool.skill);
+            println!("  [{} {}: {said}]", tool.skill, tool.state.words());
         }
         for asset in &run.assets {
-            println!("  [{} kept: {}]", asset.kind, asset.file);
+            println!("  [{} kept: {}]", asset.stored.kind, asset.stored.file);
         }
     }
     if let Some(fallback) = &result.skill_fallback {

@@ -91,8 +91,8 @@ pub struct ActiveSession {
     /// A stream compression running in the background (seed 004), with its call id.
     compression: Option<(u64, crate::session::controller::Compression)>,
     save: PathBuf,
-    /// Notices changes to the skill folders while the game runs.
-    watcher: Option<crate::skills::manifest::Watcher>,
+    /// Notices changes to the campaign's skill folders while the game runs.
+    watcher: crate::skills::manifest::Watcher,
 }
 
 impl std::fmt::Debug for ActiveSession {
@@ -129,17 +129,14 @@ impl ActiveSession {
     /// Open a save (beginning a play session in it).
     pub fn open(save: PathBuf) -> Result<Self, String> {
         let controller = Controller::open(&save)?;
-        let dirs = controller
-            .info()
-            .map(|i| crate::session::skills::skill_dirs(&i.campaign_path))
-            .unwrap_or_default();
+        let dirs = crate::session::skills::skill_dirs(&controller.info()?.campaign_path);
         Ok(Self {
             controller: SyncCell::new(controller),
             turn: None,
             recap_call: None,
             compression: None,
             save,
-            watcher: Some(crate::skills::manifest::Watcher::new(dirs).0),
+            watcher: crate::skills::manifest::Watcher::watch(dirs),
         })
     }
 
@@ -149,6 +146,18 @@ impl ActiveSession {
 
     pub fn save(&self) -> &PathBuf {
         &self.save
+    }
+
+    /// The folders this session's skills come from (the bundled and the campaign's).
+    pub fn skill_dirs(&self) -> &[PathBuf] {
+        self.watcher.dirs()
+    }
+
+    /// The session's skills from a new discovery (their folders changed, or
+    /// the player switched one), their health kept.
+    pub fn refresh_skills(&mut self, found: crate::skills::Discovery) {
+        let ctl = self.controller.get();
+        ctl.state.skills = ctl.state.skills.refreshed(found);
     }
 
     /// Whether a turn is being played (input waits).
@@ -254,8 +263,8 @@ pub struct SessionView {
 pub struct ToolRow {
     pub tool_id: String,
     pub skill: String,
-    /// `running`, `success`, `failed`, `skipped` or `timeout`.
-    pub status: String,
+    /// How it ended; `None` while it runs.
+    pub status: Option<crate::skills::execute::ToolState>,
     pub retries: u32,
     pub ms: Option<u64>,
     /// Log lines and events as they came.
@@ -541,12 +550,18 @@ fn launch_calls(
     mut calls: ResMut<LlmCalls>,
     mut view: ResMut<SessionView>,
 ) {
-    let skills = session.controller().state.skills.clone();
+    // A plan to run: on its own thread, never in the frame (#25).
+    let work = session
+        .turn
+        .as_mut()
+        .and_then(|t| t.runner.take_skill_work());
+    let skills = work
+        .is_some()
+        .then(|| session.controller().state.skills.clone());
     let Some(turn) = session.turn.as_mut() else {
         return;
     };
-    // A plan to run: on its own thread, never in the frame (#25).
-    if let Some(work) = turn.runner.take_skill_work() {
+    if let (Some(work), Some(skills)) = (work, skills) {
         let (progress_tx, progress) = crossbeam_channel::unbounded();
         let (done_tx, done) = crossbeam_channel::bounded(1);
         view.log(format!(
@@ -682,6 +697,27 @@ fn collect_calls(
     }
 }
 
+/// The panel's row of a tool, made when it is first heard of.
+fn tool_row<'a>(view: &'a mut SessionView, tool_id: &str, skill: &str) -> &'a mut ToolRow {
+    let i = view
+        .tools
+        .iter()
+        .position(|t| t.tool_id == tool_id)
+        .unwrap_or_else(|| {
+            view.tools.push(ToolRow {
+                tool_id: tool_id.to_owned(),
+                skill: skill.to_owned(),
+                status: None,
+                retries: 0,
+                ms: None,
+                lines: Vec::new(),
+                error: None,
+            });
+            view.tools.len() - 1
+        });
+    &mut view.tools[i]
+}
+
 /// A running plan's progress into the tool panel; its end to the runner.
 fn collect_skills(mut session: ResMut<ActiveSession>, mut view: ResMut<SessionView>) {
     use crate::skills::execute::Progress;
@@ -697,22 +733,14 @@ fn collect_skills(mut session: ResMut<ActiveSession>, mut view: ResMut<SessionVi
                 tool_id,
                 skill,
                 attempt,
-            } => match view.tools.iter_mut().find(|t| t.tool_id == tool_id) {
-                Some(row) => {
-                    row.status = "running".into();
-                    row.retries = attempt;
+            } => {
+                let row = tool_row(&mut view, &tool_id, &skill);
+                row.status = None;
+                row.retries = attempt;
+                if attempt > 0 {
                     row.lines.push(format!("retry {attempt}"));
                 }
-                None => view.tools.push(ToolRow {
-                    tool_id,
-                    skill,
-                    status: "running".into(),
-                    retries: 0,
-                    ms: None,
-                    lines: Vec::new(),
-                    error: None,
-                }),
-            },
+            }
             Progress::Event { tool_id, event } => {
                 if let Some(row) = view.tools.iter_mut().find(|t| t.tool_id == tool_id) {
                     row.lines.push(event_line(&event));
@@ -725,10 +753,7 @@ fn collect_skills(mut session: ResMut<ActiveSession>, mut view: ResMut<SessionVi
                 retries,
             } => {
                 if let Some(row) = view.tools.iter_mut().find(|t| t.tool_id == tool_id) {
-                    row.status = serde_json::to_value(state)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default();
+                    row.status = Some(state);
                     row.ms = Some(ms);
                     row.retries = retries;
                 }
@@ -740,26 +765,13 @@ fn collect_skills(mut session: ResMut<ActiveSession>, mut view: ResMut<SessionVi
         return;
     };
     turn.skills = None;
-    // The final trace: errors, skipped tools (which sent no progress).
+    // The final trace: errors, and skipped tools (which sent no progress).
     for tool in &run.result.tool_results {
-        if !view.tools.iter().any(|t| t.tool_id == tool.tool_id) {
-            view.tools.push(ToolRow {
-                tool_id: tool.tool_id.clone(),
-                skill: tool.skill.clone(),
-                status: String::new(),
-                retries: 0,
-                ms: None,
-                lines: tool.events.iter().map(event_line).collect(),
-                error: None,
-            });
+        let row = tool_row(&mut view, &tool.tool_id, &tool.skill);
+        if row.status.is_none() && row.lines.is_empty() {
+            row.lines = tool.events.iter().map(event_line).collect();
         }
-        let Some(row) = view.tools.iter_mut().find(|t| t.tool_id == tool.tool_id) else {
-            continue;
-        };
-        row.status = serde_json::to_value(tool.state)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
+        row.status = Some(tool.state);
         row.ms = Some(tool.execution_time_ms);
         row.error = tool.error.as_ref().map(|f| f.message.clone());
     }
@@ -830,36 +842,26 @@ fn reload_skills(
         return;
     }
     *last = now;
-    let Some(watcher) = session.watcher.as_mut() else {
+    let Some(found) = session.watcher.poll() else {
         return;
     };
-    if watcher.poll().is_none() {
-        return;
-    }
-    let save = session.save.clone();
-    let ctl = session.controller();
-    let Ok(info) = ctl.info() else {
-        return;
-    };
-    let health = ctl.state.skills.health.clone();
-    let mut fresh = crate::session::skills::SessionSkills::discover(
-        &info.campaign_path,
-        Some(crate::session::skills::assets_dir(&save)),
-    );
-    fresh.health = health;
-    let names: Vec<&str> = fresh
-        .found
+    let names: Vec<&str> = found
         .skills
         .iter()
         .map(|s| s.manifest.name.as_str())
         .collect();
     view.log(format!("skills changed on disk: now {}", names.join(", ")));
-    for w in &fresh.found.warnings {
+    for w in &found.warnings {
         view.log(format!("skills: {w}"));
     }
-    ctl.state.skills = fresh;
+    session.refresh_skills(found);
     view.revision += 1;
 }
+
+/// UI events that need no placeholder: `narrative_choice` becomes the turn's
+/// choices; the bundled skills' `weather` and `dice_roll` say again what their
+/// `done` and state already show.
+const QUIET_UI_EVENTS: [&str; 3] = ["narrative_choice", "weather", "dice_roll"];
 
 fn commit_turn(
     mut session: ResMut<ActiveSession>,
@@ -914,42 +916,35 @@ fn commit_turn(
         }
     }
     let before = session.controller().state.world.skills.clone();
-    let skill_runs = outcome
-        .as_ref()
-        .map(|r| (r.skills.clone(), r.skill_fallback.clone()))
-        .map_err(|_| ());
     let report = session.controller().finish(&turn.input, outcome);
-    if let (Report::Committed { scene_index, .. }, Ok((attempts, fallback))) = (&report, skill_runs)
+    if let Report::Committed {
+        result,
+        scene_index,
+        ..
+    } = &report
     {
         let store = crate::session::skills::assets_dir(session.save());
-        for run in attempts.iter().filter_map(|a| a.run.as_ref()) {
+        for run in result.skills.iter().filter_map(|a| a.run.as_ref()) {
             for t in &run.result.tool_results {
                 for e in &t.events {
                     if let crate::skills::protocol::Event::UiEvent { event, .. } = e
-                        && !["narrative_choice", "weather", "dice_roll"].contains(&event.as_str())
+                        && !QUIET_UI_EVENTS.contains(&event.as_str())
                     {
                         view.ui_events.push(format!("{} sent `{event}`", t.skill));
                     }
                 }
             }
             for a in &run.assets {
-                let skill = run
-                    .result
-                    .tool_results
-                    .iter()
-                    .find(|t| t.events.iter().any(|e| matches!(e, crate::skills::protocol::Event::Asset { asset_id, .. } if *asset_id == a.asset_id)))
-                    .map(|t| t.skill.clone())
-                    .unwrap_or_default();
                 view.assets.push(SkillAsset {
-                    skill,
-                    kind: a.kind.clone(),
-                    path: store.join(&a.file),
-                    shown: a.shown,
+                    skill: a.skill.clone(),
+                    kind: a.stored.kind.clone(),
+                    path: store.join(&a.stored.file),
+                    shown: a.stored.shown,
                     scene: *scene_index,
                 });
             }
         }
-        view.skill_fallback = fallback;
+        view.skill_fallback.clone_from(&result.skill_fallback);
         let after = session.controller().state.world.skills.clone();
         view.skill_changed = crate::session::skills::changed_keys(&before, &after);
         view.skill_state = after;

@@ -29,7 +29,17 @@ impl SessionSkills {
     /// The bundled `skills/` and the campaign's own, less those the player
     /// switched off in the Skills settings; discovery's warnings are logged.
     pub fn discover(campaign_dir: &Path, assets: Option<PathBuf>) -> Self {
-        let mut found = discover(&skill_dirs(campaign_dir));
+        Self {
+            assets,
+            ..Self::default()
+        }
+        .refreshed(discover(&skill_dirs(campaign_dir)))
+    }
+
+    /// The same session's skills from a new discovery (the folders changed,
+    /// or the player switched one): health, asset store and cancellation kept.
+    #[must_use]
+    pub fn refreshed(&self, mut found: Discovery) -> Self {
         for w in &found.warnings {
             tracing::warn!(target: "skills", "{w}");
         }
@@ -37,17 +47,8 @@ impl SessionSkills {
         found.skills.retain(|s| !off.contains(&s.manifest.name));
         Self {
             found: Arc::new(found),
-            assets,
-            ..Self::default()
+            ..self.clone()
         }
-    }
-
-    /// Whether the planner has anything to choose from.
-    pub fn any(&self) -> bool {
-        self.found
-            .skills
-            .iter()
-            .any(|s| !s.manifest.scripts.is_empty())
     }
 
     /// Stop whatever runs now; the next turn's scripts may run again.
@@ -85,10 +86,18 @@ pub struct SkillRun {
     pub result: ExecutionResult,
     /// The assets copied into the save's store.
     #[serde(default)]
-    pub assets: Vec<Stored>,
+    pub assets: Vec<KeptAsset>,
     /// Assets refused (outside the skill's folder, not what they say…).
     #[serde(default)]
     pub refused: Vec<String>,
+}
+
+/// An asset copied into the save's store, and the skill that made it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptAsset {
+    pub skill: String,
+    #[serde(flatten)]
+    pub stored: Stored,
 }
 
 /// One plan of a turn's skills, as recorded in its `tool_call` / `skills` event.
@@ -127,7 +136,10 @@ pub fn run_live(
             continue;
         };
         let (kept, refused) = collect(&skill.dir, &tool.events, store);
-        run.assets.extend(kept);
+        run.assets.extend(kept.into_iter().map(|stored| KeptAsset {
+            skill: tool.skill.clone(),
+            stored,
+        }));
         run.refused
             .extend(refused.into_iter().map(|r| format!("{}: {r}", tool.skill)));
     }
@@ -160,43 +172,45 @@ impl Recorded {
     }
 }
 
-/// The skill state as lines for a prompt (`weather.sky: rain`), at most `max`.
-pub fn state_lines(state: &Map<String, Value>, max: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    flatten("", &Value::Object(state.clone()), &mut lines);
-    lines.truncate(max);
-    lines
-}
-
-fn flatten(prefix: &str, value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, v, out);
+/// The skill state's leaves as (dot path, value in words), in key order.
+pub fn entries(state: &Map<String, Value>) -> Vec<(String, String)> {
+    fn walk(prefix: &str, map: &Map<String, Value>, out: &mut Vec<(String, String)>) {
+        for (k, v) in map {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                Value::Object(inner) => walk(&key, inner, out),
+                Value::String(s) => out.push((key, s.clone())),
+                other => out.push((key, other.to_string())),
             }
         }
-        Value::String(s) => out.push(format!("{prefix}: {s}")),
-        other => out.push(format!("{prefix}: {other}")),
     }
+    let mut out = Vec::new();
+    walk("", state, &mut out);
+    out
+}
+
+/// The skill state as lines for a prompt (`weather.sky: rain`), at most `max`.
+pub fn state_lines(state: &Map<String, Value>, max: usize) -> Vec<String> {
+    entries(state)
+        .into_iter()
+        .take(max)
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect()
 }
 
 /// The dot paths whose values differ between two skill states (the
 /// narrative state panel lights them).
 pub fn changed_keys(before: &Map<String, Value>, after: &Map<String, Value>) -> Vec<String> {
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    flatten("", &Value::Object(before.clone()), &mut a);
-    flatten("", &Value::Object(after.clone()), &mut b);
-    let key = |l: &String| l.split(": ").next().unwrap_or_default().to_owned();
+    let (a, b) = (entries(before), entries(after));
     let mut keys: Vec<String> = b
         .iter()
-        .filter(|l| !a.contains(l))
-        .chain(a.iter().filter(|l| !b.contains(l)))
-        .map(key)
+        .filter(|e| !a.contains(e))
+        .chain(a.iter().filter(|e| !b.contains(e)))
+        .map(|(k, _)| k.clone())
         .collect();
     keys.sort();
     keys.dedup();

@@ -542,7 +542,7 @@ impl TurnRunner {
     pub fn waiting_for(&self) -> Vec<&'static str> {
         let held = |id: &u32| self.background.iter().any(|c| c.id == *id);
         let (sent, held): (Vec<_>, Vec<_>) = self.in_flight.iter().partition(|(id, _)| !held(id));
-        let running = (self.skill_running || self.skill_work.is_some()).then_some("skills");
+        let running = self.skills_busy().then_some("skills");
         running
             .into_iter()
             .chain(sent.into_iter().chain(held).map(|(_, p)| p.stage()))
@@ -556,11 +556,6 @@ impl TurnRunner {
         let work = self.skill_work.take();
         self.skill_running |= work.is_some();
         work
-    }
-
-    /// The plans so far this turn (the tool panel shows them).
-    pub fn skill_attempts(&self) -> &[SkillAttempt] {
-        &self.skill_attempts
     }
 
     /// Hand back what running the plan came to.
@@ -584,20 +579,17 @@ impl TurnRunner {
                 run.result.aggregated_state.clone(),
             );
             for tool in &run.result.tool_results {
-                if let Some(summary) = tool.events.iter().find_map(|e| match e {
-                    crate::skills::protocol::Event::Done { summary, .. } => summary.clone(),
-                    _ => None,
-                }) {
+                if let Some(summary) = tool.summary() {
                     self.skill_notes.push(format!("{}: {summary}", tool.skill));
                 }
             }
             let changed = super::skills::changed_keys(&before, &self.state.world.skills);
-            let lines = super::skills::state_lines(&self.state.world.skills, 64);
             self.skill_notes.extend(
-                lines
+                super::skills::entries(&self.state.world.skills)
                     .into_iter()
-                    .filter(|l| changed.iter().any(|k| l.starts_with(&format!("{k}: "))))
-                    .take(6),
+                    .filter(|(k, _)| changed.contains(k))
+                    .take(6)
+                    .map(|(k, v)| format!("{k}: {v}")),
             );
             if let Some(choices) = run.result.choices().filter(|c| !c.is_empty()) {
                 self.skill_choices = choices;
@@ -627,20 +619,10 @@ impl TurnRunner {
     /// Ask the planner for attempt `n` (#25), with the skills that failed so
     /// far left out; false when no skill is left to choose from.
     fn ask_planner(&mut self, attempt: u32) -> bool {
-        if !self.state.skills.any() {
-            return false;
-        }
-        let mut disabled = self.skill_disabled.clone();
-        disabled.extend(self.state.skills.health.disabled());
-        let parent = self
-            .skill_attempts
-            .last()
-            .and_then(|a| a.plan.as_ref())
-            .map(|p| p.request_id.clone());
         let request = PlanRequest {
             attempt,
-            disabled_skills: disabled.into_iter().collect(),
-            parent_plan_id: parent,
+            disabled_skills: self.left_out().into_iter().collect(),
+            parent_plan_id: self.last_plan_id(),
         };
         let outcome = if self.blocked.is_empty() {
             without_roll(&self.outcome_text)
@@ -681,11 +663,7 @@ impl TurnRunner {
             }
         };
         plan.metadata.generation_attempt = attempt;
-        plan.metadata.parent_plan_id = self
-            .skill_attempts
-            .last()
-            .and_then(|a| a.plan.as_ref())
-            .map(|p| p.request_id.clone());
+        plan.metadata.parent_plan_id = self.last_plan_id();
         plan.disabled_skills = self.skill_disabled.iter().cloned().collect();
         self.add_every_turn(&mut plan);
         if !plan.tools.is_empty() {
@@ -706,11 +684,11 @@ impl TurnRunner {
     /// each optional, when their skill is found and not left out.
     fn add_every_turn(&self, plan: &mut Plan) {
         let found = &self.state.skills.found;
-        let off = self.state.skills.health.disabled();
+        let left_out = self.left_out();
         for path in &self.state.campaign.manifest.skills_every_turn {
             let skill = crate::skills::plan::skill_of(path);
             let known = found.get(skill).is_some_and(|s| s.script(path).is_some());
-            let left_out = self.skill_disabled.contains(skill) || off.iter().any(|d| d == skill);
+            let left_out = left_out.contains(skill);
             let called = plan.tools.iter().any(|t| t.tool_path == *path);
             if !known || left_out || called {
                 continue;
@@ -726,6 +704,27 @@ impl TurnRunner {
                 retry_policy: None,
             });
         }
+    }
+
+    /// The skills left out of this turn's plans: those that failed in an
+    /// earlier plan, and those health has disabled for the session.
+    fn left_out(&self) -> BTreeSet<String> {
+        let mut out = self.skill_disabled.clone();
+        out.extend(self.state.skills.health.disabled());
+        out
+    }
+
+    /// The request id of this turn's last plan, the next one's parent.
+    fn last_plan_id(&self) -> Option<String> {
+        self.skill_attempts
+            .last()
+            .and_then(|a| a.plan.as_ref())
+            .map(|p| p.request_id.clone())
+    }
+
+    /// A plan waits to be taken or is running.
+    fn skills_busy(&self) -> bool {
+        self.skill_running || self.skill_work.is_some()
     }
 
     /// The next choices, once the choice stage has answered (the turn may
@@ -1912,7 +1911,7 @@ impl TurnRunner {
             }
             Phase::Skills => {
                 let planning = waiting(self, |p| matches!(p, Purpose::Plan { .. }));
-                if !(planning || self.skill_running || self.skill_work.is_some()) {
+                if !(planning || self.skills_busy()) {
                     self.narrate_persona();
                 }
             }

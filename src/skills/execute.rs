@@ -59,6 +59,28 @@ pub struct ExecutionResult {
     pub refused: Option<Failure>,
 }
 
+impl ToolState {
+    /// How the player is told it ended.
+    pub fn words(self) -> &'static str {
+        match self {
+            ToolState::Success => "ok",
+            ToolState::Failed => "failed",
+            ToolState::Skipped => "skipped",
+            ToolState::Timeout => "timed out",
+        }
+    }
+}
+
+impl ToolResult {
+    /// What the tool's `done` said it did.
+    pub fn summary(&self) -> Option<&str> {
+        self.events.iter().find_map(|e| match e {
+            Event::Done { summary, .. } => summary.as_deref(),
+            _ => None,
+        })
+    }
+}
+
 impl ExecutionResult {
     /// The choices a `narrative_choice` event offered, the last one's.
     pub fn choices(&self) -> Option<Vec<String>> {
@@ -310,10 +332,7 @@ impl<'a> Executor<'a> {
                                 _ => None,
                             })
                             .collect();
-                        json!({"summary": r.events.iter().find_map(|e| match e {
-                        Event::Done { summary, .. } => summary.clone(),
-                        _ => None,
-                    }), "patches": patches})
+                        json!({"summary": r.summary(), "patches": patches})
                     } else {
                         Value::Null
                     }

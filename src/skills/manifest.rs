@@ -405,9 +405,19 @@ pub struct Watcher {
 impl Watcher {
     /// Watches `dirs`; the discovery as it stands now.
     pub fn new(dirs: Vec<PathBuf>) -> (Self, Discovery) {
-        let seen = fingerprint(&dirs);
         let found = discover(&dirs);
-        (Self { dirs, seen }, found)
+        (Self::watch(dirs), found)
+    }
+
+    /// Watches `dirs` from now on (their skills already discovered).
+    pub fn watch(dirs: Vec<PathBuf>) -> Self {
+        let seen = fingerprint(&dirs);
+        Self { dirs, seen }
+    }
+
+    /// The folders watched.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
     }
 
     /// A new discovery when anything changed since the last look.

@@ -523,9 +523,9 @@ fn run_script(
     view: Res<SessionView>,
     (scenery, time): (Res<SessionScenery>, Res<Time>),
     (mut reader, mut codex): (ResMut<SessionReader>, ResMut<SessionCodexView>),
-    (mut skills, mut session): (
+    (mut skills, session): (
         ResMut<super::skills_panel::SkillsPanel>,
-        Option<ResMut<ActiveSession>>,
+        Option<Res<ActiveSession>>,
     ),
     mut inputs: MessageWriter<SessionInput>,
     mut commands: Commands,
@@ -572,12 +572,7 @@ fn run_script(
             // The skills panel (K), and the Skills settings screen.
             ":skills" => skills.open = true,
             ":skill-settings" => {
-                let campaign = session
-                    .as_mut()
-                    .and_then(|s| s.controller().info().ok())
-                    .map(|i| i.campaign_path);
-                skills.settings =
-                    Some(super::skills_panel::SettingsForm::open(campaign.as_deref()));
+                skills.settings = Some(super::skills_panel::SettingsForm::open(session.as_deref()));
             }
             ":close" => {
                 reader.backlog = false;

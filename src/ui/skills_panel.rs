@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::screens::{Screen, Toasts};
 use crate::engine::session::{ActiveSession, SessionView};
 use crate::skills::config::{self, Field, Kind};
+use crate::skills::execute::ToolState;
 use crate::skills::{Discovery, discover};
 
 pub(super) fn plugin(app: &mut App) {
@@ -46,12 +47,13 @@ pub struct SettingsForm {
 }
 
 impl SettingsForm {
-    /// Every skill of the bundled folder and `campaign`'s own, switched on or off.
-    pub fn open(campaign: Option<&std::path::Path>) -> Self {
-        let mut dirs = vec![crate::resource_dir("skills")];
-        if let Some(c) = campaign {
-            dirs.push(c.join("skills"));
-        }
+    /// Every skill of the session's folders (the bundled and its campaign's),
+    /// or, with no session, the bundled ones, switched on or off.
+    pub fn open(session: Option<&ActiveSession>) -> Self {
+        let dirs = session.map_or_else(
+            || vec![crate::resource_dir("skills")],
+            |s| s.skill_dirs().to_vec(),
+        );
         let found = discover(&dirs);
         let drafts = found
             .skills
@@ -72,12 +74,15 @@ impl SettingsForm {
     }
 }
 
-fn status_colour(status: &str) -> egui::Color32 {
+/// The colour of errors and failed tools.
+const ERROR: egui::Color32 = egui::Color32::from_rgb(235, 110, 100);
+
+fn status_colour(status: Option<ToolState>) -> egui::Color32 {
     match status {
-        "success" => egui::Color32::from_rgb(120, 200, 120),
-        "running" => egui::Color32::from_rgb(230, 200, 90),
-        "skipped" => egui::Color32::GRAY,
-        _ => egui::Color32::from_rgb(235, 110, 100),
+        Some(ToolState::Success) => egui::Color32::from_rgb(120, 200, 120),
+        None => egui::Color32::from_rgb(230, 200, 90),
+        Some(ToolState::Skipped) => egui::Color32::GRAY,
+        Some(ToolState::Failed | ToolState::Timeout) => ERROR,
     }
 }
 
@@ -89,7 +94,7 @@ fn skills_window(
     server: Res<AssetServer>,
     images: Res<Assets<Image>>,
     mut thumbnails: Local<BTreeMap<PathBuf, Handle<Image>>>,
-    mut session: Option<ResMut<ActiveSession>>,
+    session: Option<Res<ActiveSession>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
     if keys.just_pressed(KeyCode::KeyK) && !ctx.egui_wants_keyboard_input() {
@@ -103,9 +108,12 @@ fn skills_window(
         let handle = thumbnails
             .entry(asset.path.clone())
             .or_insert_with(|| server.load(asset.path.clone()));
-        if images.contains(handle.id()) {
+        if let Some(image) = images.get(handle.id()) {
+            // Fit in a 96-pixel square, keeping its shape.
+            let (w, h) = (image.width() as f32, image.height() as f32);
+            let scale = 96.0 / w.max(h).max(1.0);
             let id = contexts.add_image(EguiTextureHandle::Weak(handle.id()));
-            textures.insert(asset.path.clone(), id);
+            textures.insert(asset.path.clone(), (id, egui::vec2(w * scale, h * scale)));
         }
     }
     let mut open = panel.open;
@@ -125,10 +133,10 @@ fn skills_window(
                     }
                     for t in &view.tools {
                         ui.horizontal(|ui| {
-                            ui.colored_label(status_colour(&t.status), "●");
+                            ui.colored_label(status_colour(t.status), "●");
                             ui.strong(&t.skill);
                             ui.label(format!("({})", t.tool_id));
-                            ui.label(&t.status);
+                            ui.label(t.status.map_or("running", ToolState::words));
                             if let Some(ms) = t.ms {
                                 ui.weak(format!("{ms} ms"));
                             }
@@ -137,11 +145,11 @@ fn skills_window(
                             }
                         });
                         if let Some(e) = &t.error {
-                            ui.colored_label(status_colour("failed"), e);
+                            ui.colored_label(ERROR, e);
                         }
                         egui::CollapsingHeader::new(format!("log: {} lines", t.lines.len()))
                             .id_salt(("tool-log", &t.tool_id))
-                            .default_open(t.status == "running")
+                            .default_open(t.status.is_none())
                             .show(ui, |ui| {
                                 for line in &t.lines {
                                     ui.monospace(line);
@@ -157,11 +165,8 @@ fn skills_window(
                         for asset in view.assets.iter().rev() {
                             ui.vertical(|ui| {
                                 match textures.get(&asset.path) {
-                                    Some(id) => {
-                                        ui.image(egui::load::SizedTexture::new(
-                                            *id,
-                                            egui::vec2(96.0, 96.0),
-                                        ));
+                                    Some((id, size)) => {
+                                        ui.image(egui::load::SizedTexture::new(*id, *size));
                                     }
                                     None => {
                                         egui::Frame::group(ui.style()).show(ui, |ui| {
@@ -179,15 +184,14 @@ fn skills_window(
                     if view.skill_state.is_empty() {
                         ui.weak("Nothing kept yet.");
                     }
-                    for line in crate::session::skills::state_lines(&view.skill_state, 200) {
-                        let key = line.split(": ").next().unwrap_or_default();
-                        if view.skill_changed.iter().any(|k| k == key) {
+                    for (key, value) in crate::session::skills::entries(&view.skill_state) {
+                        if view.skill_changed.contains(&key) {
                             ui.colored_label(
                                 egui::Color32::from_rgb(250, 210, 110),
-                                format!("★ {line}"),
+                                format!("★ {key}: {value}"),
                             );
                         } else {
-                            ui.monospace(&line);
+                            ui.monospace(format!("{key}: {value}"));
                         }
                     }
                     if !view.ui_events.is_empty() {
@@ -204,11 +208,7 @@ fn skills_window(
         });
     panel.open = open;
     if settings {
-        let campaign = session
-            .as_mut()
-            .and_then(|s| s.controller().info().ok())
-            .map(|i| i.campaign_path);
-        panel.settings = Some(SettingsForm::open(campaign.as_deref()));
+        panel.settings = Some(SettingsForm::open(session.as_deref()));
     }
     Ok(())
 }
@@ -231,7 +231,7 @@ fn skill_notices(
                 egui::Frame::popup(ui.style()).show(ui, |ui| {
                     ui.horizontal(|ui| {
                         ui.colored_label(
-                            status_colour("failed"),
+                            ERROR,
                             format!("⚠ The {} skill failed: {}", notice.skill, notice.message),
                         );
                         if ui.button("Retry").clicked() {
@@ -261,18 +261,14 @@ fn skill_notices(
                 ui.label(&line);
                 ui.weak(format!(
                     "Five plans failed this turn, each without the skills that failed before it; the story went on without them. ({} tool(s) failed.)",
-                    view.tools.iter().filter(|t| t.status == "failed" || t.status == "timeout").count()
+                    view.tools.iter().filter(|t| matches!(t.status, Some(ToolState::Failed | ToolState::Timeout))).count()
                 ));
                 ui.horizontal(|ui| {
                     if ui.button("Continue").clicked() {
                         close = true;
                     }
                     if ui.button("Skills settings…").clicked() {
-                        let campaign = session
-                            .as_mut()
-                            .and_then(|s| s.controller().info().ok())
-                            .map(|i| i.campaign_path);
-                        panel.settings = Some(SettingsForm::open(campaign.as_deref()));
+                        panel.settings = Some(SettingsForm::open(session.as_deref()));
                         close = true;
                     }
                 });
@@ -389,7 +385,7 @@ fn settings_window(
                 .max_height(560.0)
                 .show(ui, |ui| {
                     for w in &form.found.warnings {
-                        ui.colored_label(status_colour("failed"), w);
+                        ui.colored_label(ERROR, w);
                     }
                     for skill in &form.found.skills {
                         let name = skill.manifest.name.clone();
@@ -439,7 +435,7 @@ fn settings_window(
                         }
                         let problems = config::problems(schema, &Value::Object(draft.clone()));
                         for p in &problems {
-                            ui.colored_label(status_colour("failed"), p);
+                            ui.colored_label(ERROR, p);
                         }
                         ui.horizontal(|ui| {
                             let save =
@@ -464,17 +460,9 @@ fn settings_window(
                 });
         });
     if switched && let Some(s) = session.as_mut() {
-        // The session's skills at once, their health kept.
-        let save = s.save().clone();
-        let ctl = s.controller();
-        if let Ok(info) = ctl.info() {
-            let health = ctl.state.skills.health.clone();
-            ctl.state.skills = crate::session::skills::SessionSkills::discover(
-                &info.campaign_path,
-                Some(crate::session::skills::assets_dir(&save)),
-            );
-            ctl.state.skills.health = health;
-        }
+        // The session's skills at once (what the form found, as now
+        // switched), their health kept.
+        s.refresh_skills(form.found.clone());
         toasts.push("Skills switched: the next turn uses them as set".to_owned());
     }
     if !open {

@@ -76,6 +76,23 @@ pub fn new_drowned_reach_save(save: &Path, seed: u64) -> Output {
     new_session_save(&campaign, save, seed)
 }
 
+/// `loreloom session play SAVE --script MOVES --model-script REPLIES` (its
+/// output, whatever it is).
+pub fn session_play(save: &Path, moves: &Path, replies: &Path) -> Output {
+    loreloom(
+        &[
+            "session",
+            "play",
+            save.to_str().unwrap(),
+            "--script",
+            moves.to_str().unwrap(),
+            "--model-script",
+            replies.to_str().unwrap(),
+        ],
+        None,
+    )
+}
+
 /// `loreloom session new` of `campaign` into `save` with `seed`.
 pub fn new_session_save(campaign: &Path, save: &Path, seed: u64) -> Output {
     let seed = seed.to_string();

@@ -9,8 +9,7 @@ import sys
 
 SKIES = ["clear", "fair", "overcast", "fog", "drizzle", "rain", "storm", "snow"]
 
-# For each climate: how likely each sky is to follow each sky (weights), and
-# the temperature words by light.
+# For each climate: how likely each sky is to follow each sky (weights).
 CLIMATES = {
     "temperate": {
         "clear": {"clear": 5, "fair": 3, "overcast": 1},
@@ -21,7 +20,6 @@ CLIMATES = {
         "rain": {"rain": 4, "drizzle": 2, "storm": 1, "overcast": 2},
         "storm": {"storm": 2, "rain": 4},
         "snow": {"snow": 3, "overcast": 3},
-        "cold": False,
     },
     "coastal": {
         "clear": {"clear": 3, "fair": 3, "fog": 2},
@@ -32,7 +30,6 @@ CLIMATES = {
         "rain": {"rain": 3, "storm": 2, "drizzle": 2},
         "storm": {"storm": 2, "rain": 3, "overcast": 1},
         "snow": {"snow": 2, "fog": 2, "overcast": 2},
-        "cold": False,
     },
     "arid": {
         "clear": {"clear": 8, "fair": 2},
@@ -43,7 +40,6 @@ CLIMATES = {
         "rain": {"overcast": 2, "fair": 2},
         "storm": {"storm": 1, "overcast": 2, "clear": 2},
         "snow": {"clear": 3},
-        "cold": False,
     },
     "cold": {
         "clear": {"clear": 4, "overcast": 2, "snow": 1},
@@ -54,9 +50,11 @@ CLIMATES = {
         "rain": {"snow": 2, "overcast": 2},
         "storm": {"storm": 2, "snow": 3},
         "snow": {"snow": 4, "overcast": 2, "storm": 1, "clear": 1},
-        "cold": True,
     },
 }
+
+# Climates cold enough for snow (elsewhere it falls as a grey sky).
+SNOWY = {"cold"}
 
 SCENE_HOURS = [("midnight", 0), ("dawn", 6), ("sunrise", 6), ("morning", 9), ("noon", 12),
                ("midday", 12), ("afternoon", 15), ("dusk", 19), ("sunset", 19),
@@ -112,7 +110,10 @@ def main():
         return 1
     config = request.get("config") or {}
     given = request.get("input") or {}
-    climate = CLIMATES.get(config.get("climate", "temperate"), CLIMATES["temperate"])
+    climate_name = config.get("climate", "temperate")
+    if climate_name not in CLIMATES:
+        climate_name = "temperate"
+    climate = CLIMATES[climate_name]
     state = request.get("state") or start(config, given.get("scene") or {})
     minutes = given.get("minutes", config.get("minutesPerTurn", 20))
     if not isinstance(minutes, int) or not 0 <= minutes <= 7 * 24 * 60:
@@ -137,7 +138,7 @@ def main():
         # One chance to turn per hour begun.
         for hour in range(state.get("minute", 540) // 60 + 1, total // 60 + 1):
             sky = pick(climate[sky], f"{config.get('climate')}:{day}:{hour}:{sky}")
-    if sky == "snow" and not climate["cold"] and forced is None:
+    if sky == "snow" and climate_name not in SNOWY and forced is None:
         sky = "overcast"
     state = {
         "day": day,

@@ -279,3 +279,91 @@ fn every_failed_plan_leaves_its_skills_out_and_the_turn_still_commits_with_the_f
         prompts[4]
     );
 }
+
+#[test]
+fn a_move_is_routed_to_the_skill_it_calls_for_and_a_move_that_calls_for_none_asks_no_planner() {
+    let dir = tempfile::tempdir().unwrap();
+    // The Drowned Reach with the bundled skills only (each lists its moves).
+    let campaign = campaign_with(dir.path(), &[]);
+    let save = dir.path().join("reach.db");
+    new_save(&campaign, &save);
+
+    // One plan reply: only the second move may ask for it.
+    let mut replies = turn_replies(1);
+    replies.push(reply(
+        "skills/plan",
+        json!({"tools": [{"toolId": "bones", "toolPath": "dice-roller/roll",
+                          "input": {"formula": "2d6", "why": "a game of bones"}}]})
+        .to_string(),
+    ));
+    replies.extend(turn_replies(2));
+    let text = play(
+        &save,
+        dir.path(),
+        "I ask Hesper what the green light means.\nI play a game of dice with the deckhands.\n",
+        replies,
+    );
+    assert!(text.contains("[dice-roller ok: rolled 2d6 = "), "{text}");
+    // The every-turn weather ran on both turns all the same.
+    assert_eq!(skills_at(&save, 1)["weather"]["clock"], "19:20");
+    assert_eq!(skills_at(&save, 2)["weather"]["clock"], "19:40");
+    assert!(skills_at(&save, 2)["dice"]["last"].is_object());
+
+    let conn = rusqlite::Connection::open(&save).unwrap();
+    let events = |kind: &str, step: &str| -> Vec<(i64, Value)> {
+        conn.prepare(
+            "SELECT turn_index, payload_json FROM turn_events
+             WHERE event_type = ?1 AND step_name = ?2 ORDER BY rowid",
+        )
+        .unwrap()
+        .query_map([kind, step], |r| Ok((r.get(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|r| {
+            let (turn, payload) = r.unwrap();
+            (turn, serde_json::from_str(&payload).unwrap())
+        })
+        .collect()
+    };
+    // The planner was asked once, on the second turn, and told it must
+    // write the dice roller's call.
+    let plans = events("model_output", "skills/plan");
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    assert_eq!(plans[0].0, 2);
+    let asked = plans[0].1.to_string();
+    assert!(asked.contains("calls for this tool"), "{asked}");
+    assert!(!asked.contains("weather/advance"), "{asked}");
+    // What the router made of each move is recorded with the recall.
+    let recalls = events("recall", "memory_recall");
+    let routing: Vec<&Value> = recalls.iter().map(|(_, r)| &r["skills"]).collect();
+    assert_eq!(routing.len(), 2, "{recalls:?}");
+    assert_eq!(routing[0]["fits"], json!([]), "{:?}", routing[0]);
+    assert!(
+        routing[0]["passed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("dice-roller"))
+    );
+    assert_eq!(
+        routing[1]["fits"][0]["skill"], "dice-roller",
+        "{:?}",
+        routing[1]
+    );
+    drop(conn);
+
+    // Both replay from their recordings, routed as they were.
+    for scene in ["1", "2"] {
+        let out = common::loreloom(
+            &[
+                "session",
+                "replay",
+                save.to_str().unwrap(),
+                "--scene",
+                scene,
+            ],
+            None,
+        );
+        let text = common::stdout(&out);
+        assert!(out.status.success(), "{text}{}", common::stderr(&out));
+        assert!(text.contains("replayed identically"), "{text}");
+    }
+}

@@ -701,6 +701,7 @@ fn the_model_plans_replans_and_the_dice_roll() {
             "I throw the bones",
             "--model-script",
             script.to_str().unwrap(),
+            "--no-route",
             "--dir",
             dir.path().join("skills").to_str().unwrap(),
         ],
@@ -709,11 +710,13 @@ fn the_model_plans_replans_and_the_dice_roll() {
     let stdout = common::stdout(&out);
     assert!(out.status.success(), "{stdout}{}", common::stderr(&out));
     assert!(
-        stdout.contains("attempt 1: plan-1 (c crash Failed)"),
+        stdout.contains("attempt 1: plan-1 (c crash {} → failed)"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("attempt 2: plan-2 (roll dice-roller Success)"),
+        stdout.contains(
+            r#"attempt 2: plan-2 (roll dice-roller {"formula":"2d6","seed":5} → ok: rolled 2d6 = "#
+        ),
         "{stdout}"
     );
     assert!(stdout.contains(r#"state: {"dice""#), "{stdout}");
@@ -735,12 +738,38 @@ fn the_model_plans_replans_and_the_dice_roll() {
             "I pray",
             "--model-script",
             bad.to_str().unwrap(),
+            "--no-route",
         ],
         None,
     );
     let stdout = common::stdout(&out);
     assert!(stdout.contains("attempt 1: no plan"), "{stdout}");
     assert!(stdout.contains("fallback: "), "{stdout}");
+
+    // Routed (the embedding model): the same prayer calls for no bundled
+    // skill, so no model is asked; a game of dice calls for the roller.
+    let out = common::loreloom(&["skills", "plan", "I pray"], None);
+    let stdout = common::stdout(&out);
+    assert!(
+        stdout.contains("passed over: ") && stdout.contains("attempt 1: plan-1 (no tools)"),
+        "{stdout}"
+    );
+    let out = common::loreloom(
+        &[
+            "skills",
+            "plan",
+            "I throw dice with the deckhands for coins",
+            "--model-script",
+            script.to_str().unwrap(),
+        ],
+        None,
+    );
+    let stdout = common::stdout(&out);
+    assert!(stdout.contains("routed: dice-roller (0."), "{stdout}");
+    assert!(
+        stdout.contains("attempt 1: plan-1 (roll dice-roller"),
+        "{stdout}"
+    );
 }
 
 /// A fork bomb under the sandbox: the invocation's pids cgroup stops it at

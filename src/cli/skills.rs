@@ -40,6 +40,10 @@ pub enum SkillsCommand {
         /// Answer from a reply script instead of the model (tests, demos)
         #[arg(long)]
         model_script: Option<PathBuf>,
+        /// Offer the model every enabled skill, without routing the move by
+        /// the moves skills list (what a turn does without the embedding model)
+        #[arg(long)]
+        no_route: bool,
         #[command(flatten)]
         dirs: Dirs,
     },
@@ -113,6 +117,7 @@ pub fn run(command: SkillsCommand) -> ExitCode {
             outcome,
             model,
             model_script,
+            no_route,
             dirs,
         } => plan(
             &dirs.discover(),
@@ -120,6 +125,7 @@ pub fn run(command: SkillsCommand) -> ExitCode {
             &outcome,
             &model,
             model_script.as_deref(),
+            !no_route,
         ),
         SkillsCommand::Run { name, input, dirs } => {
             let found = dirs.discover();
@@ -252,6 +258,7 @@ fn plan(
     outcome: &str,
     model: &str,
     script: Option<&std::path::Path>,
+    route: bool,
 ) -> ExitCode {
     use crate::llm::{Gateway, Script, ScriptedBackend};
     use crate::skills::execute::{Health, replan};
@@ -271,6 +278,29 @@ fn plan(
             }
         }
     }
+    // Routed as a turn routes it, when the embedding model is installed.
+    let routing = if route {
+        crate::memory::default_embedder()
+    } else {
+        Err(crate::memory::EmbedError::Run("--no-route".into()))
+    };
+    let routing = routing.map_err(|e| e.to_string()).and_then(|e| {
+        crate::skills::route::Router::new(e)
+            .route(found, player_move)
+            .map_err(|e| e.to_string())
+    });
+    match &routing {
+        Ok(r) => {
+            for f in &r.fits {
+                println!("routed: {} ({:.2}, close to “{}”)", f.skill, f.score, f.cue);
+            }
+            if !r.passed.is_empty() {
+                println!("passed over: {}", r.passed.join(", "));
+            }
+        }
+        Err(e) => println!("not routed ({e}): the model decides alone"),
+    }
+    let routing = routing.ok();
     let executor = Executor::new(found);
     let mut planner = |req: &crate::skills::execute::PlanRequest| {
         crate::skills::planner::ask(
@@ -280,6 +310,7 @@ fn plan(
             player_move,
             outcome,
             req,
+            routing.as_ref(),
             &format!("plan-{}", req.attempt),
         )
     };
@@ -293,10 +324,25 @@ fn plan(
     for a in &turn.attempts {
         match (&a.plan, &a.result) {
             (Some(plan), Some(result)) => {
+                // Each tool with the input the planner wrote and how it ended.
                 let tools: Vec<String> = result
                     .tool_results
                     .iter()
-                    .map(|t| format!("{} {} {:?}", t.tool_id, t.skill, t.state))
+                    .map(|t| {
+                        let input = plan
+                            .tools
+                            .iter()
+                            .find(|c| c.tool_id == t.tool_id)
+                            .map(|c| c.input.to_string())
+                            .unwrap_or_default();
+                        format!(
+                            "{} {} {input} → {}{}",
+                            t.tool_id,
+                            t.skill,
+                            t.state.words(),
+                            t.summary().map(|s| format!(": {s}")).unwrap_or_default()
+                        )
+                    })
                     .collect();
                 println!(
                     "attempt {}: {} ({}){}",

@@ -8,6 +8,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+/// The narrowing keyword that keeps the rest of a subschema ([`Contract::narrowed`]).
+pub const KEEP: &str = "$keep";
+
 /// A compiled output contract.
 #[derive(Clone)]
 pub struct Contract {
@@ -75,7 +78,8 @@ impl Contract {
 
     /// This contract with the subschemas at instance `pointers` replaced by the
     /// ones given, their `description` kept (each step of a pointer names a
-    /// property; `items` steps into arrays).
+    /// property; `items` steps into arrays). A replacement with `"$keep": true`
+    /// only sets its keywords and keeps the rest of the subschema.
     pub fn narrowed(&self, narrowing: &[(String, Value)]) -> Result<Self, ContractError> {
         let mut schema = (*self.schema).clone();
         for (pointer, with) in narrowing {
@@ -95,10 +99,13 @@ impl Contract {
                 node = next;
             }
             if let Some(obj) = node.as_object_mut() {
-                obj.retain(|k, _| k == "description");
-                if let Some(with) = with.as_object() {
-                    obj.extend(with.clone());
+                let mut with = with.as_object().cloned().unwrap_or_default();
+                // `"$keep": true`: the keywords given tighten the subschema
+                // (`minItems`), the rest of it stays.
+                if with.remove(KEEP) != Some(Value::Bool(true)) {
+                    obj.retain(|k, _| k == "description");
                 }
+                obj.extend(with);
             }
         }
         Self::new(self.name.clone(), schema)
@@ -348,6 +355,24 @@ mod narrow_tests {
             c.narrowed(&[("/nope".into(), serde_json::json!({"enum": []}))])
                 .is_err()
         );
+
+        // Kept: the list must now have an item, and its items are still checked.
+        let k = c
+            .narrowed(&[(
+                "/observations".into(),
+                serde_json::json!({"minItems": 1, KEEP: true}),
+            )])
+            .unwrap();
+        assert!(k.check(r#"{"observations": []}"#).is_err());
+        assert!(
+            k.check(r#"{"observations": [{"character_id": ""}]}"#)
+                .is_err()
+        );
+        assert!(
+            k.check(r#"{"observations": [{"character_id": "bo"}]}"#)
+                .is_ok()
+        );
+        assert!(!k.schema().to_string().contains(KEEP));
     }
 }
 

@@ -113,6 +113,17 @@ impl CallRequest {
         self
     }
 
+    /// Set `keywords` on the contract's subschema at `pointer` for this call,
+    /// keeping the rest of it (`minItems` on a list).
+    pub fn tighten(mut self, pointer: &str, keywords: Value) -> Self {
+        let mut keywords = keywords;
+        if let Some(obj) = keywords.as_object_mut() {
+            obj.insert(super::contract::KEEP.to_owned(), Value::Bool(true));
+        }
+        self.narrowing.push((pointer.to_owned(), keywords));
+        self
+    }
+
     pub fn seed(mut self, seed: u32) -> Self {
         self.sampling.seed = Some(seed);
         self

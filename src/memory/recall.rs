@@ -449,6 +449,9 @@ pub struct Recalled {
     /// The scene lore cache this turn was shown (seed 001 `SceneLoreCache`); null when none.
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub scene: serde_json::Value,
+    /// Which skills the move calls for (#25); absent when no router judged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<crate::skills::route::Routing>,
 }
 
 impl Recalled {

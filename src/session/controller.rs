@@ -439,6 +439,7 @@ impl Controller {
     fn input(&mut self, text: String, whisper_to: Option<String>) -> PlayerInput {
         self.state.recalled = self.memory.recall_for(&self.store, &self.state, &text);
         self.state.recalled.scene = self.scene_lore();
+        self.state.recalled.skills = self.memory.route_skills(&self.state.skills.found, &text);
         self.last = Some((text.clone(), whisper_to.clone()));
         // A picked choice (said aloud, not whispered, not answering a
         // question) carries the ruling it was offered with (#21 fast path).

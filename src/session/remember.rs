@@ -101,6 +101,8 @@ pub struct SessionMemory {
     pub config: RecallConfig,
     /// The ruleset's stat cues (`Ruleset::stat_cues`) with their vectors.
     stat_cues: Vec<(String, Vec<f32>)>,
+    /// Routes moves to the skills that list moves (#25); none without an embedder.
+    router: Option<crate::skills::route::Router>,
 }
 
 impl std::fmt::Debug for SessionMemory {
@@ -183,6 +185,7 @@ impl SessionMemory {
             }
         }
         Ok(Self {
+            router: embedder.clone().map(crate::skills::route::Router::new),
             embedder,
             lore,
             memories,
@@ -337,6 +340,26 @@ impl SessionMemory {
             .fold(0.0, f32::max)
     }
 
+    /// Which of `skills` the move `text` calls for (#25, [`crate::skills::route`]);
+    /// `None` without an embedder, or when embedding fails (the planner is
+    /// then offered every skill).
+    pub fn route_skills(
+        &self,
+        skills: &crate::skills::manifest::Discovery,
+        text: &str,
+    ) -> Option<crate::skills::route::Routing> {
+        let router = self.router.as_ref()?;
+        match router.route(skills, text) {
+            Ok(r) => Some(r),
+            Err(err) => {
+                tracing::warn!(
+                    "routing the move to skills failed, the planner decides alone: {err}"
+                );
+                None
+            }
+        }
+    }
+
     pub fn has_embedder(&self) -> bool {
         self.embedder.is_some()
     }
@@ -462,6 +485,7 @@ impl SessionMemory {
             episodic_bonus,
             took_ms: started.elapsed().as_secs_f64() * 1000.0,
             scene: Value::Null,
+            skills: None,
         }
     }
 

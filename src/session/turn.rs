@@ -635,11 +635,25 @@ impl TurnRunner {
             &self.input.text,
             &outcome,
             &request,
+            self.state.recalled.skills.as_ref(),
         ) else {
             return false;
         };
         let call = call.seed(self.call_seed());
         self.queue(Purpose::Plan { attempt }, call);
+        true
+    }
+
+    /// With no skill offered to the planner (none enabled, or none the move
+    /// calls for among those that list moves), the campaign's every-turn
+    /// tools still run: a plan of just those; false when there are none.
+    fn plan_every_turn(&mut self) -> bool {
+        self.on_plan(1, Ok(json!({"tools": []})));
+        if self.skill_work.is_none() {
+            // Nothing to run: no plan to record either.
+            self.skill_attempts.pop();
+            return false;
+        }
         true
     }
 
@@ -1903,7 +1917,7 @@ impl TurnRunner {
                     return;
                 }
                 self.go_where_moved();
-                if self.ask_planner(1) {
+                if self.ask_planner(1) || self.plan_every_turn() {
                     self.phase = Phase::Skills;
                     return;
                 }

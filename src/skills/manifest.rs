@@ -21,6 +21,11 @@ pub struct Script {
     pub timeout: u64,
     #[serde(default = "yes")]
     pub required: bool,
+    /// The JSON Schema of the tool's input (as MCP's tools have one): the
+    /// planner's contract holds the input to it, so constrained decoding
+    /// can only write an input the script takes.
+    #[serde(default)]
+    pub input_schema: Option<Value>,
 }
 
 fn thirty_seconds() -> u64 {
@@ -58,6 +63,12 @@ pub struct Manifest {
     pub priority: u8,
     #[serde(default)]
     pub retry_policy: RetryPolicy,
+    /// Moves a player might make that call for this skill (a Loreloom
+    /// extension; `metadata.moves` in a `SKILL.md`): the engine routes a move
+    /// to the skill when it comes close enough to one of them
+    /// ([`super::route`]); a skill without any is left to the planner alone.
+    #[serde(default)]
+    pub moves: Vec<String>,
 }
 
 /// Where a skill came from.
@@ -226,6 +237,15 @@ pub fn load(
                 s.path
             ));
         }
+        if let Some(schema) = &s.input_schema
+            && let Err(e) = jsonschema::validator_for(schema)
+        {
+            return Err(format!(
+                "{}: script `{}`'s inputSchema is no JSON Schema ({e}); skipped",
+                manifest_path.display(),
+                s.name
+            ));
+        }
     }
     if let Some(file) = &manifest.prompt {
         if !inside(file) {
@@ -301,6 +321,18 @@ fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), String> 
         .and_then(Value::as_str)
         .unwrap_or("0.1.0")
         .to_owned();
+    let moves: Vec<String> = front
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("moves"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
     let mut scripts = Vec::new();
     if let Ok(entries) = std::fs::read_dir(folder.join("scripts")) {
         let mut files: Vec<PathBuf> = entries
@@ -328,6 +360,7 @@ fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), String> 
                 description: None,
                 timeout: thirty_seconds(),
                 required: true,
+                input_schema: None,
             });
         }
     }
@@ -346,6 +379,7 @@ fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), String> 
             capabilities: Vec::new(),
             priority: fifty(),
             retry_policy: RetryPolicy::default(),
+            moves,
         },
         body,
     ))

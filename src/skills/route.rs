@@ -1,0 +1,177 @@
+//! Routing a move to skills (#25): a skill may list moves that call for it (`moves` in its manifest); the player's move is embedded and compared with them, and the skills it comes close to are the ones the planner must use, those it does not are left out of the turn. The planner model then only writes their input: a 135M model cannot tell from a description when a tool is wanted, sentence embeddings can. Skills without moves are left to the planner, and without an embedder every skill is.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use super::manifest::Discovery;
+use crate::memory::{EmbedError, Embedder, dot};
+
+/// How close (cosine, all-MiniLM-L6-v2) a move must come to one of a
+/// skill's moves to call for it. Measured on the bundled skills: moves that
+/// call for them score 0.63–0.92 against their lists, others at most 0.56.
+pub const MATCH: f32 = 0.6;
+
+/// A skill the move comes close to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fit {
+    pub skill: String,
+    /// The skill's move it came closest to.
+    pub cue: String,
+    pub score: f32,
+}
+
+/// What the router made of one move (recorded with the turn's recall, so a
+/// replay routes as the turn did without embedding again).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Routing {
+    /// Skills the move calls for, closest first.
+    pub fits: Vec<Fit>,
+    /// Skills with moves of their own that this move is not close to: not
+    /// offered to the planner this turn.
+    pub passed: Vec<String>,
+}
+
+impl Routing {
+    /// Whether the router decided about `skill` (it lists moves).
+    pub fn fits(&self, skill: &str) -> bool {
+        self.fits.iter().any(|f| f.skill == skill)
+    }
+
+    pub fn passed(&self, skill: &str) -> bool {
+        self.passed.iter().any(|p| p == skill)
+    }
+}
+
+/// Route `vector` (a move's) among `cues` (skill, move, vector): each skill
+/// scores its closest move; at `threshold` or above it fits.
+pub fn route(cues: &[(String, String, Vec<f32>)], vector: &[f32], threshold: f32) -> Routing {
+    let mut best: Vec<Fit> = Vec::new();
+    for (skill, cue, v) in cues {
+        let score = dot(v, vector);
+        match best.iter_mut().find(|f| f.skill == *skill) {
+            Some(f) if f.score >= score => {}
+            Some(f) => {
+                f.cue.clone_from(cue);
+                f.score = score;
+            }
+            None => best.push(Fit {
+                skill: skill.clone(),
+                cue: cue.clone(),
+                score,
+            }),
+        }
+    }
+    best.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let (fits, passed): (Vec<Fit>, Vec<Fit>) = best.into_iter().partition(|f| f.score >= threshold);
+    Routing {
+        fits,
+        passed: passed.into_iter().map(|f| f.skill).collect(),
+    }
+}
+
+/// The router of a play session: an embedder and the vectors of the skills'
+/// moves made so far (a skill folder changed on disk brings new ones).
+#[derive(Clone)]
+pub struct Router {
+    embedder: Arc<dyn Embedder>,
+    cache: Arc<Mutex<HashMap<String, Vec<f32>>>>,
+    pub threshold: f32,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("embedder", &self.embedder.key())
+            .field("threshold", &self.threshold)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Router {
+    pub fn new(embedder: Arc<dyn Embedder>) -> Self {
+        Self {
+            embedder,
+            cache: Arc::default(),
+            threshold: MATCH,
+        }
+    }
+
+    /// Route `text` among the skills of `found` that list moves (none list
+    /// any: an empty routing, nothing embedded).
+    pub fn route(&self, found: &Discovery, text: &str) -> Result<Routing, EmbedError> {
+        let listed: Vec<(&str, &str)> = found
+            .skills
+            .iter()
+            .flat_map(|s| {
+                s.manifest
+                    .moves
+                    .iter()
+                    .map(|m| (s.manifest.name.as_str(), m.as_str()))
+            })
+            .collect();
+        if listed.is_empty() {
+            return Ok(Routing::default());
+        }
+        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut missing: Vec<&str> = listed
+            .iter()
+            .map(|(_, m)| *m)
+            .filter(|m| !cache.contains_key(*m))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        missing.push(text);
+        let mut vectors = self.embedder.embed(&missing)?;
+        let Some(vector) = vectors.pop() else {
+            return Err(EmbedError::Run("no vector for the move".into()));
+        };
+        for (m, v) in missing.iter().zip(vectors) {
+            cache.insert((*m).to_owned(), v);
+        }
+        let cues: Vec<(String, String, Vec<f32>)> = listed
+            .iter()
+            .filter_map(|(skill, m)| {
+                cache
+                    .get(*m)
+                    .map(|v| ((*skill).to_owned(), (*m).to_owned(), v.clone()))
+            })
+            .collect();
+        Ok(route(&cues, &vector, self.threshold))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(x: f32, y: f32) -> Vec<f32> {
+        let n = (x * x + y * y).sqrt();
+        vec![x / n, y / n]
+    }
+
+    #[test]
+    fn a_skill_scores_its_closest_move_and_fits_at_the_threshold() {
+        let cues = vec![
+            ("dice".to_owned(), "I roll".into(), unit(1.0, 0.0)),
+            ("dice".to_owned(), "I toss a coin".into(), unit(1.0, 0.3)),
+            ("weather".to_owned(), "I wait".into(), unit(0.0, 1.0)),
+        ];
+        let r = route(&cues, &unit(1.0, 0.35), 0.6);
+        assert_eq!(r.fits.len(), 1);
+        assert_eq!(r.fits[0].skill, "dice");
+        assert_eq!(r.fits[0].cue, "I toss a coin");
+        assert!(r.fits[0].score > 0.99);
+        assert_eq!(r.passed, vec!["weather".to_owned()]);
+        assert!(r.fits("dice") && r.passed("weather") && !r.passed("dice"));
+
+        // Between both: each fits, the closer first.
+        let r = route(&cues, &unit(0.7, 1.0), 0.6);
+        assert_eq!(
+            r.fits.iter().map(|f| f.skill.as_str()).collect::<Vec<_>>(),
+            ["weather", "dice"]
+        );
+        assert!(r.passed.is_empty());
+    }
+}

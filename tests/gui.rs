@@ -491,6 +491,9 @@ echo '{"version":"0","type":"done","ok":true,"summary":"the lantern burns green"
     )
     .unwrap();
     std::fs::write(broken.join("scripts/ring.sh"), "cat > /dev/null\nexit 4\n").unwrap();
+    // Hesper, on stage from the start, has no portrait in this copy: the
+    // window asks the character-portraits skill for one.
+    std::fs::remove_file(campaign.join("art/characters/hesper_vane.png")).unwrap();
 
     let save = dir.path().join("reach.db");
     common::new_session_save(&campaign, &save, 3);
@@ -534,15 +537,26 @@ echo '{"version":"0","type":"done","ok":true,"summary":"the lantern burns green"
         .current_scene()
         .unwrap();
     assert_eq!(scene.world.skills["lantern"]["colour"], "green");
-    assert_eq!(
-        std::fs::read_dir(dir.path().join("reach.assets"))
-            .unwrap()
-            .count(),
-        1
-    );
+    // In the save's asset store: the lantern's picture and the portraits
+    // drawn at the session's opening, Hesper's (its file is the skill's
+    // cached drawing of her) and the pack's Cobb Marrow's (the campaign
+    // has none of him).
+    let stored: Vec<Vec<u8>> = std::fs::read_dir(dir.path().join("reach.assets"))
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(stored.len(), 3);
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills/character-portraits/data");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cache.join("index.json")).unwrap()).unwrap();
+    for who in ["hesper_vane", "sallow_delta:cobb_marrow"] {
+        let drawn = cache.parent().unwrap().join(index[who].as_str().unwrap());
+        let drawn = std::fs::read(&drawn).unwrap();
+        assert!(stored.contains(&drawn), "no portrait of {who} in the store");
+    }
     // Kept for a look (CI keeps nothing): LORELOOM_KEEP_SHOTS=DIR.
     if let Some(keep) = std::env::var_os("LORELOOM_KEEP_SHOTS") {
-        for p in [&panel, &settings] {
+        for p in [&panel, &settings, &shot] {
             std::fs::copy(p, Path::new(&keep).join(p.file_name().unwrap())).unwrap();
         }
     }

@@ -52,7 +52,7 @@ pub(super) fn plugin(app: &mut App) {
             (
                 accept_input.in_set(SessionSystems::Input),
                 launch_calls.in_set(SessionSystems::Launch),
-                (collect_calls, collect_skills).in_set(SessionSystems::Collect),
+                (collect_calls, collect_skills, collect_portraits).in_set(SessionSystems::Collect),
                 commit_turn.in_set(SessionSystems::Commit),
                 (sync_world, prime_next_turn, reload_skills).in_set(SessionSystems::Sync),
             ),
@@ -93,7 +93,13 @@ pub struct ActiveSession {
     save: PathBuf,
     /// Notices changes to the campaign's skill folders while the game runs.
     watcher: crate::skills::manifest::Watcher,
+    /// Portraits being drawn for the characters the campaign gives none, one
+    /// by one on their own thread (#25).
+    portraits: Option<crossbeam_channel::Receiver<DrawnPortrait>>,
 }
+
+/// A character's portrait from the `character-portraits` skill, or why not.
+type DrawnPortrait = (String, Result<Option<PathBuf>, String>);
 
 impl std::fmt::Debug for ActiveSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -137,6 +143,7 @@ impl ActiveSession {
             compression: None,
             save,
             watcher: crate::skills::manifest::Watcher::watch(dirs),
+            portraits: None,
         })
     }
 
@@ -256,6 +263,9 @@ pub struct SessionView {
     pub skill_fallback: Option<String>,
     /// UI events the skills sent that the window has no use for, by name.
     pub ui_events: Vec<String>,
+    /// Portraits the `character-portraits` skill drew for characters the
+    /// campaign gives none, by character id (in the save's asset store).
+    pub drawn_portraits: BTreeMap<String, PathBuf>,
 }
 
 /// One tool of a plan, as the tool execution panel shows it.
@@ -402,8 +412,100 @@ fn open_session(
         let id = calls.start(&gateway.0, RECAP_TAG, request);
         session.recap_call = Some(id);
     }
+    session.portraits = draw_portraits(session.controller());
     view.revision += 1;
     commands.write_message(WorldChanged);
+}
+
+/// Starts drawing, off the frame, a portrait for each character the campaign
+/// gives none (those present first); `None` when there is none to draw.
+fn draw_portraits(ctl: &Controller) -> Option<crossbeam_channel::Receiver<DrawnPortrait>> {
+    let state = &ctl.state;
+    let present: Vec<&str> = state.world.scene["present"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut wanted: Vec<(String, String, String)> = state
+        .campaign
+        .characters
+        .iter()
+        .filter(|(id, c)| {
+            id.as_str() != PERSONA
+                && !c
+                    .portrait
+                    .as_ref()
+                    .is_some_and(|p| state.campaign.root.join(p).is_file())
+        })
+        .map(|(id, c)| (id.clone(), c.name.clone(), c.description.clone()))
+        .collect();
+    if wanted.is_empty()
+        || state
+            .skills
+            .found
+            .get(crate::session::skills::PORTRAITS)
+            .is_none()
+    {
+        return None;
+    }
+    wanted.sort_by_key(|(id, _, _)| !present.contains(&id.as_str()));
+    let skills = state.skills.clone();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    std::thread::spawn(move || {
+        for (id, name, description) in wanted {
+            let drawn = crate::session::skills::portrait(&skills, &id, &name, &description);
+            if tx.send((id, drawn)).is_err() {
+                return;
+            }
+        }
+    });
+    Some(rx)
+}
+
+/// The portraits drawn so far onto the stage.
+fn collect_portraits(
+    mut session: ResMut<ActiveSession>,
+    mut view: ResMut<SessionView>,
+    mut people: Query<&mut Character>,
+) {
+    let Some(rx) = &session.portraits else {
+        return;
+    };
+    let mut drawn: Vec<DrawnPortrait> = Vec::new();
+    loop {
+        match rx.try_recv() {
+            Ok(d) => drawn.push(d),
+            Err(crossbeam_channel::TryRecvError::Empty) => break,
+            Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                // Every portrait drawn.
+                session.portraits = None;
+                break;
+            }
+        }
+    }
+    for (id, result) in drawn {
+        match result {
+            Ok(Some(path)) => {
+                for mut c in &mut people {
+                    if c.id == id {
+                        c.portrait = Some(path.clone());
+                    }
+                }
+                // In the gallery too, with what else the skills made.
+                let scene = view.scene_index;
+                view.assets.push(SkillAsset {
+                    skill: crate::session::skills::PORTRAITS.into(),
+                    kind: "image".into(),
+                    path: path.clone(),
+                    shown: true,
+                    scene,
+                });
+                view.drawn_portraits.insert(id, path);
+                view.revision += 1;
+            }
+            Ok(None) => {}
+            Err(e) => warn!("{e}; the stage keeps the silhouette"),
+        }
+    }
 }
 
 /// The player's view of the stored story, as entries, with each turn's scene
@@ -1113,7 +1215,12 @@ fn sync_world(
                 id: id.clone(),
                 name: c.name.clone(),
                 persona: id == PERSONA,
-                portrait: c.portrait.as_ref().map(|p| state.campaign.root.join(p)),
+                portrait: c
+                    .portrait
+                    .as_ref()
+                    .map(|p| state.campaign.root.join(p))
+                    .filter(|p| p.is_file())
+                    .or_else(|| view.drawn_portraits.get(id).cloned()),
             },
             Chattiness(c.chattiness),
             StatBlock(

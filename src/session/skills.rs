@@ -73,6 +73,65 @@ pub fn assets_dir(save: &Path) -> PathBuf {
     save.with_extension("assets")
 }
 
+/// The bundled skill that draws a character the campaign has no picture of.
+pub const PORTRAITS: &str = "character-portraits";
+
+/// A portrait of a character the campaign gives none (#25): the
+/// [`PORTRAITS`] skill's first script run once (it caches each character's
+/// picture in its own `data/`, so the same character looks the same each
+/// session), the image copied into the save's asset store. `Ok(None)` when
+/// the skill is not there (switched off) or the session keeps no assets.
+pub fn portrait(
+    skills: &SessionSkills,
+    character: &str,
+    name: &str,
+    description: &str,
+) -> Result<Option<PathBuf>, String> {
+    let (Some(skill), Some(store)) = (skills.found.get(PORTRAITS), &skills.assets) else {
+        return Ok(None);
+    };
+    let Some(script) = skill.manifest.scripts.first() else {
+        return Ok(None);
+    };
+    let plan = Plan {
+        request_id: format!("portrait-{character}"),
+        tools: vec![crate::skills::plan::ToolCall {
+            tool_id: "portrait".into(),
+            tool_path: format!("{PORTRAITS}/{}", script.name),
+            input: serde_json::json!({"character": character, "name": name,
+                                      "description": description}),
+            dependencies: Vec::new(),
+            required: true,
+            is_async: false,
+            retry_policy: None,
+        }],
+        ..Plan::default()
+    };
+    let mut executor = Executor::new(&skills.found);
+    executor.cancel = Some(Arc::clone(&skills.cancel));
+    let result = executor.execute(&plan, &Map::new());
+    let Some(tool) = result.tool_results.first() else {
+        return Err("the portrait skill did not run".into());
+    };
+    if tool.state != ToolState::Success {
+        let why = tool
+            .error
+            .as_ref()
+            .map_or_else(|| tool.state.words().to_owned(), |f| f.message.clone());
+        return Err(format!("the {PORTRAITS} skill failed for {name}: {why}"));
+    }
+    let (kept, refused) = collect(&skill.dir, &tool.events, store);
+    if let Some(why) = refused.first() {
+        return Err(format!(
+            "the {PORTRAITS} skill's picture of {name} was refused: {why}"
+        ));
+    }
+    Ok(kept
+        .into_iter()
+        .find(|k| k.shown)
+        .map(|k| store.join(k.file)))
+}
+
 /// A plan the turn wants run, on the skill state as it stands.
 #[derive(Clone, Debug)]
 pub struct SkillWork {

@@ -114,7 +114,10 @@ impl Router {
         if listed.is_empty() {
             return Ok(Routing::default());
         }
-        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut missing: Vec<&str> = listed
             .iter()
             .map(|(_, m)| *m)

@@ -170,7 +170,7 @@ struct Draft(String);
 
 /// Portrait textures by character id.
 #[derive(Resource, Debug, Default)]
-struct SessionPortraits(BTreeMap<String, Handle<Image>>);
+struct SessionPortraits(BTreeMap<String, (Option<PathBuf>, Handle<Image>)>);
 
 /// Seconds a new backdrop takes to fade in over the last.
 const BACKDROP_FADE: f32 = 1.2;
@@ -388,7 +388,10 @@ fn load_portraits(
     mut portraits: ResMut<SessionPortraits>,
 ) {
     for c in &people {
-        if c.persona || portraits.0.contains_key(&c.id) {
+        // Loaded already from this picture (a portrait drawn later replaces
+        // the silhouette: the path changes).
+        let loaded = portraits.0.get(&c.id).map(|(from, _)| from);
+        if c.persona || loaded == Some(&c.portrait) {
             continue;
         }
         let handle = match &c.portrait {
@@ -397,7 +400,9 @@ fn load_portraits(
             }
             _ => images.add(super::portrait::placeholder(&c.id, "character")),
         };
-        portraits.0.insert(c.id.clone(), handle);
+        portraits
+            .0
+            .insert(c.id.clone(), (c.portrait.clone(), handle));
     }
 }
 
@@ -674,6 +679,7 @@ fn session_screen(
             let tex = portraits
                 .0
                 .get(&c.id)
+                .map(|(_, h)| h)
                 .filter(|h| images.contains(h.id()))
                 .map(|h| contexts.add_image(EguiTextureHandle::Weak(h.id())));
             (
@@ -1056,7 +1062,10 @@ fn session_codex_window(
         .people
         .iter()
         .filter_map(|p| {
-            let handle = portraits.0.get(&p.id).filter(|h| images.contains(h.id()))?;
+            let (_, handle) = portraits
+                .0
+                .get(&p.id)
+                .filter(|(_, h)| images.contains(h.id()))?;
             Some((
                 p.id.as_str(),
                 contexts.add_image(EguiTextureHandle::Weak(handle.id())),

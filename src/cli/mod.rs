@@ -20,7 +20,8 @@ use clap::{Parser, Subcommand};
 pub const DEFAULT_STORY: &str = "campaigns/the-glass-orchard";
 
 /// Loreloom plays interactive fiction: authored story graphs (Loreloom story
-/// packages or `questfoundry-runtime` exports) and, later, open-ended sessions.
+/// packages or `questfoundry-runtime` exports) and open-ended sessions played
+/// turn by turn with a local model.
 ///
 /// A story PATH is a story package folder, its story.json, or a
 /// questfoundry-runtime .json file.

@@ -280,6 +280,7 @@ fn every_failed_plan_leaves_its_skills_out_and_the_turn_still_commits_with_the_f
     );
 }
 
+#[cfg(feature = "embed")]
 #[test]
 fn a_move_is_routed_to_the_skill_it_calls_for_and_a_move_that_calls_for_none_asks_no_planner() {
     let dir = tempfile::tempdir().unwrap();

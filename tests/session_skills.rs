@@ -298,12 +298,21 @@ fn a_move_is_routed_to_the_skill_it_calls_for_and_a_move_that_calls_for_none_ask
         .to_string(),
     ));
     replies.extend(turn_replies(2));
+    // The third calls for the weather, which the campaign calls every turn
+    // anyway: it runs once, as the plan says.
+    replies.push(reply(
+        "skills/plan",
+        json!({"tools": [{"toolId": "dusk", "toolPath": "weather/advance", "input": {"minutes": 60}}]})
+            .to_string(),
+    ));
+    replies.extend(turn_replies(3));
     let text = play(
         &save,
         dir.path(),
-        "I ask Hesper what the green light means.\nI play a game of dice with the deckhands.\n",
+        "I ask Hesper what the green light means.\nI play a game of dice with the deckhands.\nI wait for nightfall by the rail.\n",
         replies,
     );
+    assert_eq!(skills_at(&save, 3)["weather"]["clock"], "20:40");
     assert!(text.contains("[dice-roller ok: rolled 2d6 = "), "{text}");
     // The every-turn weather ran on both turns all the same.
     assert_eq!(skills_at(&save, 1)["weather"]["clock"], "19:20");
@@ -328,7 +337,7 @@ fn a_move_is_routed_to_the_skill_it_calls_for_and_a_move_that_calls_for_none_ask
     // The planner was asked once, on the second turn, and told it must
     // write the dice roller's call.
     let plans = events("model_output", "skills/plan");
-    assert_eq!(plans.len(), 1, "{plans:?}");
+    assert_eq!(plans.len(), 2, "{plans:?}");
     assert_eq!(plans[0].0, 2);
     let asked = plans[0].1.to_string();
     assert!(asked.contains("calls for this tool"), "{asked}");
@@ -336,7 +345,7 @@ fn a_move_is_routed_to_the_skill_it_calls_for_and_a_move_that_calls_for_none_ask
     // What the router made of each move is recorded with the recall.
     let recalls = events("recall", "memory_recall");
     let routing: Vec<&Value> = recalls.iter().map(|(_, r)| &r["skills"]).collect();
-    assert_eq!(routing.len(), 2, "{recalls:?}");
+    assert_eq!(routing.len(), 3, "{recalls:?}");
     assert_eq!(routing[0]["fits"], json!([]), "{:?}", routing[0]);
     assert!(
         routing[0]["passed"]
@@ -349,10 +358,15 @@ fn a_move_is_routed_to_the_skill_it_calls_for_and_a_move_that_calls_for_none_ask
         "{:?}",
         routing[1]
     );
+    assert_eq!(
+        routing[2]["fits"][0]["skill"], "weather",
+        "{:?}",
+        routing[2]
+    );
     drop(conn);
 
-    // Both replay from their recordings, routed as they were.
-    for scene in ["1", "2"] {
+    // Each replays from its recording, routed as it was.
+    for scene in ["1", "2", "3"] {
         let out = common::loreloom(
             &[
                 "session",

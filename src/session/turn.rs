@@ -701,10 +701,19 @@ impl TurnRunner {
         let left_out = self.left_out();
         for path in &self.state.campaign.manifest.skills_every_turn {
             let skill = crate::skills::plan::skill_of(path);
-            let known = found.get(skill).is_some_and(|s| s.script(path).is_some());
+            let Some(script) = found.get(skill).and_then(|s| s.script(path)) else {
+                continue;
+            };
             let left_out = left_out.contains(skill);
-            let called = plan.tools.iter().any(|t| t.tool_path == *path);
-            if !known || left_out || called {
+            // Called already (`weather` and `weather/advance` name one script).
+            let called = plan.tools.iter().any(|t| {
+                crate::skills::plan::skill_of(&t.tool_path) == skill
+                    && found
+                        .get(skill)
+                        .and_then(|s| s.script(&t.tool_path))
+                        .is_some_and(|s| s.name == script.name)
+            });
+            if left_out || called {
                 continue;
             }
             plan.tools.push(crate::skills::plan::ToolCall {

@@ -1,8 +1,10 @@
 //! A skill's `asset` events made safe (issue #25): the path must name a regular file beneath that skill's own folder (no absolute path, no `..`, no symlink out: opened through `cap-std` relative to the folder; no FIFO or device), no bigger than a cap; its bytes are copied into the save's content-addressed asset store. Images are checked by their magic bytes; other media are kept and shown as a placeholder card.
 
+#[cfg(not(target_family = "wasm"))]
 use std::io::Read;
 use std::path::Path;
 
+#[cfg(not(target_family = "wasm"))]
 use cap_std::fs::{Dir, OpenOptions};
 use serde::{Deserialize, Serialize};
 
@@ -50,7 +52,14 @@ fn looks_like(media_type: &str, bytes: &[u8]) -> bool {
     }
 }
 
+/// No skill runs in the browser, so none hands over an asset there.
+#[cfg(target_family = "wasm")]
+pub fn read_beneath(_skill_dir: &Path, path: &str) -> Result<Vec<u8>, String> {
+    Err(format!("`{path}`: skills do not run in the browser"))
+}
+
 /// Reads the file an asset event names, beneath `skill_dir` only.
+#[cfg(not(target_family = "wasm"))]
 pub fn read_beneath(skill_dir: &Path, path: &str) -> Result<Vec<u8>, String> {
     if path.is_empty() || Path::new(path).is_absolute() {
         return Err(format!(
@@ -74,6 +83,7 @@ pub fn read_beneath(skill_dir: &Path, path: &str) -> Result<Vec<u8>, String> {
     }
     let mut options = OpenOptions::new();
     options.read(true);
+    #[cfg(unix)]
     {
         use cap_std::fs::OpenOptionsExt;
         // A FIFO swapped in after the check must not block the game.

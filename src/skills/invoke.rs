@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, unbounded};
 use serde::Serialize;
+#[cfg(not(target_family = "wasm"))]
 use wait_timeout::ChildExt;
 
 use super::protocol::{Event, parse_line};
@@ -348,7 +349,23 @@ fn command(request: &Request, cgroup: Option<&Path>) -> Command {
     cmd
 }
 
+/// In the browser no process can start: every invocation fails at once.
+#[cfg(target_family = "wasm")]
+pub fn invoke(request: &Request) -> Invocation {
+    Invocation {
+        failure: Some(Failure::new(
+            Category::ProcessError,
+            format!(
+                "{}: skills do not run in the browser",
+                request.program.display()
+            ),
+        )),
+        ..Invocation::default()
+    }
+}
+
 /// Runs one invocation to its end, its timeout or its cancellation.
+#[cfg(not(target_family = "wasm"))]
 pub fn invoke(request: &Request) -> Invocation {
     let started = Instant::now();
     let mut result = Invocation::default();

@@ -106,6 +106,25 @@ fn skills_at(save: &Path, n: i64) -> Value {
     serde_json::from_str::<Value>(&world).unwrap()["skills"].clone()
 }
 
+/// `session replay` of each scene finds it as it was played.
+fn replays_identically(save: &Path, scenes: &[&str]) {
+    for scene in scenes {
+        let out = common::loreloom(
+            &[
+                "session",
+                "replay",
+                save.to_str().unwrap(),
+                "--scene",
+                scene,
+            ],
+            None,
+        );
+        let text = common::stdout(&out);
+        assert!(out.status.success(), "{text}{}", common::stderr(&out));
+        assert!(text.contains("replayed identically"), "{text}");
+    }
+}
+
 fn runs(campaign: &Path) -> usize {
     std::fs::read_to_string(campaign.join("skills/lantern/data/runs.txt"))
         .unwrap_or_default()
@@ -193,21 +212,7 @@ fn a_turn_calls_its_skills_keeps_what_they_did_and_replays_without_them() {
     drop(conn);
 
     // Replay hands back the recorded runs: the same turn, no script run.
-    for scene in ["1", "2"] {
-        let out = common::loreloom(
-            &[
-                "session",
-                "replay",
-                save.to_str().unwrap(),
-                "--scene",
-                scene,
-            ],
-            None,
-        );
-        let text = common::stdout(&out);
-        assert!(out.status.success(), "{text}{}", common::stderr(&out));
-        assert!(text.contains("replayed identically"), "{text}");
-    }
+    replays_identically(&save, &["1", "2"]);
     assert_eq!(runs(&campaign), 1, "replay ran no script");
 
     // A rewind to scene 1 restores the skill state it had.
@@ -366,19 +371,5 @@ fn a_move_is_routed_to_the_skill_it_calls_for_and_a_move_that_calls_for_none_ask
     drop(conn);
 
     // Each replays from its recording, routed as it was.
-    for scene in ["1", "2", "3"] {
-        let out = common::loreloom(
-            &[
-                "session",
-                "replay",
-                save.to_str().unwrap(),
-                "--scene",
-                scene,
-            ],
-            None,
-        );
-        let text = common::stdout(&out);
-        assert!(out.status.success(), "{text}{}", common::stderr(&out));
-        assert!(text.contains("replayed identically"), "{text}");
-    }
+    replays_identically(&save, &["1", "2", "3"]);
 }

@@ -1,5 +1,9 @@
 //! One invocation of a skill script (seed 002 §2.1, §3.4, §10.5): its own process group, JSON on stdin, every stdout line read by a thread and parsed into an event under caps (line length, total bytes, event count), stderr kept up to a cap, a timeout and cancellation that kill the whole group, resource limits in the child (`prlimit`: CPU time, address space, file size, processes, no core dumps), a scrubbed environment; and what the exit code and the events mean together.
 
+// In the browser no process starts (`invoke` fails at once): the machinery
+// below is native only and unused there.
+#![cfg_attr(target_family = "wasm", allow(dead_code, unused_imports))]
+
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -442,6 +446,7 @@ pub fn invoke(request: &Request) -> Invocation {
 
 /// Follows the reader until `done`, the end of output, a broken line, the
 /// deadline or a cancellation; a failure the watch itself saw.
+#[cfg(not(target_family = "wasm"))]
 fn watch(
     child: &mut Child,
     rx: &Receiver<Said>,

@@ -276,7 +276,7 @@ fn window(path: Option<PathBuf>, args: WindowArgs, preview: bool) -> ExitCode {
         show: start_panels(&args.show),
         measure: args.measure,
         hold: args.hold,
-        started: std::time::Instant::now(),
+        started: bevy::platform::time::Instant::now(),
         session: None,
     })
 }
@@ -311,7 +311,7 @@ pub(super) fn session_window(
         show,
         measure,
         hold: 0.0,
-        started: std::time::Instant::now(),
+        started: bevy::platform::time::Instant::now(),
         session: Some(launch),
     })
 }

@@ -1,8 +1,9 @@
 //! Optional measurements for the window benchmark (`--measure FILE`): time to the title screen, frame times on the story stage and on a session's while a turn streams and types out, resident memory.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use bevy::platform::time::Instant;
 use bevy::prelude::*;
 use serde::Serialize;
 

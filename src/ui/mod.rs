@@ -76,7 +76,7 @@ pub struct GuiOptions {
     /// Seconds to stay on screen after scripted play before quitting.
     pub hold: f32,
     /// When the process started, for the measurements.
-    pub started: std::time::Instant,
+    pub started: bevy::platform::time::Instant,
     /// Open this session save at once (maybe scripted).
     pub session: Option<SessionLaunch>,
 }
@@ -96,15 +96,20 @@ pub struct StartPanels {
 pub fn run(options: GuiOptions) -> ExitCode {
     let (width, height) = options.window;
     let mut app = App::new();
+    let plugins = DefaultPlugins.build();
+    // Natively `main` already routes logs through tracing; in the browser
+    // Bevy's own sends them (and panics) to the console.
+    #[cfg(not(target_family = "wasm"))]
+    let plugins = plugins.disable::<bevy::log::LogPlugin>();
     app.add_plugins(
-        DefaultPlugins
-            .build()
-            // `main` already routes logs through tracing.
-            .disable::<bevy::log::LogPlugin>()
+        plugins
             .set(WindowPlugin {
                 primary_window: Some(Window {
                     title: "Loreloom".into(),
                     resolution: WindowResolution::new(width, height),
+                    // The page's canvas, sized by the page (web build).
+                    canvas: Some("#loreloom".into()),
+                    fit_canvas_to_parent: true,
                     ..default()
                 }),
                 ..default()

@@ -1,6 +1,7 @@
 //! Save and load slots: six named slots plus the autosave, with story, passage and age; broken files are named, never fatal.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+// The browser's clock in a web build (std's panics there); std's natively.
+use web_time::{SystemTime, UNIX_EPOCH};
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};

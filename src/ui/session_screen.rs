@@ -125,7 +125,7 @@ pub struct Enriching {
     handle: CallHandle,
     new: NewSave,
     title: String,
-    started: std::time::Instant,
+    started: bevy::platform::time::Instant,
 }
 
 /// The gateway in use, started on first need.
@@ -1311,7 +1311,7 @@ fn session_zero_window(
                             handle,
                             new,
                             title: campaign.title.clone(),
-                            started: std::time::Instant::now(),
+                            started: bevy::platform::time::Instant::now(),
                         });
                     }
                     Err(e) => toasts.push(format!("The models cannot start: {e}")),

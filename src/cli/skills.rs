@@ -281,26 +281,21 @@ fn plan(
     // Routed as a turn routes it, when the embedding model is installed.
     let routing = if route {
         crate::memory::default_embedder()
+            .and_then(|e| crate::skills::route::Router::new(e).route(found, player_move))
+            .map_err(|e| println!("not routed ({e}): the model decides alone"))
+            .ok()
     } else {
-        Err(crate::memory::EmbedError::Run("--no-route".into()))
+        println!("not routed (--no-route): the model decides alone");
+        None
     };
-    let routing = routing.map_err(|e| e.to_string()).and_then(|e| {
-        crate::skills::route::Router::new(e)
-            .route(found, player_move)
-            .map_err(|e| e.to_string())
-    });
-    match &routing {
-        Ok(r) => {
-            for f in &r.fits {
-                println!("routed: {} ({:.2}, close to “{}”)", f.skill, f.score, f.cue);
-            }
-            if !r.passed.is_empty() {
-                println!("passed over: {}", r.passed.join(", "));
-            }
+    if let Some(r) = &routing {
+        for f in &r.fits {
+            println!("routed: {} ({:.2}, close to “{}”)", f.skill, f.score, f.cue);
         }
-        Err(e) => println!("not routed ({e}): the model decides alone"),
+        if !r.passed.is_empty() {
+            println!("passed over: {}", r.passed.join(", "));
+        }
     }
-    let routing = routing.ok();
     let executor = Executor::new(found);
     let mut planner = |req: &crate::skills::execute::PlanRequest| {
         crate::skills::planner::ask(

@@ -421,10 +421,7 @@ fn open_session(
 /// gives none (those present first); `None` when there is none to draw.
 fn draw_portraits(ctl: &Controller) -> Option<crossbeam_channel::Receiver<DrawnPortrait>> {
     let state = &ctl.state;
-    let present: Vec<&str> = state.world.scene["present"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let present = state.world.present();
     let mut wanted: Vec<(String, String, String)> = state
         .campaign
         .characters
@@ -447,7 +444,7 @@ fn draw_portraits(ctl: &Controller) -> Option<crossbeam_channel::Receiver<DrawnP
     {
         return None;
     }
-    wanted.sort_by_key(|(id, _, _)| !present.contains(&id.as_str()));
+    wanted.sort_by_key(|(id, _, _)| !present.contains(id));
     let skills = state.skills.clone();
     let (tx, rx) = crossbeam_channel::unbounded();
     std::thread::spawn(move || {
@@ -1200,14 +1197,7 @@ fn sync_world(
         view.skill_state.clone_from(&state.world.skills);
         view.skill_changed.clear();
     }
-    let present: Vec<String> = state.world.scene["present"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
+    let present = state.world.present();
     for (id, c) in &state.campaign.characters {
         let mut entity = commands.spawn((
             SessionEntity,

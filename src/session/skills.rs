@@ -107,10 +107,15 @@ pub fn portrait(
         }],
         ..Plan::default()
     };
-    let mut executor = Executor::new(&skills.found);
-    executor.cancel = Some(Arc::clone(&skills.cancel));
-    let result = executor.execute(&plan, &Map::new());
-    let Some(tool) = result.tool_results.first() else {
+    let run = run_live(
+        skills,
+        &SkillWork {
+            plan,
+            state: Map::new(),
+        },
+        None,
+    );
+    let Some(tool) = run.result.tool_results.first() else {
         return Err("the portrait skill did not run".into());
     };
     if tool.state != ToolState::Success {
@@ -120,16 +125,16 @@ pub fn portrait(
             .map_or_else(|| tool.state.words().to_owned(), |f| f.message.clone());
         return Err(format!("the {PORTRAITS} skill failed for {name}: {why}"));
     }
-    let (kept, refused) = collect(&skill.dir, &tool.events, store);
-    if let Some(why) = refused.first() {
+    if let Some(why) = run.refused.first() {
         return Err(format!(
             "the {PORTRAITS} skill's picture of {name} was refused: {why}"
         ));
     }
-    Ok(kept
+    Ok(run
+        .assets
         .into_iter()
-        .find(|k| k.shown)
-        .map(|k| store.join(k.file)))
+        .find(|k| k.stored.shown)
+        .map(|k| store.join(k.stored.file)))
 }
 
 /// A plan the turn wants run, on the skill state as it stands.

@@ -648,12 +648,13 @@ impl TurnRunner {
     /// calls for among those that list moves), the campaign's every-turn
     /// tools still run: a plan of just those; false when there are none.
     fn plan_every_turn(&mut self) -> bool {
-        self.on_plan(1, Ok(json!({"tools": []})));
-        if self.skill_work.is_none() {
+        let mut every_turn = Plan::default();
+        self.add_every_turn(&mut every_turn);
+        if every_turn.tools.is_empty() {
             // Nothing to run: no plan to record either.
-            self.skill_attempts.pop();
             return false;
         }
+        self.on_plan(1, Ok(json!({"tools": []})));
         true
     }
 
@@ -700,17 +701,19 @@ impl TurnRunner {
         let found = &self.state.skills.found;
         let left_out = self.left_out();
         for path in &self.state.campaign.manifest.skills_every_turn {
-            let skill = crate::skills::plan::skill_of(path);
-            let Some(script) = found.get(skill).and_then(|s| s.script(path)) else {
+            let name = crate::skills::plan::skill_of(path);
+            let Some(skill) = found.get(name) else {
                 continue;
             };
-            let left_out = left_out.contains(skill);
+            let Some(script) = skill.script(path) else {
+                continue;
+            };
+            let left_out = left_out.contains(name);
             // Called already (`weather` and `weather/advance` name one script).
             let called = plan.tools.iter().any(|t| {
-                crate::skills::plan::skill_of(&t.tool_path) == skill
-                    && found
-                        .get(skill)
-                        .and_then(|s| s.script(&t.tool_path))
+                crate::skills::plan::skill_of(&t.tool_path) == name
+                    && skill
+                        .script(&t.tool_path)
                         .is_some_and(|s| s.name == script.name)
             });
             if left_out || called {

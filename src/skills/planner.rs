@@ -13,7 +13,7 @@ pub const STAGE: &str = "skills/plan";
 
 /// The skills offered for one attempt and their tool paths, as the prompt
 /// lists them: the enabled ones, less those the router passed over; when the
-/// move calls for some ([`Routing::fits`]), just those.
+/// move calls for some ([`Routing::calls_for`]), just those.
 fn offered(
     skills: &Discovery,
     disabled: &[String],
@@ -23,12 +23,12 @@ fn offered(
         .skills
         .iter()
         .filter(|s| !disabled.contains(&s.manifest.name))
-        .filter(|s| !routing.is_some_and(|r| r.passed(&s.manifest.name)))
+        .filter(|s| !routing.is_some_and(|r| r.passes_over(&s.manifest.name)))
         .collect();
     let fitting: Vec<&Skill> = enabled
         .iter()
         .copied()
-        .filter(|s| routing.is_some_and(|r| r.fits(&s.manifest.name)))
+        .filter(|s| routing.is_some_and(|r| r.calls_for(&s.manifest.name)))
         .collect();
     let must = !fitting.is_empty();
     let listed = if must { fitting } else { enabled };

@@ -34,12 +34,13 @@ pub struct Routing {
 }
 
 impl Routing {
-    /// Whether the router decided about `skill` (it lists moves).
-    pub fn fits(&self, skill: &str) -> bool {
+    /// Whether the move calls for `skill`.
+    pub fn calls_for(&self, skill: &str) -> bool {
         self.fits.iter().any(|f| f.skill == skill)
     }
 
-    pub fn passed(&self, skill: &str) -> bool {
+    /// Whether `skill` lists moves and this one is not close to any.
+    pub fn passes_over(&self, skill: &str) -> bool {
         self.passed.iter().any(|p| p == skill)
     }
 }
@@ -167,7 +168,7 @@ mod tests {
         assert_eq!(r.fits[0].cue, "I toss a coin");
         assert!(r.fits[0].score > 0.99);
         assert_eq!(r.passed, vec!["weather".to_owned()]);
-        assert!(r.fits("dice") && r.passed("weather") && !r.passed("dice"));
+        assert!(r.calls_for("dice") && r.passes_over("weather") && !r.passes_over("dice"));
 
         // Between both: each fits, the closer first.
         let r = route(&cues, &unit(0.7, 1.0), 0.6);

@@ -226,6 +226,8 @@ test)
     need_embedder
     need_llama_server
     need_ship_tools
+    # Every revision leaves its own test binaries in the shared target dir; drop the stale ones.
+    python3 tools/prune-target.py "$CARGO_TARGET_DIR" .
     set -x
     cargo fmt --all -- --check
     # The engine core without GUI, llama.cpp or candle keeps the boundary honest.

@@ -1,7 +1,7 @@
 //! Loreloom: a Bevy engine for interactive fiction, authored story graphs and open-ended sessions with a local model.
 //!
 //! The story graph ([`story`]) is plain Rust; [`engine`] adapts it to Bevy's ECS
-//! so the same engine runs headless (terminal player, tests) and, later, windowed.
+//! so the same engine runs headless (terminal player, tests) and windowed, natively or in the browser.
 
 #[cfg(feature = "store")]
 pub mod author;
@@ -9,6 +9,7 @@ pub mod campaign;
 pub mod cli;
 pub mod corpus;
 pub mod engine;
+pub mod files;
 pub mod llm;
 pub mod memory;
 pub mod rules;

@@ -1,4 +1,4 @@
-//! Save slots on disk: named slots and an autosave per story, each a save document with a small header.
+//! Save slots (on disk; in the browser, in the page's storage): named slots and an autosave per story, each a save document with a small header.
 //!
 //! Layout: `<data dir>/saves/<story id>/<slot>.json`. The data dir is
 //! `$LORELOOM_DATA_DIR` when set (tests, portable installs), else the
@@ -25,16 +25,7 @@ pub fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".loreloom"))
 }
 
-/// Write next to the target and rename, so a failed write never clobbers what was saved.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
-}
+pub use crate::files::write_atomically;
 
 /// Writes `bytes` once under `dir/<sha256>.<ext>` (the same content is the
 /// same file; written atomically) and returns the file name.
@@ -43,7 +34,7 @@ pub fn store_content(dir: &Path, bytes: &[u8], ext: &str) -> io::Result<String> 
     let hash = format!("{:x}", sha2::Sha256::digest(bytes));
     let name = format!("{hash}.{ext}");
     let path = dir.join(&name);
-    if !path.is_file() {
+    if !crate::files::is_file(&path) {
         write_atomically(&path, bytes)?;
     }
     Ok(name)
@@ -149,11 +140,10 @@ impl SlotStore {
 
     /// The newest autosave of any story.
     pub fn latest_autosave(&self) -> Option<SlotInfo> {
-        let stories = std::fs::read_dir(&self.root).ok()?;
-        stories
-            .filter_map(Result::ok)
-            .filter_map(|entry| {
-                let story = entry.file_name().to_string_lossy().into_owned();
+        crate::files::list(&self.root)
+            .into_iter()
+            .filter_map(|dir| {
+                let story = dir.file_name()?.to_string_lossy().into_owned();
                 self.list(&story).into_iter().find(|s| s.slot == AUTOSAVE)
             })
             .max_by_key(|s| s.saved_at)
@@ -161,16 +151,13 @@ impl SlotStore {
 }
 
 fn json_files(dir: &Path) -> impl Iterator<Item = PathBuf> {
-    std::fs::read_dir(dir)
+    crate::files::list(dir)
         .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
 }
 
 fn read_slot(path: &Path) -> Result<SlotFile, SlotError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SlotError::Io {
+    let text = crate::files::read_to_string(path).map_err(|source| SlotError::Io {
         path: path.to_owned(),
         source,
     })?;

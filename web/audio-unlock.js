@@ -13,6 +13,8 @@
   Patched.prototype = Original.prototype;
   window.AudioContext = Patched;
   window.webkitAudioContext = Patched;
+  // The page (and its tests) can see whether sound is on.
+  window.loreloomAudioContexts = made;
   const resume = () => {
     for (const context of made) {
       if (context.state !== "running") context.resume();

@@ -1,26 +1,47 @@
 #!/usr/bin/env bash
-# The browser build (issue #26, in progress): wasm32-unknown-unknown with Debian's
-# rustc-web and std built from source, then wasm-bindgen, into web/dist/.
-# Needs: apt rustc-web cargo-web rust-web-src lld-22 clang-22 llvm-22 and
-# wasm-bindgen-cli at the lockfile's version in ~/.cache/loreloom/tools (not --locked: its
-# own lockfile names a webpki-roots the registry mirror here lacks).
+# The browser build: loreloom-web for wasm32-unknown-unknown with Debian's rustc-web
+# and std built from source, then wasm-bindgen and wasm-opt, into web/dist/ with the
+# page, the bundled story's art and music, and the engine's sounds.
+# Needs (run.sh installs them): apt rustc-web cargo-web rust-web-src lld-22 clang-22
+# llvm-22 binaryen, and wasm-bindgen-cli at the lockfile's version in
+# ~/.cache/loreloom/tools (installed without --locked: its own lockfile names a
+# webpki-roots the registry mirror here lacks).
+#   LORELOOM_WEB_PROFILE=release   a faster build, three times the size (default: web)
+#   LORELOOM_WEB_OPT=0             skip wasm-opt
 set -euo pipefail
 cd "$(dirname "$0")/.."
+profile="${LORELOOM_WEB_PROFILE:-web}"
+# A different compiler from the native build's: its own target dir.
 export CARGO_TARGET_DIR="${LORELOOM_WEB_TARGET:-$HOME/.cache/loreloom/target-web}"
 export RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
+# SQLite (through sqlite-wasm-rs) is C, compiled for wasm by clang.
 export CC_wasm32_unknown_unknown=clang-22 AR_wasm32_unknown_unknown=llvm-ar-22
-/usr/bin/cargo build --release --locked --bin loreloom-web --target wasm32-unknown-unknown \
+/usr/bin/cargo build --locked --profile "$profile" --bin loreloom-web --target wasm32-unknown-unknown \
     -Zbuild-std=std,panic_abort --no-default-features --features web \
     --config 'target.wasm32-unknown-unknown.linker="/usr/bin/wasm-ld-22"'
 version=$(awk '/^name = "wasm-bindgen"$/{getline; print $3}' Cargo.lock | tr -d '"')
 bindgen="$HOME/.cache/loreloom/tools/bin/wasm-bindgen"
-"$bindgen" --version | grep -q " $version" || {
-    echo "wasm-bindgen $version is needed: cargo install wasm-bindgen-cli --version $version --root ~/.cache/loreloom/tools" >&2
+"$bindgen" --version 2>/dev/null | grep -q " $version" || {
+    echo "loreloom: wasm-bindgen $version is needed: cargo install wasm-bindgen-cli --version $version --root ~/.cache/loreloom/tools" >&2
     exit 1
 }
-rm -rf web/dist && mkdir -p web/dist/assets
-"$bindgen" --target web --no-typescript --out-dir web/dist \
-    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/loreloom-web.wasm"
-cp web/index.html web/audio-unlock.js web/dist/
-cp -r assets/. web/dist/assets/
-echo "web/dist: $(du -sh web/dist | cut -f1)"
+dist=web/dist
+rm -rf "$dist" && mkdir -p "$dist/assets/campaigns/the-glass-orchard"
+"$bindgen" --target web --no-typescript --out-dir "$dist" \
+    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile/loreloom-web.wasm"
+wasm="$dist/loreloom-web_bg.wasm"
+if [ "${LORELOOM_WEB_OPT:-1}" != 0 ]; then
+    # The features rustc 1.96 (LLVM 22) emits for wasm32 by default.
+    before=$(stat -c %s "$wasm")
+    wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+        --enable-mutable-globals --enable-reference-types --enable-multivalue \
+        "$wasm" -o "$wasm.opt"
+    mv "$wasm.opt" "$wasm"
+    echo "wasm-opt -Oz: $before -> $(stat -c %s "$wasm") bytes" >&2
+fi
+cp web/index.html web/audio-unlock.js "$dist/"
+cp -r assets/sfx "$dist/assets/"
+# The bundled story's text is compiled in (web/main.rs); its pictures and music are fetched.
+cp -r campaigns/the-glass-orchard/art campaigns/the-glass-orchard/music "$dist/assets/campaigns/the-glass-orchard/"
+find "$dist/assets" -name 'make_*' -delete
+echo "web/dist: $(du -sh "$dist" | cut -f1); loreloom-web_bg.wasm $(stat -c %s "$wasm") bytes, gzip -9 $(gzip -9 -c "$wasm" | wc -c)" >&2

@@ -2,11 +2,16 @@
 
 use std::path::PathBuf;
 
+/// The bundled story, compiled in; its art and music are fetched from `assets/` beside the page.
+const BUNDLED: &str = "campaigns/the-glass-orchard/story.json";
+
 fn main() {
-    // The bundled stories, as the page serves them beneath `assets/`.
-    let library = vec![PathBuf::from("campaigns")];
+    loreloom::files::bundle(
+        BUNDLED,
+        include_str!("../campaigns/the-glass-orchard/story.json"),
+    );
     let _ = loreloom::ui::run(loreloom::ui::GuiOptions {
-        library,
+        library: vec![PathBuf::from("campaigns")],
         open: None,
         autoplay: None,
         screenshot: None,

@@ -105,9 +105,9 @@ fn parse<T: DeserializeOwned>(path: &Path, value: serde_json::Value) -> Result<T
 
 /// Read a story package folder, a `story.json`, or a questfoundry-runtime `.json`.
 pub fn load_file(path: &Path) -> Result<LoadedFile, LoadError> {
-    let file_path = if path.is_dir() {
+    let file_path = if crate::files::is_dir(path) {
         let inner = path.join(STORY_FILE_NAME);
-        if !inner.is_file() {
+        if !crate::files::is_file(&inner) {
             return Err(LoadError::NotAPackage {
                 path: path.to_owned(),
             });
@@ -116,7 +116,7 @@ pub fn load_file(path: &Path) -> Result<LoadedFile, LoadError> {
     } else {
         path.to_owned()
     };
-    let text = std::fs::read_to_string(&file_path).map_err(|source| LoadError::Io {
+    let text = crate::files::read_to_string(&file_path).map_err(|source| LoadError::Io {
         path: file_path.clone(),
         source,
     })?;

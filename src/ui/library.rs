@@ -6,6 +6,7 @@ use bevy::prelude::*;
 
 use super::GuiOptions;
 use super::screens::StartStory;
+use crate::files;
 use crate::story::{StoryPackage, open};
 
 pub(super) fn plugin(app: &mut App) {
@@ -43,18 +44,14 @@ impl Library {
 
 /// Story packages directly inside `dir`, or `dir` itself when it is one.
 fn stories_in(dir: &Path) -> Vec<PathBuf> {
-    if dir.is_file() || dir.join(crate::story::load::STORY_FILE_NAME).is_file() {
+    let is_package = |p: &Path| files::is_file(&p.join(crate::story::load::STORY_FILE_NAME));
+    if files::is_file(dir) || is_package(dir) {
         return vec![dir.to_owned()];
     }
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+    files::list(dir)
         .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join(crate::story::load::STORY_FILE_NAME).is_file())
-        .collect();
-    found.sort();
-    found
+        .filter(|p| is_package(p))
+        .collect()
 }
 
 fn scan_library(mut commands: Commands, options: Res<GuiOptions>) {

@@ -27,6 +27,8 @@ mod library;
 mod markdown;
 mod metrics;
 mod overlay;
+#[cfg(target_family = "wasm")]
+mod page;
 mod portrait;
 mod preview;
 mod redraw;
@@ -160,9 +162,12 @@ fn plugin(app: &mut App) {
         skills_panel::plugin,
         backdrop::plugin,
     ));
+    #[cfg(target_family = "wasm")]
+    app.add_plugins(page::plugin);
 }
 
 /// Engine assets shipped with Loreloom (sound effects), resolved at run time.
+#[cfg(not(target_family = "wasm"))]
 fn engine_asset(relative: &str) -> PathBuf {
     let here = PathBuf::from("assets").join(relative);
     if here.exists() {
@@ -171,4 +176,10 @@ fn engine_asset(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
         .join(relative)
+}
+
+/// In the browser: beneath the asset server's `assets/`, fetched from the page's own origin.
+#[cfg(target_family = "wasm")]
+fn engine_asset(relative: &str) -> PathBuf {
+    PathBuf::from(relative)
 }

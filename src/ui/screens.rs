@@ -10,12 +10,14 @@ pub(super) fn plugin(app: &mut App) {
         .init_resource::<Overlays>()
         .init_resource::<UiLayout>()
         .init_resource::<Toasts>()
+        .init_resource::<Targets>()
         .add_message::<StartStory>()
         .add_systems(
             PreStartup,
             spawn_camera.before(EguiStartupSet::InitContexts),
         )
         .add_systems(Startup, open_start_panels)
+        .add_systems(First, forget_targets)
         .add_systems(Update, (start_story, tick_toasts))
         .add_systems(EguiPrimaryContextPass, show_toasts)
         .add_systems(OnEnter(Screen::Title), close_overlays);
@@ -55,6 +57,23 @@ impl Overlays {
     pub fn any_modal(&self) -> bool {
         self.codex || self.backlog || self.saves.is_some() || self.settings
     }
+}
+
+/// Where the main controls are this frame, by name (`begin`, `continue`,
+/// `choice-2`, `more`, `codex`, `to-title`), in egui points. The browser build
+/// publishes them to the page, so its tests click what a player clicks.
+#[derive(Resource, Debug, Default)]
+pub struct Targets(pub Vec<(String, egui::Rect)>);
+
+impl Targets {
+    pub fn note(&mut self, name: impl Into<String>, rect: egui::Rect) {
+        self.0.push((name.into(), rect));
+    }
+}
+
+/// Each frame's controls are noted afresh.
+fn forget_targets(mut targets: ResMut<Targets>) {
+    targets.0.clear();
 }
 
 /// Screen strips taken by side panels (author sidebar, docked debug overlay), in logical pixels.

@@ -8,7 +8,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::assets::StoryArt;
 use super::markdown::{self, Span};
-use super::screens::{BarPress, Overlays, Screen, Toasts, UiLayout, bar_buttons, root_ui};
+use super::screens::{BarPress, Overlays, Screen, Targets, Toasts, UiLayout, bar_buttons, root_ui};
 use super::settings::Settings;
 use super::title::paint_cover_tinted;
 use crate::engine::story_player::{
@@ -304,6 +304,7 @@ fn stage_ui(
     mut overlays: ResMut<Overlays>,
     mut commands: MessageWriter<StoryCommand>,
     mut next: ResMut<NextState<Screen>>,
+    mut targets: ResMut<Targets>,
 ) -> Result {
     let Some(passage_ix) = stage.passage else {
         return Ok(());
@@ -372,7 +373,9 @@ fn stage_ui(
                 } else {
                     format!("Codex (C) • {} new", stage.fresh_codex.len())
                 };
-                if ui.button(codex).clicked() {
+                let codex = ui.button(codex);
+                targets.note("codex", codex.rect);
+                if codex.clicked() {
                     overlays.codex = true;
                 }
             });
@@ -389,7 +392,14 @@ fn stage_ui(
         )
         .show(&mut root, |ui| {
             ui.add_enabled_ui(!modal, |ui| {
-                text_box(ui, &mut stage, instant, &mut commands, &mut next);
+                text_box(
+                    ui,
+                    &mut stage,
+                    instant,
+                    &mut commands,
+                    &mut next,
+                    &mut targets,
+                );
             });
         });
 
@@ -484,6 +494,7 @@ fn text_box(
     instant: bool,
     commands: &mut MessageWriter<StoryCommand>,
     next: &mut NextState<Screen>,
+    targets: &mut Targets,
 ) {
     let shown = stage.shown as usize;
     let page = stage.pages.get(stage.page).map_or(&[][..], Vec::as_slice);
@@ -495,6 +506,7 @@ fn text_box(
             ui.add(egui::Label::new(job).sense(egui::Sense::click()))
         })
         .inner;
+    targets.note("text", response.rect);
     if response.clicked() {
         stage.advance(instant);
     }
@@ -502,11 +514,11 @@ fn text_box(
         if stage.revealed() {
             ui.with_layout(egui::Layout::bottom_up(egui::Align::Max), |ui| {
                 let more = format!("more…  ({} of {})", stage.page + 1, stage.pages.len());
-                if ui
+                let more = ui
                     .add(egui::Button::new(more).frame(false))
-                    .on_hover_text("Click, Space or Enter")
-                    .clicked()
-                {
+                    .on_hover_text("Click, Space or Enter");
+                targets.note("more", more.rect);
+                if more.clicked() {
                     stage.advance(instant);
                 }
             });
@@ -518,7 +530,9 @@ fn text_box(
         ui.vertical_centered(|ui| {
             ui.label(egui::RichText::new("THE END").size(16.0).weak());
             ui.label(egui::RichText::new(title).size(30.0).strong());
-            if ui.button("Return to the title screen").clicked() {
+            let back = ui.button("Return to the title screen");
+            targets.note("to-title", back.rect);
+            if back.clicked() {
                 next.set(Screen::Title);
             }
         });
@@ -530,6 +544,7 @@ fn text_box(
             .selected(i == stage.selected)
             .min_size(egui::vec2(ui.available_width(), 34.0));
         let response = ui.add(button);
+        targets.note(format!("choice-{}", choice.number), response.rect);
         if response.hovered() {
             stage.selected = i;
         }

@@ -4,7 +4,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::library::Library;
-use super::screens::{Overlays, SavesMode, Screen, StartStory, Toasts, root_ui};
+use super::screens::{Overlays, SavesMode, Screen, StartStory, Targets, Toasts, root_ui};
 use super::session_screen::{Campaigns, OpenSession, SessionZero};
 use crate::saves::{SlotInfo, SlotStore, data_dir};
 
@@ -97,6 +97,7 @@ fn title_screen(
     campaigns: Res<Campaigns>,
     mut zero: ResMut<SessionZero>,
     mut opens: MessageWriter<OpenSession>,
+    mut targets: ResMut<Targets>,
 ) -> Result {
     let Some(mut library) = library else {
         return Ok(());
@@ -189,11 +190,13 @@ fn title_screen(
             }
             ui.add_space(16.0);
             ui.add_enabled_ui(!modal, |ui| {
-                let button = |ui: &mut egui::Ui, text: &str| {
-                    ui.add_sized(
+                let mut button = |ui: &mut egui::Ui, text: &str| {
+                    let response = ui.add_sized(
                         [220.0, 40.0],
                         egui::Button::new(egui::RichText::new(text).size(20.0)),
-                    )
+                    );
+                    targets.note(text.to_lowercase(), response.rect);
+                    response
                 };
                 if let Some(package) = library.selected().cloned()
                     && button(ui, "Begin").clicked()
@@ -248,7 +251,8 @@ fn title_screen(
                 if button(ui, "Settings").clicked() {
                     overlays.settings = true;
                 }
-                if button(ui, "Quit").clicked() {
+                // A page is closed by the browser, not by the game.
+                if cfg!(not(target_family = "wasm")) && button(ui, "Quit").clicked() {
                     exit.write(AppExit::Success);
                 }
             });

@@ -1,0 +1,218 @@
+//! The page around the canvas (browser build): what the screen shows, published to `document.body.dataset.loreloom`, and stories the player drops onto the page.
+//!
+//! The published JSON (`screen`, `shelf` titles and the `selected` one, `story`,
+//! `passage`, `ending`, `finished`, `codex`, and `targets`: each main control's box in CSS pixels) changes only
+//! when the screen does; the headless-Chromium tests read it to click what a
+//! player clicks. `web/index.html` reads dropped or picked story files and
+//! queues them on `window.loreloomInbox`; they are kept in the page's storage
+//! (under `<data dir>/dropped/`) so the shelf still holds them after a reload.
+
+use std::path::PathBuf;
+
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_egui::EguiContexts;
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::library::{Library, LibraryEntry};
+use super::screens::{Overlays, Screen, Targets, Toasts};
+use super::stage::Stage;
+use crate::engine::story_player::ActiveStory;
+use crate::saves::data_dir;
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(Startup, restore_dropped_stories)
+        .add_systems(Update, take_dropped_stories)
+        .add_systems(Last, (publish_state, publish_frame_time));
+}
+
+/// Once a second, the mean frame time in milliseconds (`body[data-loreloom-frame-ms]`),
+/// for the frame-time measurement while the typewriter runs.
+fn publish_frame_time(
+    diagnostics: Res<bevy::diagnostic::DiagnosticsStore>,
+    time: Res<Time<Real>>,
+    mut next: Local<f32>,
+) {
+    let now = time.elapsed_secs();
+    if now < *next {
+        return;
+    }
+    *next = now + 1.0;
+    let Some(ms) = diagnostics
+        .get(&bevy::diagnostic::FrameTimeDiagnosticsPlugin::FRAME_TIME)
+        .and_then(bevy::diagnostic::Diagnostic::smoothed)
+    else {
+        return;
+    };
+    if let Some(body) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.body())
+    {
+        let _ = body.dataset().set("loreloomFrameMs", &format!("{ms:.1}"));
+    }
+}
+
+/// Where stories dropped onto the page are kept.
+fn dropped_dir() -> PathBuf {
+    data_dir().join("dropped")
+}
+
+/// A dropped file's name as a storage key, keeping only safe characters.
+fn dropped_path(name: &str) -> PathBuf {
+    let stem: String = name
+        .trim_end_matches(".json")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dropped_dir().join(format!("{stem}.json"))
+}
+
+/// Put a story file on the shelf (replacing one of the same file), selected.
+fn shelve(library: &mut Library, path: PathBuf) -> Result<String, String> {
+    let story = crate::story::open(&path).map_err(|e| e.to_string());
+    let outcome = story
+        .as_ref()
+        .map(|p| p.story.title().to_owned())
+        .map_err(Clone::clone);
+    let entry = LibraryEntry { path, story };
+    match library.entries.iter().position(|e| e.path == entry.path) {
+        Some(at) => {
+            library.entries[at] = entry;
+            library.selected = at;
+        }
+        None => {
+            library.entries.push(entry);
+            library.selected = library.entries.len() - 1;
+        }
+    }
+    outcome
+}
+
+fn restore_dropped_stories(mut library: ResMut<Library>) {
+    let selected = library.selected;
+    for path in crate::files::list(&dropped_dir()) {
+        if let Err(err) = shelve(&mut library, path) {
+            warn!("{err}");
+        }
+    }
+    library.selected = selected;
+}
+
+/// Drain `window.loreloomInbox` (`{name, text}` objects the page queued).
+fn take_dropped_stories(
+    mut library: ResMut<Library>,
+    mut toasts: ResMut<Toasts>,
+    screen: Res<State<Screen>>,
+) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let Ok(inbox) = js_sys::Reflect::get(&window, &JsValue::from_str("loreloomInbox")) else {
+        return;
+    };
+    let Ok(inbox) = inbox.dyn_into::<js_sys::Array>() else {
+        return;
+    };
+    if inbox.length() == 0 || *screen.get() != Screen::Title {
+        return;
+    }
+    while inbox.length() > 0 {
+        let item = inbox.shift();
+        let field = |name: &str| {
+            js_sys::Reflect::get(&item, &JsValue::from_str(name))
+                .ok()
+                .and_then(|v| v.as_string())
+        };
+        let (Some(name), Some(text)) = (field("name"), field("text")) else {
+            continue;
+        };
+        let path = dropped_path(&name);
+        if let Err(err) = crate::files::write_atomically(&path, text.as_bytes()) {
+            toasts.push(format!("{name}: could not keep it in the browser: {err}"));
+            continue;
+        }
+        match shelve(&mut library, path) {
+            Ok(title) => toasts.push(format!("On the shelf: {title}")),
+            Err(err) => {
+                // A broken file stays listed with its error, as on the desktop.
+                toasts.push(err);
+            }
+        }
+    }
+}
+
+/// Publish the screen's state when it changes.
+fn publish_state(
+    screen: Res<State<Screen>>,
+    active: Option<Res<ActiveStory>>,
+    stage: Res<Stage>,
+    overlays: Res<Overlays>,
+    targets: Res<Targets>,
+    library: Option<Res<Library>>,
+    mut contexts: EguiContexts,
+    windows: Query<&Window, With<PrimaryWindow>>,
+    mut last: Local<String>,
+) {
+    let scale = windows.single().map_or(1.0, Window::scale_factor);
+    let points_to_css = contexts
+        .ctx_mut()
+        .map_or(1.0, |ctx| ctx.pixels_per_point() / scale);
+    let boxes: serde_json::Map<String, serde_json::Value> = targets
+        .0
+        .iter()
+        .map(|(name, rect)| {
+            let r = *rect * points_to_css;
+            (
+                name.clone(),
+                serde_json::json!([r.min.x, r.min.y, r.width(), r.height()]),
+            )
+        })
+        .collect();
+    let playing = *screen.get() == Screen::Playing;
+    let (story, passage) = match (&active, stage.passage) {
+        (Some(active), Some(ix)) if playing => (
+            Some(active.package.story.file().meta.id.clone()),
+            Some(active.package.story.passage(ix).id.clone()),
+        ),
+        _ => (None, None),
+    };
+    let shelf: Vec<String> = library.as_ref().map_or_else(Vec::new, |l| {
+        l.entries
+            .iter()
+            .map(|e| match &e.story {
+                Ok(p) => p.story.title().to_owned(),
+                Err(err) => format!("(cannot open) {err}"),
+            })
+            .collect()
+    });
+    let state = serde_json::json!({
+        "screen": format!("{:?}", screen.get()),
+        "shelf": shelf,
+        "selected": library.as_ref().map(|l| l.selected),
+        "story": story,
+        "passage": passage,
+        "ending": if playing { stage.ending.clone() } else { None },
+        "finished": playing && stage.finished(),
+        "codex": overlays.codex,
+        "targets": boxes,
+    })
+    .to_string();
+    if state == *last {
+        return;
+    }
+    let Some(body) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.body())
+    else {
+        return;
+    };
+    if body.dataset().set("loreloom", &state).is_ok() {
+        *last = state;
+    }
+}

@@ -1,0 +1,206 @@
+// Plays the browser build (web/dist) in Debian's headless Chromium, driven by
+// playwright-core, the way a player does: waits for the title shelf, clicks
+// Begin, reads each passage to its end (clicking "more…" or the text) and
+// clicks the first choice offered until the story ends; part-way it reloads
+// the page and clicks Continue (the autosave lives in localStorage); at the
+// ending it opens the codex. It also picks a QuestFoundry story file with the
+// page's file input and checks the shelf keeps it across a reload. Every
+// screenshot must show a picture, not a blank canvas. Positions come from the
+// page's published state (body[data-loreloom], src/ui/page.rs), where each
+// control's box is.
+// Prints a JSON report: first frame, transfer sizes, frame time while the
+// typewriter runs, the passages played. Exits non-zero on any failure.
+// Usage: node web/tests/story.js DIST SHOT_DIR QUESTFOUNDRY_JSON
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require(path.join(__dirname, '../../tools/ship-check/node_modules/playwright-core'));
+const { serve, precompress } = require('../serve.js');
+
+const [dist, shots, qfStory] = process.argv.slice(2);
+const STEP_MS = 60000; // software WebGL on two cores is slow; nothing should take a minute
+
+function fail(message) {
+  throw new Error(message);
+}
+
+async function state(page) {
+  return JSON.parse(await page.evaluate(() => document.body.dataset.loreloom || 'null'));
+}
+
+/// Poll the published state until `pred` holds; returns it.
+async function waitFor(page, what, pred, timeout = STEP_MS) {
+  const until = Date.now() + timeout;
+  let last = null;
+  while (Date.now() < until) {
+    last = await state(page);
+    if (last && pred(last)) return last;
+    await page.waitForTimeout(100);
+  }
+  fail(`timed out waiting for ${what}; the page's state: ${JSON.stringify(last)}`);
+}
+
+/// Click the control `name` where the page last said it was (`seen`: a state already read).
+async function click(page, name, seen = null) {
+  const s = seen || await state(page);
+  const box = s && s.targets[name];
+  if (!box) fail(`no "${name}" on screen; targets: ${JSON.stringify(s && Object.keys(s.targets))}`);
+  await page.mouse.click(box[0] + box[2] / 2, box[1] + box[3] / 2);
+}
+
+/// A screenshot, and how much it varies: a blank (one-colour) canvas has a spread near 0.
+async function shoot(page, name) {
+  const file = path.join(shots, `${name}.png`);
+  const png = await page.screenshot({ path: file });
+  const spread = await page.evaluate(async (b64) => {
+    const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
+    const bitmap = await createImageBitmap(blob);
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    const g = canvas.getContext('2d');
+    g.drawImage(bitmap, 0, 0);
+    const data = g.getImageData(0, 0, bitmap.width, bitmap.height).data;
+    let sum = 0; let sq = 0; const n = data.length / 4;
+    for (let i = 0; i < data.length; i += 4) {
+      const l = 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+      sum += l; sq += l * l;
+    }
+    const mean = sum / n;
+    return Math.sqrt(sq / n - mean * mean);
+  }, png.toString('base64'));
+  if (!(spread > 12)) fail(`${file} looks blank (luminance spread ${spread.toFixed(1)})`);
+  return { file, spread: Math.round(spread * 10) / 10 };
+}
+
+/// Read the passage on screen to its end: click "more…" until the choices (or the ending) show.
+async function readToEnd(page) {
+  for (let i = 0; i < 40; i++) {
+    const s = await state(page);
+    if (s.finished) return s;
+    const before = JSON.stringify(s);
+    // The same snapshot: the text may turn its page on its own between two reads.
+    await click(page, s.targets.more ? 'more' : 'text', s);
+    await waitFor(page, 'the text to move on', (t) => JSON.stringify(t) !== before);
+  }
+  fail('a passage never finished');
+}
+
+(async () => {
+  fs.mkdirSync(shots, { recursive: true });
+  const sizes = precompress(dist);
+  const server = await serve(dist, 0);
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+      '--use-gl=angle', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-default-apps'],
+  });
+  const errors = [];
+  const report = { url };
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+    const page = await context.newPage();
+    // When the page first shows Loreloom's state (its first frame), in ms after navigation start.
+    await page.addInitScript(() => {
+      new MutationObserver((_, observer) => {
+        if (document.body && document.body.dataset.loreloom && window.__firstFrame === undefined) {
+          window.__firstFrame = performance.now();
+          observer.disconnect();
+        }
+      }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-loreloom'] });
+    });
+    page.on('pageerror', (e) => errors.push(`page error: ${e}`));
+    page.on('console', (m) => {
+      const text = m.text();
+      if (text.includes('panicked') || (m.type() === 'error' && !text.includes('Using exceptions for control flow'))) errors.push(`console: ${text} ${JSON.stringify(m.location())}`);
+    });
+    const transfers = [];
+    page.on('requestfinished', async (r) => {
+      const sizes = await r.sizes().catch(() => null);
+      if (sizes) transfers.push({ url: r.url().replace(url, ''), bytes: sizes.responseBodySize, at: Date.now() });
+    });
+    page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`); });
+
+    // The title shelf.
+    await page.goto(url);
+    let s = await waitFor(page, 'the title screen', (t) => t.screen === 'Title' && t.targets.begin);
+    const timing = await page.evaluate(() => ({
+      firstFrame: window.__firstFrame,
+      load: performance.getEntriesByType('navigation')[0].loadEventEnd,
+    }));
+    await page.waitForTimeout(1500); // the cover arrives
+    report.firstFrameMs = Math.round(timing.firstFrame);
+    report.loadMs = Math.round(timing.load);
+    report.firstScreenTransfer = transfers.reduce((n, t) => n + t.bytes, 0);
+    report.transfers = transfers.map((t) => `${t.url} ${t.bytes}`);
+    report.sizes = sizes;
+    report.shelf = s.shelf;
+    report.shots = [await shoot(page, 'title')];
+
+    // Begin, and the typewriter's frame time while the first page types out.
+    await click(page, 'begin');
+    s = await waitFor(page, 'the first passage', (t) => t.screen === 'Playing' && t.passage);
+    const passages = [s.passage];
+    await page.waitForTimeout(2200);
+    report.typewriterFrameMs = Number(await page.evaluate(() => document.body.dataset.loreloomFrameMs));
+    report.shots.push(await shoot(page, 'first-passage'));
+    report.audio = await page.evaluate(() => (window.loreloomAudioContexts || []).map((c) => c.state));
+    if (!report.audio.includes('running')) fail(`no sound after the first click: audio contexts ${JSON.stringify(report.audio)}`);
+
+    // Play: the first choice each time, to an ending; reload and Continue after the third choice.
+    let choices = 0;
+    while (!(s = await readToEnd(page)).ending) {
+      if (choices === 3) {
+        const saved = s.passage;
+        await page.reload();
+        s = await waitFor(page, 'the title screen after a reload', (t) => t.screen === 'Title' && t.targets.continue);
+        await click(page, 'continue');
+        s = await waitFor(page, 'the saved passage', (t) => t.screen === 'Playing' && t.passage);
+        if (s.passage !== saved) fail(`Continue opened ${s.passage}, the save was at ${saved}`);
+        report.reload = { saved, continued: s.passage };
+        s = await readToEnd(page);
+      }
+      if (!s.targets['choice-1']) fail(`no choice at ${s.passage}: ${JSON.stringify(s)}`);
+      const at = s.passage;
+      await click(page, 'choice-1');
+      choices += 1;
+      s = await waitFor(page, `the passage after ${at}`, (t) => t.passage && t.passage !== at);
+      passages.push(s.passage);
+      if (choices > 40) fail('no ending after 40 choices');
+    }
+    report.passages = passages;
+    report.ending = s.ending;
+    report.shots.push(await shoot(page, 'ending'));
+    await click(page, 'codex');
+    await waitFor(page, 'the codex', (t) => t.codex);
+    await page.waitForTimeout(500);
+    report.shots.push(await shoot(page, 'codex'));
+    const keys = await page.evaluate(() => Object.keys(localStorage));
+    if (!keys.some((k) => /saves\/.+\/autosave\.json$/.test(k))) fail(`no autosave in localStorage: ${JSON.stringify(keys)}`);
+    report.storage = keys;
+
+    // A story file picked with the page's file input joins the shelf and stays after a reload.
+    await page.keyboard.press('Escape');
+    await page.reload();
+    await waitFor(page, 'the title screen', (t) => t.screen === 'Title' && t.targets.begin);
+    const before = (await state(page)).shelf.length;
+    await page.setInputFiles('#file', qfStory);
+    s = await waitFor(page, 'the picked story on the shelf', (t) => t.shelf.length === before + 1);
+    const picked = s.shelf[s.selected];
+    if (picked.startsWith('(cannot open)')) fail(`the picked story did not open: ${picked}`);
+    await page.reload();
+    s = await waitFor(page, 'the shelf after a reload', (t) => t.screen === 'Title' && t.shelf.length === before + 1);
+    report.picked = picked;
+    report.shots.push(await shoot(page, 'shelf-after-reload'));
+    if (errors.length) fail(`the page reported errors:\n${errors.join('\n')}`);
+    console.log(JSON.stringify(report, null, 1));
+  } catch (err) {
+    console.log(JSON.stringify(report, null, 1));
+    console.error(`web story test: ${err.message}`);
+    if (errors.length) console.error(errors.join('\n'));
+    process.exitCode = 1;
+  } finally {
+    await browser.close();
+    server.close();
+  }
+})();

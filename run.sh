@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Loreloom's two entry points on a fresh Debian/Ubuntu machine:
 #   ./run.sh play [PATH]                     play a story in the window (default: the bundled one)
+#   ./run.sh play --web [PORT]               build the browser version and serve it at http://127.0.0.1:PORT/
 #   ./run.sh test                            run every check and test CI runs
 # Both install what they need (Debian packages via apt, Rust crates via cargo)
 # or stop with a message saying exactly what is missing.
@@ -15,6 +16,11 @@ PLAY_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libcl
 # SHIP's exports are checked by their own tools under Node (npm packages in tools/ship-check),
 # the HTML player in Debian's Chromium, EPUBs by the W3C's EPUBCheck.
 TEST_PACKAGES=(build-essential pkg-config libasound2-dev libudev-dev cmake libclang-dev python3 util-linux xvfb xauth mesa-vulkan-drivers libvulkan1 nodejs chromium epubcheck)
+# The browser build (web/): Debian's rustc-web builds std for wasm32 from source
+# (rustup cannot fetch that target here), LLVM 22's linker and clang link it and
+# compile SQLite for wasm, Node serves it.
+WEB_PACKAGES=(rustc-web cargo-web rust-web-src lld-22 clang-22 llvm-22 nodejs)
+TEST_PACKAGES+=("${WEB_PACKAGES[@]}")
 RUST_MIN=1.95
 
 # Cargo's output lives outside the checkout so repeat runs (and CI) are incremental.
@@ -53,6 +59,20 @@ need_lint_tools() {
         command -v rustup >/dev/null || die "cargo ${component/rustfmt/fmt} is missing and rustup is not installed to add it: install the $component component of Rust $RUST_MIN+"
         rustup component add "$component"
     done
+}
+
+# wasm-bindgen's CLI must match the lockfile's wasm-bindgen exactly; built once into
+# ~/.cache/loreloom/tools (not --locked: its own lockfile names a webpki-roots release
+# the crates mirror here lacks).
+WASM_TOOLS="${LORELOOM_CACHE_DIR:-$HOME/.cache/loreloom}/tools"
+need_wasm_bindgen() {
+    local version
+    version=$(awk '/^name = "wasm-bindgen"$/{getline; print $3}' Cargo.lock | tr -d '"')
+    "$WASM_TOOLS/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $version\$" && return 0
+    echo "loreloom: building wasm-bindgen-cli $version (once, a few minutes)" >&2
+    CARGO_TARGET_DIR="$WASM_TOOLS/build" cargo install --quiet wasm-bindgen-cli --version "$version" --root "$WASM_TOOLS" \
+        || die "could not build wasm-bindgen-cli $version (is the crates registry reachable?)"
+    rm -rf "$WASM_TOOLS/build"
 }
 
 # The tools that check what SHIP writes (inkle's ink compiler and runtime; extwee for
@@ -196,6 +216,13 @@ need_llama_server() {
 case "${1:-}" in
 play)
     shift
+    if [ "${1:-}" = --web ]; then
+        need_apt "${WEB_PACKAGES[@]}"
+        need_rust
+        need_wasm_bindgen
+        web/build.sh
+        exec node web/serve.js "${2:-8080}"
+    fi
     need_apt "${PLAY_PACKAGES[@]}"
     need_rust
     need_model
@@ -236,9 +263,13 @@ test)
     # Everything, as players get it.
     cargo clippy --locked --all-targets -- -D warnings
     cargo test --locked --all-targets
+    # The browser build, played by clicking in headless Chromium.
+    need_wasm_bindgen
+    web/build.sh
+    node web/tests/story.js web/dist "$CARGO_TARGET_DIR/web-shots" ../shared/fixtures/questfoundry-runtime/keepers-bargain.json
     ;;
 *)
-    echo "usage: ./run.sh play [PATH] [loreloom play options] | ./run.sh test" >&2
+    echo "usage: ./run.sh play [PATH] [loreloom play options] | ./run.sh play --web [PORT] | ./run.sh test" >&2
     exit 2
     ;;
 esac

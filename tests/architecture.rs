@@ -75,7 +75,7 @@ fn only_the_backend_modules_touch_llama_cpp_and_candle() {
 #[test]
 fn every_source_file_starts_with_a_doc_line() {
     let mut files = rust_files(&src());
-    for dir in ["tests", "benches"] {
+    for dir in ["tests", "benches", "web"] {
         files.extend(rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)));
     }
     let missing: Vec<String> = files
@@ -93,4 +93,57 @@ fn only_the_http_backend_speaks_http_and_no_prompt_text_lives_in_rust() {
     for needle in ["\"You are ", "\"You fix ", "\"Respond with JSON"] {
         assert_eq!(offenders(needle, &[]), Vec::<String>::new(), "{needle}");
     }
+}
+
+#[test]
+fn the_browser_build_stays_behind_its_boundary() {
+    // Only the storage shim and the page bridge speak to the browser ...
+    for needle in ["web_sys", "js_sys", "wasm_bindgen"] {
+        assert_eq!(
+            offenders(needle, &["files.rs", "ui/page.rs"]),
+            Vec::<String>::new(),
+            "{needle}"
+        );
+    }
+    // ... and both only when built for it: the page bridge is a wasm-only module,
+    // the storage shim's browser half a wasm-only `imp`.
+    let ui = fs::read_to_string(src().join("ui/mod.rs")).unwrap();
+    assert!(ui.contains("#[cfg(target_family = \"wasm\")]\nmod page;"));
+    let files = fs::read_to_string(src().join("files.rs")).unwrap();
+    assert!(files.contains("#[cfg(target_family = \"wasm\")]\nmod imp {"));
+    // The browser's crates are target dependencies, never in the native build;
+    // the processes skills need are native-only.
+    let manifest =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let section_of = |dep: &str| {
+        let at = manifest
+            .find(&format!("\n{dep} = "))
+            .unwrap_or_else(|| panic!("{dep} is not a dependency"));
+        manifest[..at]
+            .rsplit("\n[")
+            .next()
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    for dep in ["web-sys", "js-sys", "wasm-bindgen", "sqlite-wasm-rs"] {
+        assert_eq!(
+            section_of(dep),
+            "target.'cfg(all(target_family = \"wasm\", target_os = \"unknown\"))'.dependencies]",
+            "{dep}"
+        );
+    }
+    for dep in ["wait-timeout", "cap-std"] {
+        assert_eq!(
+            section_of(dep),
+            "target.'cfg(not(target_family = \"wasm\"))'.dependencies]",
+            "{dep}"
+        );
+    }
+    // The browser entry point is built only with the `web` feature.
+    assert!(manifest.contains(
+        "name = \"loreloom-web\"\npath = \"web/main.rs\"\nrequired-features = [\"web\"]"
+    ));
 }

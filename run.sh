@@ -265,8 +265,8 @@ test)
     cargo test --locked --all-targets
     # The browser build, played by clicking in headless Chromium.
     need_wasm_bindgen
-    web/build.sh
-    node web/tests/story.js web/dist "$CARGO_TARGET_DIR/web-shots" ../shared/fixtures/questfoundry-runtime/keepers-bargain.json
+    time web/build.sh
+    time node web/tests/story.js web/dist "$CARGO_TARGET_DIR/web-shots" ../shared/fixtures/questfoundry-runtime/keepers-bargain.json
     ;;
 *)
     echo "usage: ./run.sh play [PATH] [loreloom play options] | ./run.sh play --web [PORT] | ./run.sh test" >&2

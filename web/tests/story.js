@@ -45,7 +45,13 @@ async function click(page, name, seen = null) {
   const s = seen || await state(page);
   const box = s && s.targets[name];
   if (!box) fail(`no "${name}" on screen; targets: ${JSON.stringify(s && Object.keys(s.targets))}`);
-  await page.mouse.click(box[0] + box[2] / 2, box[1] + box[3] / 2);
+  // As a hand clicks: over the control first, then press and release a moment apart
+  // (a press and release inside one slow frame is not what players do).
+  await page.mouse.move(box[0] + box[2] / 2, box[1] + box[3] / 2);
+  await page.waitForTimeout(60);
+  await page.mouse.down();
+  await page.waitForTimeout(80);
+  await page.mouse.up();
 }
 
 /// A screenshot, and how much it varies: a blank (one-colour) canvas has a spread near 0.
@@ -177,6 +183,7 @@ async function readToEnd(page) {
     report.shots.push(await shoot(page, 'codex'));
     const keys = await page.evaluate(() => Object.keys(localStorage));
     if (!keys.some((k) => /saves\/.+\/autosave\.json$/.test(k))) fail(`no autosave in localStorage: ${JSON.stringify(keys)}`);
+    if (!keys.some((k) => /settings\.ron$/.test(k))) fail(`no settings in localStorage: ${JSON.stringify(keys)}`);
     report.storage = keys;
 
     // A story file picked with the page's file input joins the shelf and stays after a reload.

@@ -6,9 +6,10 @@ use bevy::winit::WinitSettings;
 use bevy_egui::{EguiInput, EguiPreUpdateSet, egui};
 
 use super::GuiOptions;
-use super::screens::{Screen, Toasts};
+use super::screens::{Screen, StartStory, Toasts};
 use super::settings::Settings;
 use super::stage::Stage;
+use crate::engine::story_player::StoryCommand;
 
 pub(super) fn plugin(app: &mut App) {
     // Input, window events and egui animations wake the app by themselves (bevy_egui asks for redraws).
@@ -29,8 +30,14 @@ fn keep_awake(
     stage: Res<Stage>,
     toasts: Res<Toasts>,
     settings: Res<Settings>,
+    mut story_commands: MessageReader<StoryCommand>,
+    mut starts: MessageReader<StartStory>,
     mut redraw: MessageWriter<RequestRedraw>,
 ) {
+    // A click's command (a choice, Begin, Continue) is written in the egui pass
+    // and carried out in the next frame's Update: ask for that frame, or it waits
+    // for the next input (up to a minute while the window is unfocused).
+    let acted = story_commands.read().count() > 0 || starts.read().count() > 0;
     let scripted = options.autoplay.is_some()
         || options.screenshot.is_some()
         || options.screenshot_each.is_some()
@@ -40,6 +47,7 @@ fn keep_awake(
     let waiting_to_advance =
         *screen.get() == Screen::Playing && settings.auto_advance && stage.revealed();
     if scripted
+        || acted
         || typing
         || waiting_to_advance
         || *screen.get() == Screen::Loading

@@ -1,4 +1,4 @@
-//! Frames only when something moves: the window sleeps while the player reads, and wakes for typing, loading, toasts and scripts.
+//! Frames only when something moves: the window sleeps while the player reads, and wakes for typing, loading, toasts, scripts and the frame after a click's command.
 
 use bevy::prelude::*;
 use bevy::window::RequestRedraw;

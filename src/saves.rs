@@ -25,8 +25,6 @@ pub fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".loreloom"))
 }
 
-pub use crate::files::write_atomically;
-
 /// Writes `bytes` once under `dir/<sha256>.<ext>` (the same content is the
 /// same file; written atomically) and returns the file name.
 pub fn store_content(dir: &Path, bytes: &[u8], ext: &str) -> io::Result<String> {
@@ -35,7 +33,7 @@ pub fn store_content(dir: &Path, bytes: &[u8], ext: &str) -> io::Result<String> 
     let name = format!("{hash}.{ext}");
     let path = dir.join(&name);
     if !crate::files::is_file(&path) {
-        write_atomically(&path, bytes)?;
+        crate::files::write_atomically(&path, bytes)?;
     }
     Ok(name)
 }
@@ -103,7 +101,7 @@ impl SlotStore {
             save: save.clone(),
         };
         let bytes = serde_json::to_vec_pretty(&file).map_err(io::Error::other)?;
-        write_atomically(&path, &bytes)?;
+        crate::files::write_atomically(&path, &bytes)?;
         Ok(path)
     }
 

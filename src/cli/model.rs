@@ -120,7 +120,7 @@ pub fn models(init: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
         let text = ModelsConfig::default().to_ron();
-        if let Err(e) = crate::saves::write_atomically(&path, text.as_bytes()) {
+        if let Err(e) = crate::files::write_atomically(&path, text.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
         }

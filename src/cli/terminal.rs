@@ -323,7 +323,7 @@ impl<W: Write> TerminalSession<W> {
         let doc = self.active().player.save();
         let result = serde_json::to_vec_pretty(&doc)
             .map_err(io::Error::other)
-            .and_then(|bytes| crate::saves::write_atomically(Path::new(path), &bytes));
+            .and_then(|bytes| crate::files::write_atomically(Path::new(path), &bytes));
         match result {
             Ok(()) => writeln!(self.out, "saved to {path}"),
             Err(err) => writeln!(self.out, "could not save to {path}: {err}"),

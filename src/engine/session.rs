@@ -426,13 +426,7 @@ fn draw_portraits(ctl: &Controller) -> Option<crossbeam_channel::Receiver<DrawnP
         .campaign
         .characters
         .iter()
-        .filter(|(id, c)| {
-            id.as_str() != PERSONA
-                && !c
-                    .portrait
-                    .as_ref()
-                    .is_some_and(|p| state.campaign.root.join(p).is_file())
-        })
+        .filter(|(id, c)| id.as_str() != PERSONA && campaign_portrait(&state.campaign, c).is_none())
         .map(|(id, c)| (id.clone(), c.name.clone(), c.description.clone()))
         .collect();
     if wanted.is_empty()
@@ -456,6 +450,15 @@ fn draw_portraits(ctl: &Controller) -> Option<crossbeam_channel::Receiver<DrawnP
         }
     });
     Some(rx)
+}
+
+/// The campaign's own picture of a character, when its file is there.
+fn campaign_portrait(
+    campaign: &crate::campaign::Campaign,
+    c: &crate::campaign::Character,
+) -> Option<PathBuf> {
+    let path = campaign.root.join(c.portrait.as_ref()?);
+    path.is_file().then_some(path)
 }
 
 /// The portraits drawn so far onto the stage.
@@ -1205,11 +1208,7 @@ fn sync_world(
                 id: id.clone(),
                 name: c.name.clone(),
                 persona: id == PERSONA,
-                portrait: c
-                    .portrait
-                    .as_ref()
-                    .map(|p| state.campaign.root.join(p))
-                    .filter(|p| p.is_file())
+                portrait: campaign_portrait(&state.campaign, c)
                     .or_else(|| view.drawn_portraits.get(id).cloned()),
             },
             Chattiness(c.chattiness),

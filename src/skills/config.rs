@@ -178,7 +178,7 @@ pub fn save(dir: &Path, schema: Option<&Value>, config: &Value) -> Result<(), Ve
         }
     }
     let text = serde_json::to_string_pretty(config).map_err(|e| vec![e.to_string()])?;
-    crate::saves::write_atomically(&dir.join("config.json"), text.as_bytes())
+    crate::files::write_atomically(&dir.join("config.json"), text.as_bytes())
         .map_err(|e| vec![format!("{}: {e}", dir.join("config.json").display())])
 }
 

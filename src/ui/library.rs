@@ -21,6 +21,17 @@ pub struct LibraryEntry {
     pub story: Result<StoryPackage, String>,
 }
 
+impl LibraryEntry {
+    /// Read and compile the story at `path`; a broken one is listed with its error (logged).
+    pub fn open(path: PathBuf) -> Self {
+        let story = open(&path).map_err(|e| e.to_string());
+        if let Err(err) = &story {
+            warn!("{err}");
+        }
+        Self { path, story }
+    }
+}
+
 /// Every story found, in a stable order.
 #[derive(Resource, Debug, Default)]
 pub struct Library {
@@ -66,11 +77,7 @@ fn scan_library(mut commands: Commands, options: Res<GuiOptions>) {
         if entries.iter().any(|e| e.path == path) {
             continue;
         }
-        let story = open(&path).map_err(|e| e.to_string());
-        if let Err(err) = &story {
-            warn!("{err}");
-        }
-        entries.push(LibraryEntry { path, story });
+        entries.push(LibraryEntry::open(path));
     }
     commands.insert_resource(Library {
         entries,

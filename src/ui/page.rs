@@ -75,12 +75,12 @@ fn dropped_path(name: &str) -> PathBuf {
 
 /// Put a story file on the shelf (replacing one of the same file), selected.
 fn shelve(library: &mut Library, path: PathBuf) -> Result<String, String> {
-    let story = crate::story::open(&path).map_err(|e| e.to_string());
-    let outcome = story
+    let entry = LibraryEntry::open(path);
+    let outcome = entry
+        .story
         .as_ref()
         .map(|p| p.story.title().to_owned())
         .map_err(Clone::clone);
-    let entry = LibraryEntry { path, story };
     match library.entries.iter().position(|e| e.path == entry.path) {
         Some(at) => {
             library.entries[at] = entry;
@@ -97,9 +97,8 @@ fn shelve(library: &mut Library, path: PathBuf) -> Result<String, String> {
 fn restore_dropped_stories(mut library: ResMut<Library>) {
     let selected = library.selected;
     for path in crate::files::list(&dropped_dir()) {
-        if let Err(err) = shelve(&mut library, path) {
-            warn!("{err}");
-        }
+        // A broken one is listed with its error (and logged by the shelf).
+        let _ = shelve(&mut library, path);
     }
     library.selected = selected;
 }

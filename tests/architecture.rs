@@ -97,18 +97,20 @@ fn only_the_http_backend_speaks_http_and_no_prompt_text_lives_in_rust() {
 
 #[test]
 fn the_browser_build_stays_behind_its_boundary() {
-    // Only the storage shim and the page bridge speak to the browser ...
+    // Only the storage shim, the page bridge and the fetch backend speak to the browser ...
     for needle in ["web_sys", "js_sys", "wasm_bindgen"] {
         assert_eq!(
-            offenders(needle, &["files.rs", "ui/page.rs"]),
+            offenders(needle, &["files.rs", "ui/page.rs", "llm/fetch.rs"]),
             Vec::<String>::new(),
             "{needle}"
         );
     }
-    // ... and both only when built for it: the page bridge is a wasm-only module,
-    // the storage shim's browser half a wasm-only `imp`.
+    // ... and only when built for it: the page bridge and the fetch backend are
+    // wasm-only modules, the storage shim's browser half a wasm-only `imp`.
     let ui = fs::read_to_string(src().join("ui/mod.rs")).unwrap();
     assert!(ui.contains("#[cfg(target_family = \"wasm\")]\nmod page;"));
+    let llm = fs::read_to_string(src().join("llm/mod.rs")).unwrap();
+    assert!(llm.contains("#[cfg(target_family = \"wasm\")]\npub mod fetch;"));
     let files = fs::read_to_string(src().join("files.rs")).unwrap();
     assert!(files.contains("#[cfg(target_family = \"wasm\")]\nmod imp {"));
     // The browser's crates are target dependencies, never in the native build;
@@ -128,7 +130,13 @@ fn the_browser_build_stays_behind_its_boundary() {
             .unwrap()
             .to_owned()
     };
-    for dep in ["web-sys", "js-sys", "wasm-bindgen", "sqlite-wasm-rs"] {
+    for dep in [
+        "web-sys",
+        "js-sys",
+        "wasm-bindgen",
+        "wasm-bindgen-futures",
+        "sqlite-wasm-rs",
+    ] {
         assert_eq!(
             section_of(dep),
             "target.'cfg(all(target_family = \"wasm\", target_os = \"unknown\"))'.dependencies]",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The browser build: loreloom-web for wasm32-unknown-unknown with Debian's rustc-web
 # and std built from source, then wasm-bindgen, into web/dist/ with the page, the
-# bundled story's art and music, and the engine's sounds. No wasm-opt: measured, -Oz
+# campaigns (text in bundle.json, art and music as files), and the engine's sounds. No wasm-opt: measured, -Oz
 # cut the raw module 12% but its brotli size 0.02% (what a page downloads), took
 # 6.4 min (npm binaryen 132), and Debian's binaryen 108 broke the externref table.
 # Needs (run.sh installs them): apt rustc-web cargo-web rust-web-src lld-22 clang-22
@@ -27,13 +27,14 @@ bindgen="$HOME/.cache/loreloom/tools/bin/wasm-bindgen"
     exit 1
 }
 dist=web/dist
-rm -rf "$dist" && mkdir -p "$dist/assets/campaigns/the-glass-orchard"
+rm -rf "$dist" && mkdir -p "$dist/assets"
 "$bindgen" --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$dist" \
     "$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile/loreloom-web.wasm"
 wasm="$dist/loreloom-web_bg.wasm"
-cp web/index.html web/audio-unlock.js "$dist/"
+cp web/index.html web/audio-unlock.js web/storage.js "$dist/"
 cp -r assets/sfx "$dist/assets/"
-# The bundled story's text is compiled in (web/main.rs); its pictures and music are fetched.
-cp -r campaigns/the-glass-orchard/art campaigns/the-glass-orchard/music "$dist/assets/campaigns/the-glass-orchard/"
+# The campaigns' text, the prompts and schemas as bundle.json (read before the game
+# starts); their pictures and music beside it, fetched when shown or played.
+node web/bundle.js "$dist"
 find "$dist/assets" -name 'make_*' -delete
 echo "web/dist: $(du -sh "$dist" | cut -f1); loreloom-web_bg.wasm $(stat -c %s "$wasm") bytes, gzip -9 $(gzip -9 -c "$wasm" | wc -c)" >&2

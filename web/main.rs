@@ -2,14 +2,10 @@
 
 use std::path::PathBuf;
 
-/// The bundled story, compiled in; its art and music are fetched from `assets/` beside the page.
-const BUNDLED: &str = "campaigns/the-glass-orchard/story.json";
-
+/// The shelf and the campaigns come from `bundle.json`, which the page loads
+/// before it starts the game (`web/storage.js`); art and music are fetched
+/// from `assets/` beside the page.
 fn main() {
-    loreloom::files::bundle(
-        BUNDLED,
-        include_str!("../campaigns/the-glass-orchard/story.json"),
-    );
     let _ = loreloom::ui::run(loreloom::ui::GuiOptions {
         library: vec![PathBuf::from("campaigns")],
         open: None,

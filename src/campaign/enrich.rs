@@ -95,7 +95,12 @@ pub struct Source {
 }
 
 fn provenance(c: &Campaign, source: &Source) -> Map<String, Value> {
-    let at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    // humantime formats std's time, which the browser has no clock for: read web_time's.
+    let now = std::time::UNIX_EPOCH
+        + web_time::SystemTime::now()
+            .duration_since(web_time::UNIX_EPOCH)
+            .unwrap_or_default();
+    let at = humantime::format_rfc3339_seconds(now).to_string();
     let mut p = Map::new();
     p.insert("source_model".into(), source.model.clone().into());
     p.insert("generated_at".into(), at.into());
@@ -221,7 +226,7 @@ pub fn files(
     }
     let mut seen = std::collections::BTreeSet::new();
     beats.retain(|b| seen.insert(b.id.clone()));
-    if !beats.is_empty() && !campaign.root.join("plot/beats.json").is_file() {
+    if !beats.is_empty() && !crate::files::is_file(&campaign.root.join("plot/beats.json")) {
         let file = BeatsFile {
             beats,
             generated: true,
@@ -257,7 +262,7 @@ pub fn files(
         .flatten()
         .filter_map(|r| r.as_str().map(|r| format!("- {}", r.trim())))
         .collect();
-    if !rules.is_empty() && !campaign.root.join("world/rules.md").is_file() {
+    if !rules.is_empty() && !crate::files::is_file(&campaign.root.join("world/rules.md")) {
         out.push((
             PathBuf::from("world/rules_generated.md"),
             format!(

@@ -108,7 +108,7 @@ impl Loader {
     }
 
     fn read(&mut self, path: &Path) -> Option<String> {
-        match std::fs::read_to_string(path) {
+        match crate::files::read_to_string(path) {
             Ok(t) => Some(t),
             Err(e) => {
                 let rel = self.rel(path).to_path_buf();
@@ -130,7 +130,7 @@ impl Loader {
     }
 
     fn run(&mut self, ruleset_dirs: &[PathBuf]) -> Option<Campaign> {
-        if !self.root.is_dir() {
+        if !crate::files::is_dir(&self.root) {
             self.report.error(
                 &self.root,
                 None,
@@ -139,7 +139,7 @@ impl Loader {
             return None;
         }
         let manifest_path = self.root.join("manifest.json");
-        if !manifest_path.is_file() {
+        if !crate::files::is_file(&manifest_path) {
             self.report.error(
                 "manifest.json",
                 None,
@@ -226,7 +226,7 @@ impl Loader {
                 "setting_generated.md" | "rules_generated.md" | "constraints_generated.md",
             ] => {
                 let role = name.trim_end_matches("_generated.md");
-                if self.root.join("world").join(format!("{role}.md")).is_file() {
+                if crate::files::is_file(&self.root.join("world").join(format!("{role}.md"))) {
                     self.report.notices.push(format!(
                         "{}: a human-authored world/{role}.md exists; the generated one is ignored",
                         rel.display()
@@ -236,7 +236,7 @@ impl Loader {
                 }
             }
             ["characters", "npcs", id, "profile_generated.json"] => {
-                if path.with_file_name("profile.json").is_file() {
+                if crate::files::is_file(&path.with_file_name("profile.json")) {
                     self.report.notices.push(format!(
                         "{}: a human-authored profile.json exists; the generated one is ignored",
                         rel.display()
@@ -248,7 +248,7 @@ impl Loader {
                 }
             }
             ["plot", "beats_generated.json"] => {
-                if path.with_file_name("beats.json").is_file() {
+                if crate::files::is_file(&path.with_file_name("beats.json")) {
                     self.report.notices.push(format!(
                         "{}: a human-authored plot/beats.json exists; the generated one is ignored",
                         rel.display()
@@ -405,7 +405,7 @@ impl Loader {
                 continue;
             }
             let sidecar = path.with_file_name(format!("{name}.keywords.txt"));
-            let (keywords, from_sidecar) = if sidecar.is_file() {
+            let (keywords, from_sidecar) = if crate::files::is_file(&sidecar) {
                 let words = self
                     .read(&sidecar)
                     .map(|t| parse_keywords(&t))
@@ -424,7 +424,7 @@ impl Loader {
                 (keywords_from_name(&rel), false)
             };
             let meta_path = path.with_file_name(format!("{name}.meta.json"));
-            let meta = if meta_path.is_file() {
+            let meta = if crate::files::is_file(&meta_path) {
                 match self.json::<AssetMeta>(&meta_path, |s| &s.meta) {
                     Some(p) => {
                         let line = p.line("/provenance").or(Some(1));
@@ -1152,8 +1152,8 @@ impl Loader {
             packs,
             assets: c.assets,
             content_files: file_count.saturating_sub(
-                usize::from(self.root.join("manifest.json").is_file())
-                    + usize::from(self.root.join("README.md").is_file()),
+                usize::from(crate::files::is_file(&self.root.join("manifest.json")))
+                    + usize::from(crate::files::is_file(&self.root.join("README.md"))),
             ),
         }
     }
@@ -1282,11 +1282,9 @@ fn first_paragraph(body: &str) -> String {
 fn system_ruleset_ids(dirs: &[PathBuf]) -> Vec<String> {
     let mut ids: Vec<String> = dirs
         .iter()
-        .filter_map(|d| std::fs::read_dir(d).ok())
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().join(crate::rules::ruleset::RULESET_FILE).is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .flat_map(|d| crate::files::list(d))
+        .filter(|p| crate::files::is_file(&p.join(crate::rules::ruleset::RULESET_FILE)))
+        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_owned))
         .collect();
     ids.sort();
     ids
@@ -1294,15 +1292,14 @@ fn system_ruleset_ids(dirs: &[PathBuf]) -> Vec<String> {
 
 /// Every file under `dir`, skipping hidden ones.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if entry.file_name().to_string_lossy().starts_with('.') {
+    for path in crate::files::list(dir) {
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
             continue;
         }
-        if path.is_dir() {
+        if crate::files::is_dir(&path) {
             walk(&path, out);
         } else {
             out.push(path);

@@ -54,7 +54,8 @@ pub(super) fn plugin(app: &mut App) {
                 launch_calls.in_set(SessionSystems::Launch),
                 (collect_calls, collect_skills, collect_portraits).in_set(SessionSystems::Collect),
                 commit_turn.in_set(SessionSystems::Commit),
-                (sync_world, prime_next_turn, reload_skills).in_set(SessionSystems::Sync),
+                (sync_world, prime_next_turn, reload_skills, keep_save)
+                    .in_set(SessionSystems::Sync),
             ),
         )
         .add_systems(
@@ -458,7 +459,7 @@ fn campaign_portrait(
     c: &crate::campaign::Character,
 ) -> Option<PathBuf> {
     let path = campaign.root.join(c.portrait.as_ref()?);
-    path.is_file().then_some(path)
+    crate::files::is_file(&path).then_some(path)
 }
 
 /// The portraits drawn so far onto the stage.
@@ -929,6 +930,20 @@ fn event_line(event: &crate::skills::protocol::Event) -> String {
                 summary.as_deref().unwrap_or("")
             )
         }
+    }
+}
+
+/// Keeps what changed in the save where the disk does not hold it (the
+/// browser's snapshot; natively nothing to do). A failure is said once and
+/// tried again next frame: the session goes on in the open page.
+fn keep_save(mut session: ResMut<ActiveSession>, mut failing: Local<bool>) {
+    match session.controller().store_mut().keep() {
+        Ok(()) => *failing = false,
+        Err(e) if !*failing => {
+            error!("{e}");
+            *failing = true;
+        }
+        Err(_) => {}
     }
 }
 

@@ -2,6 +2,9 @@
 //!
 //! A backend is synchronous: the gateway owns one worker thread per backend and
 //! calls [`Backend::generate`] there, so a backend may block on inference or I/O.
+//! The gateway's call policy awaits [`Generate`] instead, so the browser's
+//! `fetch` backend, which cannot block the page, runs the same policy as a
+//! task of the page; a native backend is driven through [`Blocking`].
 
 use std::time::Duration;
 
@@ -190,6 +193,38 @@ pub trait Backend: Send {
     fn prefill(&mut self, request: &GenerateRequest) -> Result<(), BackendError> {
         let _ = request;
         Ok(())
+    }
+}
+
+/// A backend as the gateway's call policy drives it: awaited. Native backends
+/// block and are wrapped in [`Blocking`]; the browser's `fetch` backend yields
+/// to the page while it waits for the server.
+pub(crate) trait Generate {
+    fn name(&self) -> &'static str;
+
+    async fn generate(
+        &mut self,
+        request: &GenerateRequest,
+        on_token: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Generated, BackendError>;
+}
+
+/// A blocking [`Backend`] as a [`Generate`]: its future is ready when first polled.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) struct Blocking<'a>(pub &'a mut dyn Backend);
+
+#[cfg(not(target_family = "wasm"))]
+impl Generate for Blocking<'_> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    async fn generate(
+        &mut self,
+        request: &GenerateRequest,
+        on_token: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Generated, BackendError> {
+        self.0.generate(request, on_token)
     }
 }
 

@@ -160,17 +160,32 @@ pub struct ModelsConfig {
     pub models: IndexMap<String, ModelConfig>,
 }
 
+/// Where the browser build's built-in keys find the default model: the
+/// llama-server `./run.sh play --web` starts beside the page (a page cannot
+/// run the model in-process; `models.ron` in the page's storage overrides it).
+pub const BROWSER_MODEL_SERVER: &str = "http://127.0.0.1:8081/v1";
+
 impl Default for ModelsConfig {
     fn default() -> Self {
+        #[cfg(not(target_family = "wasm"))]
+        let backend = BackendConfig::Llama {
+            file: PathBuf::from(DEFAULT_MODEL_FILE),
+            context: default_context(),
+            threads: None,
+            slots: default_slots(),
+            lora: Some(PathBuf::from(DEFAULT_ADAPTER_FILE)),
+            lora_stages: None,
+        };
+        #[cfg(target_family = "wasm")]
+        let backend = BackendConfig::OpenAi {
+            url: BROWSER_MODEL_SERVER.to_owned(),
+            model: "default".to_owned(),
+            api_key_env: None,
+            timeout_secs: default_timeout(),
+            retries: default_retries(),
+        };
         let local = |description: &str| ModelConfig {
-            backend: BackendConfig::Llama {
-                file: PathBuf::from(DEFAULT_MODEL_FILE),
-                context: default_context(),
-                threads: None,
-                slots: default_slots(),
-                lora: Some(PathBuf::from(DEFAULT_ADAPTER_FILE)),
-                lora_stages: None,
-            },
+            backend: backend.clone(),
             sampling: SamplingOverride::default(),
             description: description.to_owned(),
             compact_prompts: true,
@@ -239,7 +254,7 @@ impl ModelsConfig {
     /// Reads `<data dir>/models.ron`, or the defaults when there is none.
     pub fn load(data_dir: &Path) -> Result<Self, ConfigError> {
         let path = Self::path(data_dir);
-        match std::fs::read_to_string(&path) {
+        match crate::files::read_to_string(&path) {
             Ok(text) => Self::parse(&text).map_err(|message| ConfigError::Parse { path, message }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(source) => Err(ConfigError::Io { path, source }),

@@ -61,7 +61,7 @@ impl Contract {
     /// Loads `schemas_dir/relative`.
     pub fn load(schemas_dir: &Path, relative: &str) -> Result<Self, ContractError> {
         let path = schemas_dir.join(relative);
-        let text = std::fs::read_to_string(&path).map_err(|source| ContractError::Io {
+        let text = crate::files::read_to_string(&path).map_err(|source| ContractError::Io {
             path: path.clone(),
             source,
         })?;

@@ -1,6 +1,7 @@
 //! The gateway: renders a stage's prompt, runs it on the model a key names (one
-//! worker thread per backend), streams tokens over a channel, enforces the
-//! stage's output contract with seed 003's policy, and records the call.
+//! worker thread per backend natively; in the browser each call is a task of
+//! the page, streamed with `fetch`), streams tokens over a channel, enforces
+//! the stage's output contract with seed 003's policy, and records the call.
 //!
 //! Structured stages: invalid output → one repair prompt (`prompts/repair/`)
 //! with the invalid output and the validation errors → one full retry with the
@@ -10,13 +11,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::Instant;
+
+use web_time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{Value, json};
 
-use super::backend::{Backend, BackendError, GenerateRequest, Message, Sampling, SamplingOverride};
+use super::backend::{
+    Backend, BackendError, GenerateRequest, Generate, Message, Sampling, SamplingOverride,
+};
 use super::config::{BackendConfig, ModelsConfig};
 use super::contract::Contract;
 use super::prompts::PromptRegistry;
@@ -263,6 +266,10 @@ type BackendFactory = Box<dyn FnOnce() -> Result<Box<dyn Backend>, BackendError>
 struct Job {
     id: u64,
     model_key: String,
+    /// Runs on the key's background lane (see [`CallRequest::background`]);
+    /// in the browser the server schedules.
+    #[cfg_attr(target_family = "wasm", allow(dead_code))]
+    background: bool,
     stage: String,
     version: String,
     messages: Vec<Message>,
@@ -298,6 +305,8 @@ impl Job {
     }
 }
 
+/// A worker's work (the browser has no workers: only `Stop` is sent there, to none).
+#[cfg_attr(target_family = "wasm", allow(dead_code))]
 enum Work {
     Call(Box<Job>),
     /// Read a prompt into the model's cache and answer nothing ([`Gateway::prime`]).
@@ -493,7 +502,16 @@ impl Gateway {
             .max(1)
     }
 
+    /// Loads `model_key`'s model in the background (in the browser the
+    /// server has loaded it already).
+    #[cfg(target_family = "wasm")]
+    pub fn warm(&self, model_key: &str) -> Result<(), LlmError> {
+        let _ = model_key;
+        Ok(())
+    }
+
     /// Loads `model_key`'s model in the background.
+    #[cfg(not(target_family = "wasm"))]
     pub fn warm(&self, model_key: &str) -> Result<(), LlmError> {
         for background in [false, true] {
             if background && self.lanes(model_key) < 2 {
@@ -533,18 +551,26 @@ impl Gateway {
         let (done, heard) = crossbeam_channel::bounded(1);
         let (events, _) = crossbeam_channel::unbounded();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        match self.prepare(id, request, events, Arc::new(AtomicBool::new(false))) {
-            Ok((worker, job)) => {
-                if let Err(failed) = worker.send(Work::Prime(job, done))
-                    && let Work::Prime(_, done) = failed.0
-                {
-                    let _ = done.send(());
-                }
-            }
-            Err(_) => {
+        let job = self.prepare(id, request, events, Arc::new(AtomicBool::new(false)));
+        // In the browser the server keeps its own prompt cache: nothing to prime.
+        #[cfg(not(target_family = "wasm"))]
+        let job = job.and_then(|job| {
+            self.worker(&job.model_key, job.background)
+                .map_err(|m| (String::new(), String::new(), m))
+                .map(|worker| (worker, job))
+        });
+        #[cfg(not(target_family = "wasm"))]
+        if let Ok((worker, job)) = job {
+            if let Err(failed) = worker.send(Work::Prime(job, done))
+                && let Work::Prime(_, done) = failed.0
+            {
                 let _ = done.send(());
             }
+            return heard;
         }
+        #[cfg(target_family = "wasm")]
+        drop(job);
+        let _ = done.send(());
         heard
     }
 
@@ -559,18 +585,11 @@ impl Gateway {
             rx,
             cancel: cancel.clone(),
         };
-        match self.prepare(id, request, tx.clone(), cancel) {
-            Ok((worker, job)) => {
-                if let Err(failed) = worker.send(Work::Call(job))
-                    && let Work::Call(job) = failed.0
-                {
-                    let message = "the model worker has stopped".to_owned();
-                    let _ = tx.send(finished_early(&job.stage, &job.model_key, message));
-                }
-            }
-            Err((stage, key, message)) => {
-                let _ = tx.send(finished_early(&stage, &key, message));
-            }
+        if let Err((stage, key, message)) = self
+            .prepare(id, request, tx.clone(), cancel)
+            .and_then(|job| self.dispatch(job))
+        {
+            let _ = tx.send(finished_early(&stage, &key, message));
         }
         handle
     }
@@ -581,7 +600,7 @@ impl Gateway {
         request: CallRequest,
         events: Sender<LlmEvent>,
         cancel: Arc<AtomicBool>,
-    ) -> Result<(Sender<Work>, Box<Job>), (String, String, String)> {
+    ) -> Result<Box<Job>, (String, String, String)> {
         let fail = |message: String| (request.stage.clone(), request.model_key.clone(), message);
         let info = self
             .prompts
@@ -641,12 +660,10 @@ impl Gateway {
             .unwrap_or_default();
         let sampling = Sampling::default()
             .merged(&model_sampling.then(&info.sampling).then(&request.sampling));
-        let worker = self
-            .worker(&request.model_key, request.background)
-            .map_err(fail)?;
         let job = Job {
             id,
             model_key: request.model_key.clone(),
+            background: request.background,
             stage: request.stage.clone(),
             version: rendered.version,
             messages: rendered.messages,
@@ -662,7 +679,38 @@ impl Gateway {
             events,
             cancel,
         };
-        Ok((worker, Box::new(job)))
+        Ok(Box::new(job))
+    }
+
+    /// Hands a call to the worker of the lane that serves its key.
+    #[cfg(not(target_family = "wasm"))]
+    fn dispatch(&self, job: Box<Job>) -> Result<(), (String, String, String)> {
+        let (stage, key) = (job.stage.clone(), job.model_key.clone());
+        let worker = self
+            .worker(&job.model_key, job.background)
+            .map_err(|m| (stage.clone(), key.clone(), m))?;
+        worker.send(Work::Call(job)).map_err(|_| {
+            let message = "the model worker has stopped".to_owned();
+            (stage, key, message)
+        })
+    }
+
+    /// Runs a call as a task of the page: the browser has no threads to block,
+    /// and the model is a server the page streams from with `fetch` (the
+    /// server queues what it cannot run at once).
+    #[cfg(target_family = "wasm")]
+    fn dispatch(&self, job: Box<Job>) -> Result<(), (String, String, String)> {
+        let fail = |m: String| (job.stage.clone(), job.model_key.clone(), m);
+        let model = self
+            .models
+            .get(&job.model_key, &self.data_dir)
+            .map_err(|e| fail(e.to_string()))?;
+        let mut backend =
+            super::fetch::FetchBackend::open(&model.backend).map_err(|e| fail(e.to_string()))?;
+        super::fetch::spawn(async move {
+            run_call(&mut backend, *job).await;
+        });
+        Ok(())
     }
 
     /// How many calls `model_key` runs at once (`lanes` in models.ron; 1 for
@@ -700,6 +748,7 @@ impl Gateway {
     /// backend configuration share one worker (and one loaded model); a key
     /// with two `lanes` has a second worker for `background` calls, with its own
     /// contexts over the same loaded model.
+    #[cfg(not(target_family = "wasm"))]
     fn worker(&self, model_key: &str, background: bool) -> Result<Sender<Work>, String> {
         let lane_key = if background && self.lanes(model_key) > 1 {
             format!("{model_key}#background")
@@ -744,7 +793,7 @@ impl Gateway {
         let factory = factory.ok_or_else(|| format!("no backend for model `{model_key}`"))?;
         let (tx, rx) = crossbeam_channel::unbounded::<Work>();
         let stopped = self.stopped.0.clone();
-        thread::Builder::new()
+        std::thread::Builder::new()
             .name(format!("llm-{model_key}"))
             .spawn(move || {
                 worker_loop(factory, rx);
@@ -837,6 +886,7 @@ fn finished_early(stage: &str, model_key: &str, message: String) -> LlmEvent {
     }))
 }
 
+#[cfg(not(target_family = "wasm"))]
 fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
     let mut factory = Some(factory);
     let mut backend: Option<Result<Box<dyn Backend>, BackendError>> = None;
@@ -892,7 +942,10 @@ fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
             Work::Warm | Work::Stop => continue,
         };
         match loaded {
-            Ok(backend) => run_call(backend.as_mut(), *job),
+            Ok(backend) => futures_lite::future::block_on(run_call(
+                &mut super::backend::Blocking(backend.as_mut()),
+                *job,
+            )),
             Err(e) => {
                 let _ = job.events.send(finished_early(
                     &job.stage,
@@ -905,7 +958,7 @@ fn worker_loop(factory: BackendFactory, rx: Receiver<Work>) {
 }
 
 /// Runs one call with the repair → retry policy.
-fn run_call(backend: &mut dyn Backend, job: Job) {
+async fn run_call<B: Generate>(backend: &mut B, job: Job) {
     let started = Instant::now();
     let mut record = CallRecord {
         stage: job.stage.clone(),
@@ -920,7 +973,7 @@ fn run_call(backend: &mut dyn Backend, job: Job) {
         started_at: now_seconds(),
         total: std::time::Duration::ZERO,
     };
-    let result = policy(backend, &job, &mut record);
+    let result = policy(backend, &job, &mut record).await;
     record.total = started.elapsed();
     match &result {
         Ok(value) => record.output = Some(value.clone()),
@@ -932,8 +985,8 @@ fn run_call(backend: &mut dyn Backend, job: Job) {
         .send(LlmEvent::Finished(Box::new(CallOutcome { result, record })));
 }
 
-fn policy(
-    backend: &mut dyn Backend,
+async fn policy<B: Generate>(
+    backend: &mut B,
     job: &Job,
     record: &mut CallRecord,
 ) -> Result<Value, LlmError> {
@@ -950,7 +1003,8 @@ fn policy(
                 job.messages.clone(),
                 &sampling,
                 &job.cache_slot,
-            )?;
+            )
+            .await?;
             drafts.push(Value::String(text));
         }
         return Ok(Value::Array(drafts));
@@ -963,7 +1017,8 @@ fn policy(
         job.messages.clone(),
         &job.sampling,
         &job.cache_slot,
-    )?;
+    )
+            .await?;
     let Some(contract) = &job.contract else {
         return Ok(Value::String(first));
     };
@@ -991,7 +1046,8 @@ fn policy(
                 repair.messages,
                 &job.sampling,
                 REPAIR_STAGE,
-            )?;
+            )
+            .await?;
             if let Some(a) = record.attempts.last_mut() {
                 a.prompt_id = repair_id;
             }
@@ -1015,7 +1071,8 @@ fn policy(
         job.messages.clone(),
         &sampling,
         &job.cache_slot,
-    )?;
+    )
+            .await?;
     match validate(contract, job.check.as_ref(), &text) {
         Ok(v) => Ok(v),
         Err(errors) => {
@@ -1043,8 +1100,8 @@ fn validate(contract: &Contract, check: Option<&Check>, text: &str) -> Result<Va
     Ok(value)
 }
 
-fn attempt(
-    backend: &mut dyn Backend,
+async fn attempt<B: Generate>(
+    backend: &mut B,
     job: &Job,
     record: &mut CallRecord,
     kind: AttemptKind,
@@ -1067,7 +1124,7 @@ fn attempt(
         }
         !cancel.load(Ordering::Relaxed)
     };
-    let outcome = backend.generate(&request, &mut on_token);
+    let outcome = backend.generate(&request, &mut on_token).await;
     let mut entry = Attempt {
         kind,
         prompt_id: record.prompt_id.clone(),

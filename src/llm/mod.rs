@@ -9,13 +9,16 @@
 //! returns a [`CallRecord`] holding everything needed to replay the call.
 //!
 //! Backends: in-process llama.cpp ([`llama`], feature `llama`), OpenAI-compatible
-//! HTTP ([`openai`], feature `http`) and a [`scripted`] one for tests, demos and
-//! replay. The backend trait and everything here except those two modules is
+//! HTTP ([`openai`], feature `http`; in the browser `fetch`, the same wire format
+//! from [`chat`]) and a [`scripted`] one for tests, demos and replay. The backend trait and everything here except those two modules is
 //! plain Rust with no Bevy.
 
 pub mod backend;
+pub mod chat;
 pub mod config;
 pub mod contract;
+#[cfg(target_family = "wasm")]
+pub mod fetch;
 pub mod gateway;
 #[cfg(feature = "llama")]
 pub mod llama;

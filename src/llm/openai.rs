@@ -9,12 +9,13 @@
 //! never logged or put in an error.
 
 use std::io::{BufRead, BufReader};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
+use web_time::Instant;
 
-use super::backend::{Backend, BackendError, FinishReason, GenerateRequest, Generated};
-use super::stream::TextStream;
+use super::backend::{Backend, BackendError, GenerateRequest, Generated};
+use super::chat::{EventStream, Flow};
 
 /// The HTTP backend.
 pub struct OpenAiBackend {
@@ -78,55 +79,14 @@ impl OpenAiBackend {
         self
     }
 
-    /// The request body as sent: [`Self::body`] with the output contract's
-    /// fields in the order the model should write them
-    /// ([`super::contract::schema_text`]).
+    /// The request body as sent ([`super::chat::body_text`]).
     pub fn body_text(&self, request: &GenerateRequest) -> String {
-        const SCHEMA: &str = "\u{0}loreloom-schema\u{0}";
-        let mut body = self.body(request);
-        let Some(schema) = request.json_schema.as_ref() else {
-            return body.to_string();
-        };
-        body["response_format"]["json_schema"]["schema"] = json!(SCHEMA);
-        body.to_string().replacen(
-            &json!(SCHEMA).to_string(),
-            &super::contract::schema_text(schema),
-            1,
-        )
+        super::chat::body_text(&self.model, request)
     }
 
-    /// The request body for `request`.
+    /// The request body for `request` ([`super::chat::body`]).
     pub fn body(&self, request: &GenerateRequest) -> Value {
-        let s = &request.sampling;
-        let mut body = json!({
-            "model": self.model,
-            "messages": request.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect::<Vec<_>>(),
-            "stream": true,
-            "stream_options": {"include_usage": true},
-            "temperature": s.temperature,
-            "max_tokens": s.max_tokens,
-            "seed": s.seed,
-        });
-        if let Some(p) = s.top_p {
-            body["top_p"] = json!(p);
-        }
-        // Not in OpenAI's own API; llama-server, Ollama and vLLM accept them.
-        if let Some(k) = s.top_k {
-            body["top_k"] = json!(k);
-        }
-        if let Some(r) = s.repeat_penalty {
-            body["repeat_penalty"] = json!(r);
-        }
-        if !s.stop.is_empty() {
-            body["stop"] = json!(s.stop);
-        }
-        if let Some(schema) = &request.json_schema {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": {"name": "output", "strict": true, "schema": schema},
-            });
-        }
-        body
+        super::chat::body(&self.model, request)
     }
 
     fn post(&self, body: &str) -> Result<ureq::http::Response<ureq::Body>, BackendError> {
@@ -159,14 +119,10 @@ impl OpenAiBackend {
                         self.endpoint,
                         detail.trim()
                     );
-                    if status == 408 || status == 429 || status >= 500 {
+                    if super::chat::transient_status(status) {
                         last = BackendError::Transient(message);
                     } else {
-                        let hint = match status {
-                            401 | 403 => " (check the API key variable in models.ron)",
-                            404 => " (check the URL ends in /v1 and the model name)",
-                            _ => "",
-                        };
+                        let hint = super::chat::status_hint(status);
                         return Err(BackendError::Fatal(format!("{message}{hint}")));
                     }
                 }
@@ -198,77 +154,15 @@ impl Backend for OpenAiBackend {
         let body = self.body_text(request);
         let response = self.post(&body)?;
         let reader = BufReader::new(response.into_body().into_reader());
-        let mut stream = TextStream::new(&request.sampling.stop);
-        let mut first = None;
-        let mut finish = FinishReason::Stop;
-        let mut chunks = 0u32;
-        let mut usage = (None, None, None);
+        let mut events = EventStream::new(&self.endpoint, &request.sampling.stop, start);
         for line in reader.lines() {
             let line = line.map_err(|e| {
                 BackendError::Transient(format!("the stream from {} broke: {e}", self.endpoint))
             })?;
-            let Some(data) = line.strip_prefix("data:").map(str::trim) else {
-                continue;
-            };
-            if data == "[DONE]" {
+            if events.line(&line, on_token)? == Flow::Done {
                 break;
             }
-            let event: Value = serde_json::from_str(data).map_err(|e| {
-                BackendError::Fatal(format!(
-                    "{} sent an event that is not JSON ({e}): {data:.200}",
-                    self.endpoint
-                ))
-            })?;
-            if let Some(error) = event.get("error") {
-                return Err(BackendError::Fatal(format!(
-                    "{} reported: {error}",
-                    self.endpoint
-                )));
-            }
-            if let Some(u) = event.get("usage").filter(|u| u.is_object()) {
-                usage.0 = u["prompt_tokens"].as_u64();
-                usage.1 = u["completion_tokens"].as_u64();
-            }
-            if let Some(cached) = event["timings"]["cache_n"].as_u64() {
-                usage.2 = Some(cached);
-            }
-            let choice = &event["choices"][0];
-            if let Some(text) = choice["delta"]["content"]
-                .as_str()
-                .filter(|t| !t.is_empty())
-            {
-                chunks += 1;
-                first.get_or_insert_with(|| start.elapsed());
-                let piece = stream.push_str(text);
-                if !piece.is_empty() && !on_token(&piece) {
-                    return Err(BackendError::Cancelled);
-                }
-                if stream.stopped() {
-                    finish = FinishReason::StopString;
-                    break;
-                }
-            }
-            match choice["finish_reason"].as_str() {
-                Some("length") => finish = FinishReason::Length,
-                Some("stop") if !stream.stopped() => finish = FinishReason::Stop,
-                _ => {}
-            }
         }
-        let rest = stream.finish();
-        if !rest.is_empty() {
-            on_token(&rest);
-        }
-        let count = |v: Option<u64>, fallback: u32| {
-            v.map_or(fallback, |v| u32::try_from(v).unwrap_or(u32::MAX))
-        };
-        Ok(Generated {
-            text: stream.into_text(),
-            finish,
-            tokens_in: count(usage.0, 0),
-            tokens_out: count(usage.1, chunks),
-            cached_tokens: count(usage.2, 0),
-            time_to_first_token: first.unwrap_or_else(|| start.elapsed()),
-            total: start.elapsed(),
-        })
+        Ok(events.finish(on_token))
     }
 }

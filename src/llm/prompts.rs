@@ -11,7 +11,6 @@
 //! `{% include "_partials/NAME.jinja" %}`; folders starting with `_` are not stages.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -137,15 +136,16 @@ impl PromptRegistry {
                 .expect("the default delimiters are a valid syntax"),
         );
         let partials = root.join("_partials");
-        if partials.is_dir() {
+        if crate::files::is_dir(&partials) {
             for file in read_dir_sorted(&partials)? {
                 if file.extension().is_none_or(|e| e != "jinja") {
                     continue;
                 }
-                let source = fs::read_to_string(&file).map_err(|source| PromptError::Io {
-                    path: file.clone(),
-                    source,
-                })?;
+                let source =
+                    crate::files::read_to_string(&file).map_err(|source| PromptError::Io {
+                        path: file.clone(),
+                        source,
+                    })?;
                 env.add_template_owned(format!("_partials/{}", file_name(&file)), source)
                     .map_err(|source| PromptError::Template {
                         path: file.clone(),
@@ -156,10 +156,11 @@ impl PromptRegistry {
         let mut stages = BTreeMap::new();
         for (name, entry) in stage_dirs(&root)? {
             let stage_file = entry.join("stage.ron");
-            let text = fs::read_to_string(&stage_file).map_err(|source| PromptError::Io {
-                path: stage_file.clone(),
-                source,
-            })?;
+            let text =
+                crate::files::read_to_string(&stage_file).map_err(|source| PromptError::Io {
+                    path: stage_file.clone(),
+                    source,
+                })?;
             let info: StageInfo = ron::from_str(&text).map_err(|e| PromptError::StageFile {
                 path: stage_file.clone(),
                 message: e.to_string(),
@@ -175,10 +176,11 @@ impl PromptRegistry {
                 else {
                     continue;
                 };
-                let source = fs::read_to_string(&file).map_err(|source| PromptError::Io {
-                    path: file.clone(),
-                    source,
-                })?;
+                let source =
+                    crate::files::read_to_string(&file).map_err(|source| PromptError::Io {
+                        path: file.clone(),
+                        source,
+                    })?;
                 if !has_block(&source, "user") {
                     return Err(PromptError::NoUserBlock { path: file });
                 }
@@ -344,16 +346,16 @@ fn stage_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, PromptError> {
     let mut out = Vec::new();
     for entry in read_dir_sorted(root)? {
         let name = file_name(&entry);
-        if !entry.is_dir() || name.starts_with('_') {
+        if !crate::files::is_dir(&entry) || name.starts_with('_') {
             continue;
         }
-        if entry.join("stage.ron").is_file() {
+        if crate::files::is_file(&entry.join("stage.ron")) {
             out.push((name, entry));
             continue;
         }
         for inner in read_dir_sorted(&entry)? {
             let inner_name = file_name(&inner);
-            if inner.is_dir() && !inner_name.starts_with('_') {
+            if crate::files::is_dir(&inner) && !inner_name.starts_with('_') {
                 out.push((format!("{name}/{inner_name}"), inner));
             }
         }
@@ -361,22 +363,22 @@ fn stage_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, PromptError> {
     Ok(out)
 }
 
+/// The entries directly inside `dir`, sorted; an error when it is no folder.
 fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, PromptError> {
-    let io = |source| PromptError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
-        .map_err(io)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(io)?;
-    entries.sort();
-    Ok(entries)
+    if !crate::files::is_dir(dir) {
+        return Err(PromptError::Io {
+            path: dir.to_path_buf(),
+            // The error's own text names the folder already.
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such folder"),
+        });
+    }
+    Ok(crate::files::list(dir))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
     use serde_json::json;
 

@@ -47,8 +47,8 @@ pub struct Attempt {
 
 /// Now, in seconds since the Unix epoch (as [`CallRecord::started_at`]).
 pub fn now_seconds() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or_default()
 }

@@ -287,7 +287,7 @@ impl Ruleset {
     /// Read a ruleset folder (`ruleset.json` + `rulebook.md`) and check it hangs together.
     pub fn load(dir: &Path) -> Result<Self, RulesetError> {
         let path = dir.join(RULESET_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|source| RulesetError::Read {
+        let text = crate::files::read_to_string(&path).map_err(|source| RulesetError::Read {
             path: path.clone(),
             source,
         })?;
@@ -300,7 +300,7 @@ impl Ruleset {
         if ruleset.rulebook_text.trim().is_empty() {
             let book = dir.join(RULEBOOK_FILE);
             ruleset.rulebook_text =
-                std::fs::read_to_string(&book).map_err(|source| RulesetError::Read {
+                crate::files::read_to_string(&book).map_err(|source| RulesetError::Read {
                     path: book.clone(),
                     source,
                 })?;
@@ -315,7 +315,10 @@ impl Ruleset {
     /// Find a ruleset by id: `dir/<id>/` for each directory in order.
     pub fn find(id: &str, dirs: &[PathBuf]) -> Result<Self, RulesetError> {
         let searched: Vec<PathBuf> = dirs.iter().map(|d| d.join(id)).collect();
-        match searched.iter().find(|d| d.join(RULESET_FILE).is_file()) {
+        match searched
+            .iter()
+            .find(|d| crate::files::is_file(&d.join(RULESET_FILE)))
+        {
             Some(dir) => Self::load(dir),
             None => Err(RulesetError::NotFound {
                 id: id.to_owned(),

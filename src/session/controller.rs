@@ -182,7 +182,7 @@ pub struct NewSave {
 /// Write a new save: the opening scene of the scenario, with the calibration stored.
 pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), String> {
     let campaign = load_campaign(&new.campaign)?;
-    let dir = new.campaign.canonicalize().unwrap_or(new.campaign.clone());
+    let dir = crate::files::canonical(&new.campaign);
     let id = dir
         .file_name()
         .map_or_else(|| "campaign".into(), |n| n.to_string_lossy().into_owned());
@@ -206,7 +206,10 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), String> {
     )
     .map_err(|e| format!("{}: {e}", new.campaign.display()))?;
     let path = new.save.clone().unwrap_or_else(|| free_save_path(&id));
-    if let Some(parent) = path.parent() {
+    // The browser's storage has no folders to make.
+    if !cfg!(target_family = "wasm")
+        && let Some(parent) = path.parent()
+    {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("{}: cannot create the folder: {e}", parent.display()))?;
     }
@@ -255,21 +258,18 @@ pub fn saves_dir() -> PathBuf {
 
 /// The most recently played save of a campaign folder, if any.
 pub fn latest_save(campaign: &Path) -> Option<PathBuf> {
-    let id = campaign
-        .canonicalize()
-        .ok()?
+    let id = crate::files::canonical(campaign)
         .file_name()?
         .to_string_lossy()
         .into_owned();
-    std::fs::read_dir(saves_dir())
-        .ok()?
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let path = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with(&format!("{id}-")) && path.extension().is_some_and(|x| x == "db")
+    crate::files::list(&saves_dir())
+        .into_iter()
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{id}-")))
+                && path.extension().is_some_and(|x| x == "db")
         })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .filter_map(|path| Some((crate::files::modified(&path)?, path)))
         .max()
         .map(|(_, p)| p)
 }
@@ -278,7 +278,7 @@ fn free_save_path(campaign_id: &str) -> PathBuf {
     let dir = saves_dir();
     (1..=10_000)
         .map(|n| dir.join(format!("{campaign_id}-{n}.db")))
-        .find(|p| !p.exists())
+        .find(|p| !crate::files::is_file(p))
         .unwrap_or_else(|| dir.join(format!("{campaign_id}-{}.db", unique())))
 }
 
@@ -357,10 +357,11 @@ impl Controller {
         let memory = SessionMemory::open(&mut store, &campaign, embedder)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let play_session = store.start_play_session().map_err(|e| e.to_string())?;
-        let templates =
-            std::fs::read_to_string(crate::resource_dir("prompts").join("fallback_narration.txt"))
-                .map(|t| fallback_templates(&t))
-                .unwrap_or_default();
+        let templates = crate::files::read_to_string(
+            &crate::resource_dir("prompts").join("fallback_narration.txt"),
+        )
+        .map(|t| fallback_templates(&t))
+        .unwrap_or_default();
         let mut ctl = Self {
             store,
             state,
@@ -395,6 +396,11 @@ impl Controller {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The save, to keep what changed ([`Store::keep`]).
+    pub fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
     }
 
     /// The scene the story stands at.
@@ -841,8 +847,8 @@ impl Controller {
 
 /// A unique suffix for action ids and file names.
 pub fn unique() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    let now = web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     format!("{now:x}-{:x}", rand::random::<u32>())
 }

@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::Value;
+use web_time::Instant;
 
 use super::drafts::{campaign_names, grounded};
 use super::stream::Kind;

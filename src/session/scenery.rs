@@ -188,7 +188,7 @@ pub fn music(campaign: &Campaign, world: &WorldState, beat: Option<&Beat>) -> Mu
     };
     if let Some(file) = beat.and_then(|b| b.music.as_deref()) {
         let path = campaign.root.join(file);
-        if path.is_file() {
+        if crate::files::is_file(&path) {
             return MusicCue {
                 mood,
                 track: Some(path),

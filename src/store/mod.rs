@@ -78,6 +78,11 @@ pub enum StoreError {
         context: &'static str,
         source: serde_json::Error,
     },
+    #[error("{path}: the browser did not keep the save ({source}); the turn stays in the open page")]
+    Keep {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl StoreError {
@@ -260,6 +265,9 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     session_id: String,
+    /// In the browser: the connection's change count when it was last kept.
+    #[cfg(target_family = "wasm")]
+    kept_at: u64,
 }
 
 impl std::fmt::Debug for Store {
@@ -276,7 +284,19 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         path: path.to_path_buf(),
         source,
     };
+    #[cfg(not(target_family = "wasm"))]
     let conn = Connection::open(path).map_err(open)?;
+    // In the browser the save is a snapshot the page keeps (IndexedDB), read
+    // into memory here and written back by `Store::keep`.
+    #[cfg(target_family = "wasm")]
+    let conn = {
+        let mut conn = Connection::open_in_memory().map_err(open)?;
+        if let Ok(bytes) = crate::files::read_binary(path) {
+            conn.deserialize_read_exact(rusqlite::MAIN_DB, bytes.as_slice(), bytes.len(), false)
+                .map_err(open)?;
+        }
+        conn
+    };
     conn.busy_timeout(Duration::from_secs(10)).map_err(open)?;
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(open)?;
@@ -286,7 +306,7 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
 impl Store {
     /// Create a new save at `path` (which must not exist) with its opening scene.
     pub fn create(path: &Path, new: &NewSession) -> Result<Self, StoreError> {
-        if path.exists() {
+        if path.exists() || crate::files::is_file(path) {
             return Err(StoreError::Open {
                 path: path.to_path_buf(),
                 source: rusqlite::Error::InvalidPath(path.to_path_buf()),
@@ -301,6 +321,8 @@ impl Store {
                 source,
             }
         };
+        // WAL needs shared memory the browser's in-memory database lacks.
+        #[cfg(not(target_family = "wasm"))]
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sql("enabling WAL"))?;
         migrate(&mut conn, path)?;
@@ -359,16 +381,52 @@ impl Store {
         rebuild_projections(&tx, &new.id, &scene_id, &new.world)
             .map_err(sql("writing the world tables"))?;
         tx.commit().map_err(sql("committing the new save"))?;
-        Ok(Self {
+        #[allow(unused_mut)]
+        let mut store = Self {
             conn,
             path: path.to_path_buf(),
             session_id: new.id.clone(),
-        })
+            #[cfg(target_family = "wasm")]
+            kept_at: u64::MAX,
+        };
+        store.keep()?;
+        Ok(store)
+    }
+
+    /// Writes what changed since the last call where the disk does not hold
+    /// the database itself: in the browser, a snapshot of it to the page's
+    /// storage (natively every commit is on disk already and this does
+    /// nothing). The session calls it each frame; it costs a counter read
+    /// when nothing changed.
+    #[cfg(target_family = "wasm")]
+    pub fn keep(&mut self) -> Result<(), StoreError> {
+        let changes = self.conn.total_changes();
+        if changes == self.kept_at {
+            return Ok(());
+        }
+        let data = self.conn.serialize(rusqlite::MAIN_DB).map_err(|source| StoreError::Sql {
+            path: self.path.clone(),
+            context: "taking a snapshot of the save",
+            source,
+        })?;
+        crate::files::write_binary(&self.path, &data).map_err(|source| StoreError::Keep {
+            path: self.path.clone(),
+            source,
+        })?;
+        self.kept_at = changes;
+        Ok(())
+    }
+
+    /// Natively the database is its own file: nothing to do.
+    #[cfg(not(target_family = "wasm"))]
+    #[allow(clippy::unused_self, clippy::unnecessary_wraps)]
+    pub fn keep(&mut self) -> Result<(), StoreError> {
+        Ok(())
     }
 
     /// Open an existing save: check it is one, is whole, and migrate it to this build's schema.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        if !path.is_file() {
+        if !crate::files::is_file(path) {
             return Err(StoreError::Open {
                 path: path.to_path_buf(),
                 source: rusqlite::Error::InvalidPath(path.to_path_buf()),
@@ -405,6 +463,8 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             session_id,
+            #[cfg(target_family = "wasm")]
+            kept_at: 0,
         })
     }
 

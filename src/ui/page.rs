@@ -16,7 +16,9 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::library::{Library, LibraryEntry};
 use super::screens::{Overlays, Screen, Targets, Toasts};
+use super::session_screen::Campaigns;
 use super::stage::Stage;
+use crate::engine::session::{Entry, SessionView};
 use crate::engine::story_player::ActiveStory;
 use crate::saves::data_dir;
 
@@ -146,6 +148,36 @@ fn take_dropped_stories(
     }
 }
 
+/// What the session screen shows: the story so far (each entry's kind and
+/// text), the narration streaming in now, and whether a turn is running.
+fn session_state(view: &SessionView) -> serde_json::Value {
+    let entries: Vec<serde_json::Value> = view
+        .entries
+        .iter()
+        .map(|e| {
+            let (kind, text) = match e {
+                Entry::Recap(t) => ("recap", t.clone()),
+                Entry::Intention { text, .. } => ("intention", text.clone()),
+                Entry::Narration(t) => ("narration", t.clone()),
+                Entry::Roll(r) => ("roll", format!("{r:?}")),
+                Entry::Scene(t) => ("scene", t.clone()),
+                Entry::Note(t) => ("note", t.clone()),
+            };
+            serde_json::json!({ "kind": kind, "text": text })
+        })
+        .collect();
+    serde_json::json!({
+        "title": view.title,
+        "entries": entries,
+        "streaming": view.streaming,
+        "stage": view.stage,
+        "busy": view.busy,
+        "choices": view.choices,
+        "failure": view.failure.as_ref().map(|f| format!("{}: {}", f.stage, f.reason)),
+        "scene_index": view.scene_index,
+    })
+}
+
 /// Publish the screen's state when it changes.
 fn publish_state(
     screen: Res<State<Screen>>,
@@ -154,6 +186,7 @@ fn publish_state(
     overlays: Res<Overlays>,
     targets: Res<Targets>,
     library: Option<Res<Library>>,
+    (campaigns, session): (Res<Campaigns>, Res<SessionView>),
     mut contexts: EguiContexts,
     windows: Query<&Window, With<PrimaryWindow>>,
     mut last: Local<String>,
@@ -199,6 +232,11 @@ fn publish_state(
         "ending": if playing { stage.ending.clone() } else { None },
         "finished": playing && stage.finished(),
         "codex": overlays.codex,
+        "campaigns": campaigns.0.iter().map(|c| serde_json::json!({
+            "title": c.title,
+            "latest": c.latest.as_ref().map(|p| p.to_string_lossy()),
+        })).collect::<Vec<_>>(),
+        "session": (*screen.get() == Screen::Session).then(|| session_state(&session)),
         "targets": boxes,
     })
     .to_string();

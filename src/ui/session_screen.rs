@@ -12,7 +12,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::GuiOptions;
 use super::overlay::DebugLine;
-use super::screens::{BarPress, Overlays, Screen, Toasts, root_ui};
+use super::screens::{BarPress, Overlays, Screen, Targets, Toasts, root_ui};
 use super::session_reader::{self, SessionReader};
 use super::settings::Settings;
 use crate::engine::llm::LlmGateway;
@@ -99,8 +99,8 @@ pub struct CampaignEntry {
 fn latest_with_time(dir: &std::path::Path) -> (Option<PathBuf>, Option<u64>) {
     let latest = latest_save(dir);
     let at = latest
-        .as_ref()
-        .and_then(|p| std::fs::metadata(p).ok()?.modified().ok())
+        .as_deref()
+        .and_then(crate::files::modified)
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs());
     (latest, at)
@@ -242,15 +242,11 @@ struct SessionScript {
 fn find_campaigns(options: Res<GuiOptions>, mut campaigns: ResMut<Campaigns>) {
     let mut found = Vec::new();
     for dir in &options.library {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        let mut dirs: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.join("manifest.json").is_file())
+        // Sorted already.
+        let dirs: Vec<PathBuf> = crate::files::list(dir)
+            .into_iter()
+            .filter(|p| crate::files::is_file(&p.join("manifest.json")))
             .collect();
-        dirs.sort();
         for dir in dirs {
             let (latest, latest_at) = latest_with_time(&dir);
             match load_campaign(&dir) {
@@ -362,6 +358,12 @@ fn open_session(
             Err(e) => toasts.push(format!("{}: {e}", file.display())),
         }
     }
+    if cfg!(target_family = "wasm") {
+        toasts.push(
+            "In the browser, lore and memories are recalled by their words: the embedding model does not run in a page"
+                .to_owned(),
+        );
+    }
     portraits.0.clear();
     commands.insert_resource(session);
     next.set(Screen::Session);
@@ -395,9 +397,7 @@ fn load_portraits(
             continue;
         }
         let handle = match &c.portrait {
-            Some(path) if path.is_file() => {
-                server.load(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
-            }
+            Some(path) if crate::files::is_file(path) => server.load(crate::files::canonical(path)),
             _ => images.add(super::portrait::placeholder(&c.id, "character")),
         };
         portraits
@@ -458,7 +458,7 @@ fn follow_scene(
     }
     let backdrop = crate::session::scenery::backdrop(&state.campaign, scene);
     let handle = match &backdrop.image {
-        Some(path) => server.load(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone())),
+        Some(path) => server.load(crate::files::canonical(path)),
         None => images.add(super::portrait::painted_backdrop(
             &backdrop.place,
             &backdrop.mood,
@@ -646,12 +646,13 @@ fn session_screen(
         ResMut<DiceShown>,
         ResMut<SessionCodexView>,
     ),
-    (mut reader, settings, mut wheel, mut shades, window): (
+    (mut reader, settings, mut wheel, mut shades, window, mut targets): (
         ResMut<SessionReader>,
         Res<Settings>,
         MessageReader<MouseWheel>,
         ResMut<super::backdrop::Shades>,
         Query<&Window, With<bevy::window::PrimaryWindow>>,
+        ResMut<Targets>,
     ),
 ) -> Result {
     let scale_factor = window.single().map_or(1.0, Window::scale_factor);
@@ -817,7 +818,9 @@ fn session_screen(
                 for (i, choice) in view.choices.iter().enumerate().filter(|_| read) {
                     let label = egui::RichText::new(format!("{}. {choice}", i + 1)).size(18.0);
                     ui.horizontal(|ui| {
-                        if ui.add(egui::Button::new(label).frame(false)).clicked() {
+                        let choice = ui.add(egui::Button::new(label).frame(false));
+                        targets.note(format!("session-choice-{}", i + 1), choice.rect);
+                        if choice.clicked() {
                             send = Some((i + 1).to_string());
                         }
                         if let Some(Some(mark)) = view.choice_marks.get(i) {
@@ -839,9 +842,12 @@ fn session_screen(
                                 )
                                 .desired_width(ui.available_width() - 90.0),
                         );
+                        targets.note("session-input", field.rect);
                         let enter =
                             field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                        if (ui.button("Do it").clicked() || enter) && !draft.0.trim().is_empty() {
+                        let go = ui.button("Do it");
+                        targets.note("do-it", go.rect);
+                        if (go.clicked() || enter) && !draft.0.trim().is_empty() {
                             send = Some(std::mem::take(&mut draft.0));
                         }
                         if !field.has_focus() && !modal {
@@ -1042,9 +1048,7 @@ fn session_codex_window(
         if let Some(path) = &place.image {
             let handle = thumbnails
                 .entry(path.clone())
-                .or_insert_with(|| {
-                    server.load(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
-                })
+                .or_insert_with(|| server.load(crate::files::canonical(path)))
                 .clone();
             if let Some(image) = images.get(handle.id()) {
                 let size = image.size();
@@ -1197,6 +1201,10 @@ fn scene_line(scene: &serde_json::Map<String, serde_json::Value>, keys: &[&str])
 }
 
 /// Session zero on the title screen: tone, difficulty, lines and veils, then the new save opens.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one egui window and what it starts"
+)]
 fn session_zero_window(
     mut contexts: EguiContexts,
     mut zero: ResMut<SessionZero>,
@@ -1205,6 +1213,7 @@ fn session_zero_window(
     mut toasts: ResMut<Toasts>,
     gateway: Option<Res<LlmGateway>>,
     mut commands: Commands,
+    mut targets: ResMut<Targets>,
 ) -> Result {
     let Some(index) = zero.open else {
         return Ok(());
@@ -1262,7 +1271,9 @@ fn session_zero_window(
             });
             ui.add_space(8.0);
             ui.horizontal(|ui| {
-                begin = ui.button("Begin").clicked();
+                let go = ui.button("Begin");
+                targets.note("begin-session", go.rect);
+                begin = go.clicked();
                 cancel = ui.button("Cancel").clicked();
             });
         },

@@ -169,20 +169,23 @@ fn title_screen(
                         .on_hover_text(&c.description);
                     ui.horizontal(|ui| {
                         ui.add_enabled_ui(!modal && zero.open.is_none(), |ui| {
-                            if ui.button("New session").clicked() {
+                            let new = ui.button("New session");
+                            targets.note(format!("new-session-{i}"), new.rect);
+                            if new.clicked() {
                                 zero.begin(i, c.warnings.len());
                             }
-                            if let Some(save) = &c.latest
-                                && ui
+                            if let Some(save) = &c.latest {
+                                let resume = ui
                                     .button("Continue")
-                                    .on_hover_text(save.display().to_string())
-                                    .clicked()
-                            {
-                                opens.write(OpenSession {
-                                    save: save.clone(),
-                                    model_script: None,
-                                    model_pace_ms: 0,
-                                });
+                                    .on_hover_text(save.display().to_string());
+                                targets.note(format!("continue-session-{i}"), resume.rect);
+                                if resume.clicked() {
+                                    opens.write(OpenSession {
+                                        save: save.clone(),
+                                        model_script: None,
+                                        model_pace_ms: 0,
+                                    });
+                                }
                             }
                         });
                     });

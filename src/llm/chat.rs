@@ -1,0 +1,186 @@
+//! The OpenAI-compatible chat API's wire format, shared by the native HTTP backend ([`super::openai`]) and the browser's `fetch` backend: the request body, and the streamed server-sent events read back into text.
+
+use serde_json::{Value, json};
+use web_time::Instant;
+
+use super::backend::{BackendError, FinishReason, GenerateRequest, Generated};
+use super::stream::TextStream;
+
+/// The request body for `request` to `model`.
+pub fn body(model: &str, request: &GenerateRequest) -> Value {
+    let s = &request.sampling;
+    let mut body = json!({
+        "model": model,
+        "messages": request.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect::<Vec<_>>(),
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "temperature": s.temperature,
+        "max_tokens": s.max_tokens,
+        "seed": s.seed,
+    });
+    if let Some(p) = s.top_p {
+        body["top_p"] = json!(p);
+    }
+    // Not in OpenAI's own API; llama-server, Ollama and vLLM accept them.
+    if let Some(k) = s.top_k {
+        body["top_k"] = json!(k);
+    }
+    if let Some(r) = s.repeat_penalty {
+        body["repeat_penalty"] = json!(r);
+    }
+    if !s.stop.is_empty() {
+        body["stop"] = json!(s.stop);
+    }
+    if let Some(schema) = &request.json_schema {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "output", "strict": true, "schema": schema},
+        });
+    }
+    body
+}
+
+/// The request body as sent: [`body`] with the output contract's fields in
+/// the order the model should write them ([`super::contract::schema_text`]).
+pub fn body_text(model: &str, request: &GenerateRequest) -> String {
+    const SCHEMA: &str = "\u{0}loreloom-schema\u{0}";
+    let mut body = body(model, request);
+    let Some(schema) = request.json_schema.as_ref() else {
+        return body.to_string();
+    };
+    body["response_format"]["json_schema"]["schema"] = json!(SCHEMA);
+    body.to_string().replacen(
+        &json!(SCHEMA).to_string(),
+        &super::contract::schema_text(schema),
+        1,
+    )
+}
+
+/// Whether an HTTP status is worth retrying (timeouts, rate limits, server errors).
+pub fn transient_status(status: u16) -> bool {
+    status == 408 || status == 429 || status >= 500
+}
+
+/// What to tell the player about a refused request, beyond the status.
+pub fn status_hint(status: u16) -> &'static str {
+    match status {
+        401 | 403 => " (check the API key variable in models.ron)",
+        404 => " (check the URL ends in /v1 and the model name)",
+        _ => "",
+    }
+}
+
+/// Whether a stream should go on after a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    More,
+    Done,
+}
+
+/// Reads a completion's server-sent events, line by line, into text.
+#[derive(Debug)]
+pub struct EventStream {
+    endpoint: String,
+    start: Instant,
+    stream: TextStream,
+    first: Option<std::time::Duration>,
+    finish: FinishReason,
+    chunks: u32,
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    cached_tokens: Option<u64>,
+}
+
+impl EventStream {
+    /// A stream from `endpoint` (named in errors) that began at `start`.
+    pub fn new(endpoint: &str, stops: &[String], start: Instant) -> Self {
+        Self {
+            endpoint: endpoint.to_owned(),
+            start,
+            stream: TextStream::new(stops),
+            first: None,
+            finish: FinishReason::Stop,
+            chunks: 0,
+            prompt_tokens: None,
+            completion_tokens: None,
+            cached_tokens: None,
+        }
+    }
+
+    /// Takes one line of the stream, passing new text to `on_token` (which
+    /// returns `false` to cancel).
+    pub fn line(
+        &mut self,
+        line: &str,
+        on_token: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Flow, BackendError> {
+        let Some(data) = line.strip_prefix("data:").map(str::trim) else {
+            return Ok(Flow::More);
+        };
+        if data == "[DONE]" {
+            return Ok(Flow::Done);
+        }
+        let event: Value = serde_json::from_str(data).map_err(|e| {
+            BackendError::Fatal(format!(
+                "{} sent an event that is not JSON ({e}): {data:.200}",
+                self.endpoint
+            ))
+        })?;
+        if let Some(error) = event.get("error") {
+            return Err(BackendError::Fatal(format!(
+                "{} reported: {error}",
+                self.endpoint
+            )));
+        }
+        if let Some(u) = event.get("usage").filter(|u| u.is_object()) {
+            self.prompt_tokens = u["prompt_tokens"].as_u64();
+            self.completion_tokens = u["completion_tokens"].as_u64();
+        }
+        if let Some(cached) = event["timings"]["cache_n"].as_u64() {
+            self.cached_tokens = Some(cached);
+        }
+        let choice = &event["choices"][0];
+        if let Some(text) = choice["delta"]["content"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+        {
+            self.chunks += 1;
+            let start = self.start;
+            self.first.get_or_insert_with(|| start.elapsed());
+            let piece = self.stream.push_str(text);
+            if !piece.is_empty() && !on_token(&piece) {
+                return Err(BackendError::Cancelled);
+            }
+            if self.stream.stopped() {
+                self.finish = FinishReason::StopString;
+                return Ok(Flow::Done);
+            }
+        }
+        match choice["finish_reason"].as_str() {
+            Some("length") => self.finish = FinishReason::Length,
+            Some("stop") if !self.stream.stopped() => self.finish = FinishReason::Stop,
+            _ => {}
+        }
+        Ok(Flow::More)
+    }
+
+    /// The whole reply, with what was held back for a stop string streamed.
+    pub fn finish(mut self, on_token: &mut dyn FnMut(&str) -> bool) -> Generated {
+        let rest = self.stream.finish();
+        if !rest.is_empty() {
+            on_token(&rest);
+        }
+        let count = |v: Option<u64>, fallback: u32| {
+            v.map_or(fallback, |v| u32::try_from(v).unwrap_or(u32::MAX))
+        };
+        Generated {
+            text: self.stream.into_text(),
+            finish: self.finish,
+            tokens_in: count(self.prompt_tokens, 0),
+            tokens_out: count(self.completion_tokens, self.chunks),
+            cached_tokens: count(self.cached_tokens, 0),
+            time_to_first_token: self.first.unwrap_or_else(|| self.start.elapsed()),
+            total: self.start.elapsed(),
+        }
+    }
+}

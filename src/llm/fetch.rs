@@ -1,0 +1,193 @@
+//! The browser's model backend (issue #26): an OpenAI-compatible server (llama-server on the player's machine) called with `fetch`, its server-sent events read from the response's stream as they arrive.
+//!
+//! The page has no threads to block, so this backend is a [`Generate`]: the
+//! gateway runs its call policy as a task of the page and the frame polls the
+//! call's channel as it does natively. Transient failures (the server is not
+//! up yet, 408, 429, 5xx) are retried with backoff before any text streams.
+
+use std::time::Duration;
+
+use js_sys::{Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_time::Instant;
+
+use super::backend::{BackendError, GenerateRequest, Generate, Generated};
+use super::chat::{EventStream, Flow};
+use super::config::BackendConfig;
+
+/// A chat-completions endpoint, reached from the page.
+#[derive(Debug)]
+pub struct FetchBackend {
+    endpoint: String,
+    model: String,
+    retries: u32,
+    backoff: Duration,
+}
+
+impl FetchBackend {
+    /// The backend a model key names; only a server can answer a page.
+    pub fn open(config: &BackendConfig) -> Result<Self, BackendError> {
+        match config {
+            BackendConfig::OpenAi {
+                url,
+                model,
+                retries,
+                ..
+            } => Ok(Self {
+                endpoint: format!("{}/chat/completions", url.trim_end_matches('/')),
+                model: model.clone(),
+                retries: (*retries).max(1),
+                backoff: Duration::from_millis(500),
+            }),
+            _ => Err(BackendError::Fatal(
+                "in the browser a model key must name an OpenAI-compatible server (OpenAi { url: \"http://127.0.0.1:8081/v1\", … } in models.ron): the in-process model and script files do not run in a page".into(),
+            )),
+        }
+    }
+
+    async fn post(&self, body: &str) -> Result<web_sys::Response, BackendError> {
+        let window = web_sys::window()
+            .ok_or_else(|| BackendError::Fatal("no window to fetch from".into()))?;
+        let mut last = BackendError::Transient("no attempt made".into());
+        for attempt in 0..self.retries {
+            if attempt > 0 {
+                sleep(&window, self.backoff * 2u32.pow(attempt - 1)).await;
+            }
+            let init = web_sys::RequestInit::new();
+            init.set_method("POST");
+            init.set_body(&JsValue::from_str(body));
+            let headers = Object::new();
+            let _ = Reflect::set(&headers, &"Content-Type".into(), &"application/json".into());
+            let _ = Reflect::set(&headers, &"Accept".into(), &"text/event-stream".into());
+            init.set_headers(&headers);
+            let answer = JsFuture::from(window.fetch_with_str_and_init(&self.endpoint, &init)).await;
+            match answer.map(JsCast::dyn_into::<web_sys::Response>) {
+                Ok(Ok(response)) if response.ok() => return Ok(response),
+                Ok(Ok(response)) => {
+                    let status = response.status();
+                    let detail = match response.text() {
+                        Ok(text) => JsFuture::from(text)
+                            .await
+                            .ok()
+                            .and_then(|t| t.as_string())
+                            .unwrap_or_default(),
+                        Err(_) => String::new(),
+                    };
+                    let detail: String = detail.chars().take(300).collect();
+                    let message = format!(
+                        "{} answered HTTP {status}: {}",
+                        self.endpoint,
+                        detail.trim()
+                    );
+                    if super::chat::transient_status(status) {
+                        last = BackendError::Transient(message);
+                    } else {
+                        let hint = super::chat::status_hint(status);
+                        return Err(BackendError::Fatal(format!("{message}{hint}")));
+                    }
+                }
+                Ok(Err(_)) => {
+                    return Err(BackendError::Fatal(format!(
+                        "{} answered with something that is not a response",
+                        self.endpoint
+                    )));
+                }
+                Err(e) => {
+                    // A refused connection and a missing CORS header look alike to a page.
+                    last = BackendError::Transient(format!(
+                        "cannot reach {} ({}): is the model server running, and does it allow this page's origin?",
+                        self.endpoint,
+                        describe(&e)
+                    ));
+                }
+            }
+            tracing::warn!(
+                "model server attempt {} of {} failed: {last}",
+                attempt + 1,
+                self.retries
+            );
+        }
+        Err(last)
+    }
+}
+
+impl Generate for FetchBackend {
+    fn name(&self) -> &'static str {
+        "openai (fetch)"
+    }
+
+    async fn generate(
+        &mut self,
+        request: &GenerateRequest,
+        on_token: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Generated, BackendError> {
+        let start = Instant::now();
+        let body = super::chat::body_text(&self.model, request);
+        let response = self.post(&body).await?;
+        let broke = |e: &JsValue| {
+            BackendError::Transient(format!(
+                "the stream from {} broke: {}",
+                self.endpoint,
+                describe(e)
+            ))
+        };
+        let reader: web_sys::ReadableStreamDefaultReader = response
+            .body()
+            .ok_or_else(|| BackendError::Fatal(format!("{} sent no body", self.endpoint)))?
+            .get_reader()
+            .unchecked_into();
+        let mut events = EventStream::new(&self.endpoint, &request.sampling.stop, start);
+        let mut pending: Vec<u8> = Vec::new();
+        'read: loop {
+            let chunk = JsFuture::from(reader.read()).await.map_err(|e| broke(&e))?;
+            if Reflect::get(&chunk, &"done".into())
+                .ok()
+                .and_then(|d| d.as_bool())
+                .unwrap_or(true)
+            {
+                break;
+            }
+            let bytes: Uint8Array = Reflect::get(&chunk, &"value".into())
+                .map_err(|e| broke(&e))?
+                .unchecked_into();
+            pending.extend(bytes.to_vec());
+            while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line);
+                match events.line(line.trim_end(), on_token) {
+                    Ok(Flow::More) => {}
+                    Ok(Flow::Done) => break 'read,
+                    Err(e) => {
+                        let _ = reader.cancel();
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        let _ = reader.cancel();
+        Ok(events.finish(on_token))
+    }
+}
+
+/// Runs `task` as a task of the page (the gateway's calls in the browser).
+pub fn spawn(task: impl Future<Output = ()> + 'static) {
+    wasm_bindgen_futures::spawn_local(task);
+}
+
+/// Waits `wait` without blocking the page.
+async fn sleep(window: &web_sys::Window, wait: Duration) {
+    let ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
+    let timer = Promise::new(&mut |resolve, _| {
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+    });
+    let _ = JsFuture::from(timer).await;
+}
+
+/// A JavaScript error's message.
+fn describe(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}

@@ -1,0 +1,67 @@
+// The page's side of src/files.rs: what ships with the page (bundle.json, made by
+// web/build.sh: campaigns, prompts and schemas as text, and the list of pictures and
+// music fetched from assets/), and binary files (a session's SQLite snapshot) kept in
+// IndexedDB. Everything is loaded before the game starts (window.loreloomFiles.ready),
+// so the game reads synchronously; each write updates the copy here at once and is
+// written to IndexedDB behind it, in order.
+'use strict';
+(() => {
+  const DB = 'loreloom', STORE = 'files';
+  const files = new Map(); // path -> { bytes: Uint8Array, modified: ms }
+  let bundleText = null;
+  let db = null;
+  let queue = Promise.resolve();
+
+  const request = (r) => new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+  const openDb = () => {
+    const r = indexedDB.open(DB, 1);
+    r.onupgradeneeded = () => r.result.createObjectStore(STORE);
+    return request(r);
+  };
+  const write = (path, entry) => {
+    queue = queue.then(async () => {
+      if (!db) return;
+      const tx = db.transaction(STORE, 'readwrite');
+      if (entry) tx.objectStore(STORE).put(entry, path); else tx.objectStore(STORE).delete(path);
+      await new Promise((resolve, reject) => { tx.oncomplete = resolve; tx.onerror = () => reject(tx.error); });
+      window.loreloomFiles.written++;
+    }).catch((e) => console.warn(`loreloom: could not keep ${path} in IndexedDB: ${e}`));
+  };
+
+  window.loreloomFiles = {
+    /// How many writes have reached IndexedDB (tests wait on it).
+    written: 0,
+    get: (path) => files.get(path)?.bytes,
+    put: (path, bytes) => {
+      const entry = { bytes: bytes.slice(), modified: Date.now() };
+      files.set(path, entry);
+      write(path, entry);
+    },
+    remove: (path) => { if (files.delete(path)) write(path, null); },
+    names: () => [...files.keys()],
+    modified: (path) => files.get(path)?.modified,
+    bundle: () => bundleText,
+    /// Resolves once every write so far is in IndexedDB.
+    settled: () => queue,
+    ready: (async () => {
+      const [text] = await Promise.all([
+        fetch('bundle.json').then((r) => (r.ok ? r.text() : null), () => null),
+        (async () => {
+          try {
+            db = await openDb();
+            const tx = db.transaction(STORE, 'readonly');
+            const store = tx.objectStore(STORE);
+            const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
+            keys.forEach((k, i) => files.set(k, values[i]));
+          } catch (e) {
+            console.warn(`loreloom: no IndexedDB for this page (${e}); sessions last until the tab closes`);
+          }
+        })(),
+      ]);
+      bundleText = text;
+    })(),
+  };
+})();

@@ -1,0 +1,156 @@
+// Plays one turn of an open-ended session in the browser build (web/dist), in Debian's
+// headless Chromium driven by playwright-core, against llama.cpp's llama-server on
+// loopback with the default model (SmolLM2-135M-Instruct and the narrator adapter): the
+// page's models.ron (in localStorage) points the model keys at the server; on the
+// title screen it starts a new session of "Lanterns on the Drowned Reach" (session zero,
+// Begin), types a move into the session's text field and presses Enter, and checks the
+// narration streams into the page (the published state's `streaming` grows over several
+// reads) and the turn is committed. Then it reloads the page, clicks the campaign's
+// Continue and checks the turn is there: the save is the SQLite database kept in
+// IndexedDB (src/store, web/storage.js). Screenshots must show a picture.
+// Prints a JSON report; exits non-zero on any failure.
+// Usage: LORELOOM_LLAMA_SERVER=BIN node web/tests/session.js DIST SHOT_DIR MODEL_GGUF [ADAPTER_GGUF]
+'use strict';
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+const { spawn } = require('child_process');
+const { chromium } = require(path.join(__dirname, '../../tools/ship-check/node_modules/playwright-core'));
+const { serve, precompress } = require('../serve.js');
+const kit = require('./page.js');
+const { state, waitFor, click, launch, watchErrors } = kit;
+
+const [dist, shots, model, adapter] = process.argv.slice(2);
+const shoot = (page, name) => kit.shoot(page, shots, name);
+const CAMPAIGN = 'Lanterns on the Drowned Reach';
+const MOVE = 'I raise my lantern and look for the ferryman';
+const TURN_MS = 6 * 60000; // a whole turn of the small model on a shared core
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function llamaServer() {
+  const bin = process.env.LORELOOM_LLAMA_SERVER;
+  if (!bin || !fs.existsSync(bin)) throw new Error('LORELOOM_LLAMA_SERVER is not set to a llama-server binary (./run.sh test builds one)');
+  if (!fs.existsSync(model)) throw new Error(`the default model is missing at ${model} (./run.sh test installs it)`);
+  const port = await freePort();
+  const args = ['-m', model, '--host', '127.0.0.1', '--port', String(port), '-c', '8192', '-t', '1', '-np', '2', '--no-webui'];
+  if (adapter) args.push('--lora', adapter);
+  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (d) => { log = (log + d).slice(-4000); });
+  const until = Date.now() + 120000;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`llama-server exited (${child.exitCode}) before it was ready:\n${log}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+    if (ok) return { child, port };
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  child.kill();
+  throw new Error(`llama-server was not ready in 120 s:\n${log}`);
+}
+
+/// The page's models.ron: both tiers on the server, prompts in their compact form (the small model).
+function modelsRon(port) {
+  const key = (what) => `(backend: OpenAi(url: "http://127.0.0.1:${port}/v1", model: "default"), compact_prompts: true, lanes: 2, description: "${what}")`;
+  return `(small: "local-small", large: "local-large", models: {"local-small": ${key('the small tier, on llama-server')}, "local-large": ${key('the narrator, on llama-server')}})`;
+}
+
+(async () => {
+  fs.mkdirSync(shots, { recursive: true });
+  precompress(dist);
+  const llama = await llamaServer();
+  const server = await serve(dist, 0);
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const browser = await launch(chromium);
+  const report = { url, model: path.basename(model), adapter: adapter ? path.basename(adapter) : null };
+  let page = null;
+  const errors = [];
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+    await context.addInitScript((ron) => {
+      if (!localStorage.getItem('loreloom:.loreloom/models.ron')) localStorage.setItem('loreloom:.loreloom/models.ron', ron);
+    }, modelsRon(llama.port));
+    page = await context.newPage();
+    watchErrors(page, errors);
+
+    await page.goto(url);
+    let s = await waitFor(page, 'the campaigns on the title screen', (t) => t.screen === 'Title' && (t.campaigns || []).some((c) => c.title === CAMPAIGN));
+    const index = s.campaigns.findIndex((c) => c.title === CAMPAIGN);
+    report.campaigns = s.campaigns.map((c) => c.title);
+    await click(page, `new-session-${index}`, s);
+    s = await waitFor(page, 'session zero', (t) => t.targets['begin-session']);
+    await click(page, 'begin-session', s);
+    s = await waitFor(page, 'the session screen', (t) => t.screen === 'Session' && t.session && t.targets['session-input'] && !t.session.busy);
+    report.opening = s.session.entries.map((e) => e.kind);
+    report.shots = [await shoot(page, 'session-opening')];
+
+    // A move, typed as a player types it.
+    await click(page, 'session-input', s);
+    await page.waitForTimeout(300);
+    await page.keyboard.type(MOVE, { delay: 20 });
+    await page.keyboard.press('Enter');
+    const started = Date.now();
+    const streamed = [];
+    let firstWordsMs = null;
+    const until = started + TURN_MS;
+    for (;;) {
+      s = await state(page);
+      const sess = s && s.session;
+      if (sess && sess.streaming && (streamed.length === 0 || streamed[streamed.length - 1] !== sess.streaming.length)) {
+        if (firstWordsMs === null) firstWordsMs = Date.now() - started;
+        streamed.push(sess.streaming.length);
+      }
+      if (sess && sess.failure) throw new Error(`the turn failed: ${sess.failure}`);
+      if (sess && !sess.busy && sess.entries.some((e) => e.kind === 'intention' && e.text === MOVE)
+          && sess.entries.findIndex((e) => e.kind === 'intention' && e.text === MOVE) < sess.entries.map((e) => e.kind).lastIndexOf('narration')) break;
+      if (Date.now() > until) throw new Error(`the turn did not finish in ${TURN_MS / 1000} s; state: ${JSON.stringify(sess)}`);
+      await page.waitForTimeout(150);
+    }
+    report.turnMs = Date.now() - started;
+    report.firstWordsMs = firstWordsMs;
+    report.streamedLengths = streamed;
+    if (streamed.length < 3 || !streamed.every((n, i) => i === 0 || n > streamed[i - 1])) {
+      throw new Error(`the narration did not stream into the page (lengths seen: ${JSON.stringify(streamed)})`);
+    }
+    const entries = s.session.entries;
+    const narration = entries[entries.map((e) => e.kind).lastIndexOf('narration')].text;
+    report.narration = narration;
+    report.sceneIndex = s.session.scene_index;
+    report.shots.push(await shoot(page, 'session-turn'));
+    // Every write so far in IndexedDB before the page goes.
+    await page.evaluate(() => window.loreloomFiles.settled());
+    report.kept = await page.evaluate(() => ({ files: window.loreloomFiles.names(), writes: window.loreloomFiles.written }));
+    if (!report.kept.files.some((f) => /saves\/.+\.db$/.test(f))) throw new Error(`no session save in IndexedDB: ${JSON.stringify(report.kept)}`);
+
+    // Reload: the campaign offers Continue, and the save holds the turn.
+    await page.reload();
+    s = await waitFor(page, 'Continue on the title screen after a reload', (t) => t.screen === 'Title' && t.targets[`continue-session-${index}`]);
+    await click(page, `continue-session-${index}`, s);
+    s = await waitFor(page, 'the session reopened', (t) => t.screen === 'Session' && t.session && t.session.entries.length > 0);
+    const back = s.session.entries;
+    if (!back.some((e) => e.kind === 'intention' && e.text === MOVE)) throw new Error(`the move is not in the save after a reload: ${JSON.stringify(back)}`);
+    if (!back.some((e) => e.kind === 'narration' && e.text === narration)) throw new Error(`the turn's narration is not in the save after a reload: ${JSON.stringify(back)}`);
+    if (s.session.scene_index !== report.sceneIndex) throw new Error(`reopened at scene ${s.session.scene_index}, the turn made scene ${report.sceneIndex}`);
+    report.reopened = back.map((e) => e.kind);
+    report.shots.push(await shoot(page, 'session-reopened'));
+    if (errors.length) throw new Error(`the page reported errors:\n${errors.join('\n')}`);
+    console.log(JSON.stringify(report, null, 1));
+  } catch (err) {
+    if (page) await page.screenshot({ path: path.join(shots, 'session-failure.png') }).catch(() => {});
+    console.log(JSON.stringify(report, null, 1));
+    console.error(`web session test: ${err.message}`);
+    if (errors.length) console.error(errors.join('\n'));
+    process.exitCode = 1;
+  } finally {
+    await browser.close();
+    server.close();
+    llama.child.kill();
+  }
+})();

@@ -7,7 +7,7 @@
 //!   synchronous, so the save code stays the same on both, and its few
 //!   megabytes hold slots and settings (a few KB each) with room to spare;
 //! - binary files (a session's SQLite database, [`write_binary`]) go to
-//!   IndexedDB through `web/storage.js`, which loads them all before the game
+//!   `IndexedDB` through `web/storage.js`, which loads them all before the game
 //!   starts and writes each change behind it, so reads stay synchronous;
 //! - what ships with the page (campaigns, prompts, schemas: `bundle.json`,
 //!   made by `web/build.sh`) is read like a file, and the pictures and music it lists are fetched over HTTP.
@@ -57,7 +57,7 @@ pub fn read_binary(path: &Path) -> io::Result<Vec<u8>> {
     imp::read_binary(path)
 }
 
-/// Write a binary file as [`write_atomically`] does (in the browser: IndexedDB).
+/// Write a binary file as [`write_atomically`] does (in the browser: `IndexedDB`).
 pub fn write_binary(path: &Path, bytes: &[u8]) -> io::Result<()> {
     imp::write_binary(path, bytes)
 }
@@ -144,7 +144,7 @@ mod imp {
 
     const PREFIX: &str = "loreloom:";
 
-    /// `web/storage.js`: binary files in IndexedDB, loaded before the game
+    /// `web/storage.js`: binary files in `IndexedDB`, loaded before the game
     /// starts; `bundle.json` as the page fetched it.
     #[wasm_bindgen]
     extern "C" {
@@ -258,7 +258,8 @@ mod imp {
 
     pub fn read_binary(path: &Path) -> io::Result<Vec<u8>> {
         let key = key(path);
-        blob_get(&key).ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: not stored")))
+        blob_get(&key)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: not stored")))
     }
 
     pub fn write_binary(path: &Path, bytes: &[u8]) -> io::Result<()> {

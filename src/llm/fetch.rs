@@ -12,7 +12,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_time::Instant;
 
-use super::backend::{BackendError, GenerateRequest, Generate, Generated};
+use super::backend::{BackendError, Generate, GenerateRequest, Generated};
 use super::chat::{EventStream, Flow};
 use super::config::BackendConfig;
 
@@ -61,7 +61,8 @@ impl FetchBackend {
             let _ = Reflect::set(&headers, &"Content-Type".into(), &"application/json".into());
             let _ = Reflect::set(&headers, &"Accept".into(), &"text/event-stream".into());
             init.set_headers(&headers);
-            let answer = JsFuture::from(window.fetch_with_str_and_init(&self.endpoint, &init)).await;
+            let answer =
+                JsFuture::from(window.fetch_with_str_and_init(&self.endpoint, &init)).await;
             match answer.map(JsCast::dyn_into::<web_sys::Response>) {
                 Ok(Ok(response)) if response.ok() => return Ok(response),
                 Ok(Ok(response)) => {

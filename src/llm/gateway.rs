@@ -18,7 +18,7 @@ use crossbeam_channel::{Receiver, Sender};
 use serde_json::{Value, json};
 
 use super::backend::{
-    Backend, BackendError, GenerateRequest, Generate, Message, Sampling, SamplingOverride,
+    Backend, BackendError, Generate, GenerateRequest, Message, Sampling, SamplingOverride,
 };
 use super::config::{BackendConfig, ModelsConfig};
 use super::contract::Contract;
@@ -1018,7 +1018,7 @@ async fn policy<B: Generate>(
         &job.sampling,
         &job.cache_slot,
     )
-            .await?;
+    .await?;
     let Some(contract) = &job.contract else {
         return Ok(Value::String(first));
     };
@@ -1072,7 +1072,7 @@ async fn policy<B: Generate>(
         &sampling,
         &job.cache_slot,
     )
-            .await?;
+    .await?;
     match validate(contract, job.check.as_ref(), &text) {
         Ok(v) => Ok(v),
         Err(errors) => {

@@ -78,7 +78,9 @@ pub enum StoreError {
         context: &'static str,
         source: serde_json::Error,
     },
-    #[error("{path}: the browser did not keep the save ({source}); the turn stays in the open page")]
+    #[error(
+        "{path}: the browser did not keep the save ({source}); the turn stays in the open page"
+    )]
     Keep {
         path: PathBuf,
         source: std::io::Error,
@@ -404,11 +406,14 @@ impl Store {
         if changes == self.kept_at {
             return Ok(());
         }
-        let data = self.conn.serialize(rusqlite::MAIN_DB).map_err(|source| StoreError::Sql {
-            path: self.path.clone(),
-            context: "taking a snapshot of the save",
-            source,
-        })?;
+        let data = self
+            .conn
+            .serialize(rusqlite::MAIN_DB)
+            .map_err(|source| StoreError::Sql {
+                path: self.path.clone(),
+                context: "taking a snapshot of the save",
+                source,
+            })?;
         crate::files::write_binary(&self.path, &data).map_err(|source| StoreError::Keep {
             path: self.path.clone(),
             source,
@@ -980,8 +985,8 @@ impl Store {
     /// Keep the current scene in save slot `slot` (replacing what the slot held).
     pub fn bookmark(&mut self, slot: &str, summary: &str) -> Result<Bookmark, StoreError> {
         let scene = self.current_scene()?;
-        let saved_at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
+        let saved_at = web_time::SystemTime::now()
+            .duration_since(web_time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         self.conn
             .execute(

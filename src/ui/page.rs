@@ -1,7 +1,10 @@
 //! The page around the canvas (browser build): what the screen shows, published to `document.body.dataset.loreloom`, and stories the player drops onto the page.
 //!
 //! The published JSON (`screen`, `shelf` titles and the `selected` one, `story`,
-//! `passage`, `ending`, `finished`, `codex`, and `targets`: each main control's box in CSS pixels) changes only
+//! `passage`, `ending`, `finished`, `codex`, `typing` (a text field has the
+//! keyboard), `campaigns` (title and latest save), `session` (on the session
+//! screen: entries, the narration streaming in, the stage, busy, failure), and
+//! `targets`: each main control's box in CSS pixels) changes only
 //! when the screen does; the headless-Chromium tests read it to click what a
 //! player clicks. `web/index.html` reads dropped or picked story files and
 //! queues them on `window.loreloomInbox`; they are kept in the page's storage
@@ -195,6 +198,10 @@ fn publish_state(
     let points_to_css = contexts
         .ctx_mut()
         .map_or(1.0, |ctx| ctx.pixels_per_point() / scale);
+    // A text field has the keyboard (what is typed goes into it, not to the shortcuts).
+    let typing = contexts
+        .ctx_mut()
+        .is_ok_and(|ctx| ctx.egui_wants_keyboard_input());
     let boxes: serde_json::Map<String, serde_json::Value> = targets
         .0
         .iter()
@@ -232,6 +239,7 @@ fn publish_state(
         "ending": if playing { stage.ending.clone() } else { None },
         "finished": playing && stage.finished(),
         "codex": overlays.codex,
+        "typing": typing,
         "campaigns": campaigns.0.iter().map(|c| serde_json::json!({
             "title": c.title,
             "latest": c.latest.as_ref().map(|p| p.to_string_lossy()),

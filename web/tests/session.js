@@ -19,6 +19,7 @@ const { chromium } = require(path.join(__dirname, '../../tools/ship-check/node_m
 const { serve, precompress } = require('../serve.js');
 const kit = require('./page.js');
 const { state, waitFor, click, launch, watchErrors } = kit;
+const clickUntil = (page, name, what, pred, report, timeout) => kit.clickUntil(page, name, what, pred, report, shots, timeout);
 
 const [dist, shots, model, adapter] = process.argv.slice(2);
 const shoot = (page, name) => kit.shoot(page, shots, name);
@@ -84,16 +85,15 @@ function modelsRon(port) {
     let s = await waitFor(page, 'the campaigns on the title screen', (t) => t.screen === 'Title' && (t.campaigns || []).some((c) => c.title === CAMPAIGN));
     const index = s.campaigns.findIndex((c) => c.title === CAMPAIGN);
     report.campaigns = s.campaigns.map((c) => c.title);
-    await click(page, `new-session-${index}`, s);
-    s = await waitFor(page, 'session zero', (t) => t.targets['begin-session']);
-    await click(page, 'begin-session', s);
-    s = await waitFor(page, 'the session screen', (t) => t.screen === 'Session' && t.session && t.targets['session-input'] && !t.session.busy);
+    await page.waitForTimeout(1500); // the cover arrives
+    await clickUntil(page, `new-session-${index}`, 'session zero', (t) => t.targets['begin-session'], report);
+    s = await clickUntil(page, 'begin-session', 'the session screen',
+      (t) => t.screen === 'Session' && t.session && t.targets['session-input'] && !t.session.busy, report);
     report.opening = s.session.entries.map((e) => e.kind);
     report.shots = [await shoot(page, 'session-opening')];
 
     // A move, typed as a player types it.
-    await click(page, 'session-input', s);
-    await page.waitForTimeout(300);
+    await clickUntil(page, 'session-input', 'the text field to take the keyboard', (t) => t.typing, report);
     await page.keyboard.type(MOVE, { delay: 20 });
     await page.keyboard.press('Enter');
     const started = Date.now();
@@ -115,9 +115,13 @@ function modelsRon(port) {
     }
     report.turnMs = Date.now() - started;
     report.firstWordsMs = firstWordsMs;
-    report.streamedLengths = streamed;
-    if (streamed.length < 3 || !streamed.every((n, i) => i === 0 || n > streamed[i - 1])) {
-      throw new Error(`the narration did not stream into the page (lengths seen: ${JSON.stringify(streamed)})`);
+    // Each narration of the turn (the player's, then the people's who act) streams
+    // on its own: the lengths read grow, and start again for the next one.
+    const runs = [];
+    streamed.forEach((n, i) => { if (i === 0 || n < streamed[i - 1]) runs.push([]); runs[runs.length - 1].push(n); });
+    report.streamedLengths = runs;
+    if (!runs.length || runs[0].length < 3) {
+      throw new Error(`the narration did not stream into the page (lengths read: ${JSON.stringify(runs)})`);
     }
     const entries = s.session.entries;
     const narration = entries[entries.map((e) => e.kind).lastIndexOf('narration')].text;
@@ -132,8 +136,9 @@ function modelsRon(port) {
     // Reload: the campaign offers Continue, and the save holds the turn.
     await page.reload();
     s = await waitFor(page, 'Continue on the title screen after a reload', (t) => t.screen === 'Title' && t.targets[`continue-session-${index}`]);
-    await click(page, `continue-session-${index}`, s);
-    s = await waitFor(page, 'the session reopened', (t) => t.screen === 'Session' && t.session && t.session.entries.length > 0);
+    await page.waitForTimeout(1500);
+    s = await clickUntil(page, `continue-session-${index}`, 'the session reopened',
+      (t) => t.screen === 'Session' && t.session && t.session.entries.length > 0, report);
     const back = s.session.entries;
     if (!back.some((e) => e.kind === 'intention' && e.text === MOVE)) throw new Error(`the move is not in the save after a reload: ${JSON.stringify(back)}`);
     if (!back.some((e) => e.kind === 'narration' && e.text === narration)) throw new Error(`the turn's narration is not in the save after a reload: ${JSON.stringify(back)}`);

@@ -56,18 +56,21 @@ pub fn body_text(model: &str, request: &GenerateRequest) -> String {
     )
 }
 
-/// Whether an HTTP status is worth retrying (timeouts, rate limits, server errors).
-pub fn transient_status(status: u16) -> bool {
-    status == 408 || status == 429 || status >= 500
-}
-
-/// What to tell the player about a refused request, beyond the status.
-pub fn status_hint(status: u16) -> &'static str {
-    match status {
+/// What a refused request means: worth retrying (timeouts, rate limits,
+/// server errors) or not (with a hint for the player); `body` is the server's
+/// answer, of which the first 300 characters are kept.
+pub fn refused(endpoint: &str, status: u16, body: &str) -> BackendError {
+    let detail: String = body.chars().take(300).collect();
+    let message = format!("{endpoint} answered HTTP {status}: {}", detail.trim());
+    if status == 408 || status == 429 || status >= 500 {
+        return BackendError::Transient(message);
+    }
+    let hint = match status {
         401 | 403 => " (check the API key variable in models.ron)",
         404 => " (check the URL ends in /v1 and the model name)",
         _ => "",
-    }
+    };
+    BackendError::Fatal(format!("{message}{hint}"))
 }
 
 /// Whether a stream should go on after a line.
@@ -182,5 +185,76 @@ impl EventStream {
             time_to_first_token: self.first.unwrap_or_else(|| self.start.elapsed()),
             total: self.start.elapsed(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_say_whether_to_retry_and_what_to_check() {
+        let e = refused("http://x/v1/chat/completions", 503, "  loading model  ");
+        assert_eq!(
+            e,
+            BackendError::Transient(
+                "http://x/v1/chat/completions answered HTTP 503: loading model".into()
+            )
+        );
+        let BackendError::Fatal(m) = refused("u", 404, &"n".repeat(400)) else {
+            panic!("a 404 is not worth retrying");
+        };
+        assert!(m.ends_with("(check the URL ends in /v1 and the model name)"));
+        assert!(m.contains(&"n".repeat(300)) && !m.contains(&"n".repeat(301)));
+        assert!(matches!(refused("u", 401, ""), BackendError::Fatal(m) if m.contains("API key")));
+        assert!(matches!(refused("u", 429, ""), BackendError::Transient(_)));
+    }
+
+    #[test]
+    fn events_stream_text_and_stop_at_a_stop_string() {
+        let mut events = EventStream::new("u", &["END".to_owned()], Instant::now());
+        let mut seen = String::new();
+        let mut on_token = |t: &str| {
+            seen.push_str(t);
+            true
+        };
+        let lines = [
+            ": a comment",
+            r#"data: {"choices":[{"delta":{"content":"Fog on "}}]}"#,
+            "",
+            r#"data: {"choices":[{"delta":{"content":"the water.EN"}}]}"#,
+            r#"data: {"choices":[{"delta":{"content":"D and more"}}],"timings":{"cache_n":7}}"#,
+        ];
+        let flows: Vec<Flow> = lines
+            .iter()
+            .map(|l| events.line(l, &mut on_token).unwrap())
+            .collect();
+        assert_eq!(flows.last(), Some(&Flow::Done));
+        let generated = events.finish(&mut on_token);
+        assert_eq!(generated.text, "Fog on the water.");
+        assert_eq!(seen, "Fog on the water.");
+        assert_eq!(generated.finish, FinishReason::StopString);
+        assert_eq!(generated.cached_tokens, 7);
+        assert_eq!(generated.tokens_out, 3, "counted in chunks without usage");
+    }
+
+    #[test]
+    fn a_broken_event_or_a_server_error_is_an_error_naming_the_server() {
+        let mut events = EventStream::new("http://s/v1", &[], Instant::now());
+        let mut on_token = |_: &str| true;
+        let Err(BackendError::Fatal(m)) = events.line("data: {nope", &mut on_token) else {
+            panic!("not JSON");
+        };
+        assert!(m.starts_with("http://s/v1 sent an event that is not JSON"));
+        let Err(BackendError::Fatal(m)) =
+            events.line(r#"data: {"error":{"message":"boom"}}"#, &mut on_token)
+        else {
+            panic!("an error event");
+        };
+        assert!(m.contains("boom"));
+        assert_eq!(
+            events.line("data: [DONE]", &mut on_token).unwrap(),
+            Flow::Done
+        );
     }
 }

@@ -67,7 +67,7 @@ impl FetchBackend {
                 Ok(Ok(response)) if response.ok() => return Ok(response),
                 Ok(Ok(response)) => {
                     let status = response.status();
-                    let detail = match response.text() {
+                    let body = match response.text() {
                         Ok(text) => JsFuture::from(text)
                             .await
                             .ok()
@@ -75,17 +75,9 @@ impl FetchBackend {
                             .unwrap_or_default(),
                         Err(_) => String::new(),
                     };
-                    let detail: String = detail.chars().take(300).collect();
-                    let message = format!(
-                        "{} answered HTTP {status}: {}",
-                        self.endpoint,
-                        detail.trim()
-                    );
-                    if super::chat::transient_status(status) {
-                        last = BackendError::Transient(message);
-                    } else {
-                        let hint = super::chat::status_hint(status);
-                        return Err(BackendError::Fatal(format!("{message}{hint}")));
+                    match super::chat::refused(&self.endpoint, status, &body) {
+                        e @ BackendError::Transient(_) => last = e,
+                        e => return Err(e),
                     }
                 }
                 Ok(Err(_)) => {

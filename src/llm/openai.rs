@@ -107,23 +107,10 @@ impl OpenAiBackend {
                 Ok(resp) if resp.status().is_success() => return Ok(resp),
                 Ok(resp) => {
                     let status = resp.status().as_u16();
-                    let detail = resp
-                        .into_body()
-                        .read_to_string()
-                        .unwrap_or_default()
-                        .chars()
-                        .take(300)
-                        .collect::<String>();
-                    let message = format!(
-                        "{} answered HTTP {status}: {}",
-                        self.endpoint,
-                        detail.trim()
-                    );
-                    if super::chat::transient_status(status) {
-                        last = BackendError::Transient(message);
-                    } else {
-                        let hint = super::chat::status_hint(status);
-                        return Err(BackendError::Fatal(format!("{message}{hint}")));
+                    let body = resp.into_body().read_to_string().unwrap_or_default();
+                    match super::chat::refused(&self.endpoint, status, &body) {
+                        e @ BackendError::Transient(_) => last = e,
+                        e => return Err(e),
                     }
                 }
                 Err(e) => {

@@ -173,10 +173,11 @@ mod imp {
     }
 
     thread_local! {
+        /// Read from the page once, on first use.
         static BUNDLED: RefCell<Option<Shipped>> = const { RefCell::new(None) };
     }
 
-    fn with_bundled<T>(f: impl FnOnce(&mut Shipped) -> T) -> T {
+    fn with_bundled<T>(f: impl FnOnce(&Shipped) -> T) -> T {
         BUNDLED.with(|b| {
             let mut b = b.borrow_mut();
             let shipped = b.get_or_insert_with(|| {

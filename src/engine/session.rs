@@ -54,16 +54,18 @@ pub(super) fn plugin(app: &mut App) {
                 launch_calls.in_set(SessionSystems::Launch),
                 (collect_calls, collect_skills, collect_portraits).in_set(SessionSystems::Collect),
                 commit_turn.in_set(SessionSystems::Commit),
-                (sync_world, prime_next_turn, reload_skills, keep_save)
-                    .in_set(SessionSystems::Sync),
+                (sync_world, prime_next_turn, reload_skills).in_set(SessionSystems::Sync),
             ),
-        )
-        .add_systems(
-            PreUpdate,
-            open_session
-                .after(LlmSystems::Poll)
-                .run_if(resource_added::<ActiveSession>),
         );
+    // The browser's save is a snapshot to keep; natively the file is the save.
+    #[cfg(target_family = "wasm")]
+    app.add_systems(Update, keep_save.in_set(SessionSystems::Sync));
+    app.add_systems(
+        PreUpdate,
+        open_session
+            .after(LlmSystems::Poll)
+            .run_if(resource_added::<ActiveSession>),
+    );
 }
 
 /// A turn's stages, in the order they run each frame.
@@ -933,9 +935,10 @@ fn event_line(event: &crate::skills::protocol::Event) -> String {
     }
 }
 
-/// Keeps what changed in the save where the disk does not hold it (the
-/// browser's snapshot; natively nothing to do). A failure is said once and
-/// tried again next frame: the session goes on in the open page.
+/// Keeps what changed in the browser's save (its snapshot in the page's
+/// storage). A failure is said once and tried again next frame: the session
+/// goes on in the open page.
+#[cfg(target_family = "wasm")]
 fn keep_save(mut session: ResMut<ActiveSession>, mut failing: Local<bool>) {
     match session.controller().store_mut().keep() {
         Ok(()) => *failing = false,

@@ -551,26 +551,12 @@ impl Gateway {
         let (done, heard) = crossbeam_channel::bounded(1);
         let (events, _) = crossbeam_channel::unbounded();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let job = self.prepare(id, request, events, Arc::new(AtomicBool::new(false)));
-        // In the browser the server keeps its own prompt cache: nothing to prime.
-        #[cfg(not(target_family = "wasm"))]
-        let job = job.and_then(|job| {
-            self.worker(&job.model_key, job.background)
-                .map_err(|m| (String::new(), String::new(), m))
-                .map(|worker| (worker, job))
-        });
-        #[cfg(not(target_family = "wasm"))]
-        if let Ok((worker, job)) = job {
-            if let Err(failed) = worker.send(Work::Prime(job, done))
-                && let Work::Prime(_, done) = failed.0
-            {
+        match self.prepare(id, request, events, Arc::new(AtomicBool::new(false))) {
+            Ok(job) => self.dispatch_prime(job, done),
+            Err(_) => {
                 let _ = done.send(());
             }
-            return heard;
         }
-        #[cfg(target_family = "wasm")]
-        drop(job);
-        let _ = done.send(());
         heard
     }
 
@@ -693,6 +679,27 @@ impl Gateway {
             let message = "the model worker has stopped".to_owned();
             (stage, key, message)
         })
+    }
+
+    /// Hands a prime to its lane's worker, behind the calls sent to it.
+    #[cfg(not(target_family = "wasm"))]
+    fn dispatch_prime(&self, job: Box<Job>, done: Sender<()>) {
+        let Ok(worker) = self.worker(&job.model_key, job.background) else {
+            let _ = done.send(());
+            return;
+        };
+        if let Err(failed) = worker.send(Work::Prime(job, done))
+            && let Work::Prime(_, done) = failed.0
+        {
+            let _ = done.send(());
+        }
+    }
+
+    /// In the browser the server keeps its own prompt cache: nothing to prime.
+    #[cfg(target_family = "wasm")]
+    fn dispatch_prime(&self, job: Box<Job>, done: Sender<()>) {
+        drop(job);
+        let _ = done.send(());
     }
 
     /// Runs a call as a task of the page: the browser has no threads to block,

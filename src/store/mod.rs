@@ -383,7 +383,10 @@ impl Store {
         rebuild_projections(&tx, &new.id, &scene_id, &new.world)
             .map_err(sql("writing the world tables"))?;
         tx.commit().map_err(sql("committing the new save"))?;
-        #[allow(unused_mut)]
+        #[cfg_attr(
+            not(target_family = "wasm"),
+            expect(unused_mut, reason = "kept in the browser only")
+        )]
         let mut store = Self {
             conn,
             path: path.to_path_buf(),
@@ -391,15 +394,15 @@ impl Store {
             #[cfg(target_family = "wasm")]
             kept_at: u64::MAX,
         };
+        #[cfg(target_family = "wasm")]
         store.keep()?;
         Ok(store)
     }
 
-    /// Writes what changed since the last call where the disk does not hold
-    /// the database itself: in the browser, a snapshot of it to the page's
-    /// storage (natively every commit is on disk already and this does
-    /// nothing). The session calls it each frame; it costs a counter read
-    /// when nothing changed.
+    /// In the browser, where no disk holds the database: writes a snapshot
+    /// of it to the page's storage when anything changed since the last call
+    /// (natively every commit is on disk already). The session calls it each
+    /// frame; it costs a counter read when nothing changed.
     #[cfg(target_family = "wasm")]
     pub fn keep(&mut self) -> Result<(), StoreError> {
         let changes = self.conn.total_changes();
@@ -419,13 +422,6 @@ impl Store {
             source,
         })?;
         self.kept_at = changes;
-        Ok(())
-    }
-
-    /// Natively the database is its own file: nothing to do.
-    #[cfg(not(target_family = "wasm"))]
-    #[allow(clippy::unused_self, clippy::unnecessary_wraps)]
-    pub fn keep(&mut self) -> Result<(), StoreError> {
         Ok(())
     }
 

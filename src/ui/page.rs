@@ -195,13 +195,14 @@ fn publish_state(
     mut last: Local<String>,
 ) {
     let scale = windows.single().map_or(1.0, Window::scale_factor);
-    let points_to_css = contexts
-        .ctx_mut()
-        .map_or(1.0, |ctx| ctx.pixels_per_point() / scale);
-    // A text field has the keyboard (what is typed goes into it, not to the shortcuts).
-    let typing = contexts
-        .ctx_mut()
-        .is_ok_and(|ctx| ctx.egui_wants_keyboard_input());
+    // CSS pixels per egui point, and whether a text field has the keyboard
+    // (what is typed goes into it, not to the shortcuts).
+    let (points_to_css, typing) = contexts.ctx_mut().map_or((1.0, false), |ctx| {
+        (
+            ctx.pixels_per_point() / scale,
+            ctx.egui_wants_keyboard_input(),
+        )
+    });
     let boxes: serde_json::Map<String, serde_json::Value> = targets
         .0
         .iter()

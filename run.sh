@@ -273,9 +273,9 @@ test)
     # The engine core without GUI, llama.cpp or candle keeps the boundary honest.
     cargo clippy --locked --all-targets --no-default-features -- -D warnings
     cargo test --locked --no-default-features --all-targets
-    # Everything, as players get it.
-    cargo clippy --locked --all-targets -- -D warnings
-    cargo test --locked --all-targets
+    # Everything, as players get it, and the corpus tooling (feature `tune`) that no player build has.
+    cargo clippy --locked --all-targets --features tune -- -D warnings
+    cargo test --locked --all-targets --features tune
     # The browser build, played by clicking in headless Chromium.
     need_wasm_bindgen
     time web/build.sh

@@ -9,9 +9,10 @@ use loreloom::llm::gateway::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
 use loreloom::session::drafts::{Cues, judge};
+use loreloom::session::phrasing::{brief, verb_phrase};
 use loreloom::session::play::run_turn;
 use loreloom::session::stream::Kind;
-use loreloom::session::turn::{Calibration, brief, verb_phrase};
+use loreloom::session::turn::Calibration;
 
 #[allow(dead_code)]
 #[path = "../tests/common/scripted.rs"]

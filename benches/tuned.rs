@@ -16,12 +16,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use loreloom::corpus::{Example, Shingles, check_narration, prompt_names, read_jsonl};
 use loreloom::llm::PromptRegistry;
 use loreloom::llm::backend::{Backend, GenerateRequest, Message, Sampling};
 use loreloom::llm::config::{DEFAULT_ADAPTER_FILE, DEFAULT_MODEL_FILE, default_threads};
 use loreloom::llm::contract::looks_like_prose;
 use loreloom::llm::llama::LlamaCppBackend;
+use loreloom::session::voice::{check_narration, prompt_names};
+use loreloom::tune::{Example, Shingles, read_jsonl};
 use serde_json::Value;
 
 fn root() -> PathBuf {

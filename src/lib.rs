@@ -7,7 +7,6 @@
 pub mod author;
 pub mod campaign;
 pub mod cli;
-pub mod corpus;
 pub mod engine;
 pub mod files;
 pub mod llm;
@@ -20,6 +19,8 @@ pub mod skills;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod story;
+#[cfg(feature = "tune")]
+pub mod tune;
 #[cfg(feature = "gui")]
 pub mod ui;
 

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use loreloom::corpus::{Example, Split, load_settings, read_jsonl, render};
 use loreloom::llm::PromptRegistry;
+use loreloom::tune::{Example, Split, load_settings, read_jsonl, render};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,4 +1,4 @@
-//! `schemas/story.schema.json` and `schemas/campaign/*.schema.json` are generated from the Rust models; these tests keep them current and check our stories against the model.
+//! Generated schemas stay current (`schemas/story`, `schemas/campaign`), and the turn stages' types agree with their contracts and stage files.
 //!
 //! To regenerate after changing `src/story/model.rs`, `src/campaign/files.rs` or `src/rules/`:
 //! `UPDATE_SCHEMAS=1 cargo test --test schema`.
@@ -133,4 +133,91 @@ fn every_bundled_story_is_a_valid_version_1_package() {
         );
     }
     assert!(found >= 1, "campaigns/ holds the default story");
+}
+
+/// A type's schema as `schemars` generates it, as JSON.
+fn type_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap()
+}
+
+fn stage_contract(name: &str) -> serde_json::Value {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/stages/{name}.schema.json"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+#[test]
+fn each_turn_stage_answer_type_reads_what_its_contract_admits() {
+    use loreloom::session::turn::contracts::{
+        Choices, Extraction, LoreFacts, NpcIntent, Resolution,
+    };
+    let pairs = [
+        ("resolve", type_schema::<Resolution>()),
+        ("extract", type_schema::<Extraction>()),
+        ("intent", type_schema::<NpcIntent>()),
+        ("lore_extract", type_schema::<LoreFacts>()),
+        ("choices", type_schema::<Choices>()),
+    ];
+    for (contract, ty) in &pairs {
+        let found = common::contract::disagreements(ty, &stage_contract(contract));
+        assert!(found.is_empty(), "{contract}: {found:#?}");
+    }
+    // The check can fail: a type that is not the contract's is caught, by field and kind.
+    let wrong =
+        common::contract::disagreements(&type_schema::<NpcIntent>(), &stage_contract("choices"));
+    assert!(
+        wrong
+            .iter()
+            .any(|d| d.starts_with("/choices: in the contract"))
+            && wrong.iter().any(|d| d.starts_with("/thought: in the type")),
+        "{wrong:#?}"
+    );
+    let narrower = serde_json::json!({
+        "type": "object", "required": ["n"],
+        "properties": {"n": {"type": "string", "enum": ["a"]}}
+    });
+    let wider = serde_json::json!({
+        "type": "object", "required": [],
+        "properties": {"n": {"type": ["string", "integer"], "enum": ["a", "b", 3]}}
+    });
+    let found = common::contract::disagreements(&narrower, &wider);
+    assert_eq!(found.len(), 4, "{found:#?}");
+}
+
+#[test]
+fn each_turn_stage_is_given_exactly_the_variables_its_stage_file_documents() {
+    use loreloom::session::turn::vars::{
+        ChoicesVars, ExtractVars, IntentVars, LoreVars, NarrateVars, RecapVars, ResolveVars,
+    };
+    fn keys(vars: &impl serde::Serialize) -> Vec<String> {
+        let value = serde_json::to_value(vars).unwrap();
+        let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+    let registry =
+        loreloom::llm::PromptRegistry::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts"))
+            .unwrap();
+    let stages = [
+        ("narrate", keys(&NarrateVars::default())),
+        ("choices", keys(&ChoicesVars::default())),
+        ("npc_intent", keys(&IntentVars::default())),
+        ("resolve", keys(&ResolveVars::default())),
+        ("extract", keys(&ExtractVars::default())),
+        ("lore_extract", keys(&LoreVars::default())),
+        ("recap", keys(&RecapVars::default())),
+    ];
+    for (stage, given) in stages {
+        // `compact` is the gateway's to set, from the model's settings.
+        let mut documented: Vec<String> = registry
+            .stage(stage)
+            .unwrap()
+            .variables
+            .keys()
+            .filter(|k| *k != "compact")
+            .cloned()
+            .collect();
+        documented.sort();
+        assert_eq!(given, documented, "{stage}");
+    }
 }

@@ -6,11 +6,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use loreloom::corpus::{check_narration, load_settings, prompt_names, render};
 use loreloom::llm::PromptRegistry;
 use loreloom::llm::backend::{Backend, GenerateRequest, Sampling};
 use loreloom::llm::config::{DEFAULT_ADAPTER_FILE, DEFAULT_MODEL_FILE, DEFAULT_MODEL_SHA256};
 use loreloom::llm::llama::LlamaCppBackend;
+use loreloom::session::voice::{check_narration, prompt_names};
+use loreloom::tune::{load_settings, render};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

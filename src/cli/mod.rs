@@ -9,6 +9,7 @@ mod model;
 mod session;
 mod skills;
 mod terminal;
+#[cfg(feature = "tune")]
 mod tune;
 
 use std::path::PathBuf;
@@ -112,6 +113,7 @@ enum Command {
     #[command(subcommand)]
     Author(author::AuthorCommand),
     /// The fine-tuning corpus: render `training/settings` into the chats the model is tuned on
+    #[cfg(feature = "tune")]
     #[command(subcommand)]
     Tune(TuneCommand),
     /// Skills: external programs a turn can call (list, check, run one)
@@ -163,7 +165,8 @@ enum SessionCommand {
     },
 }
 
-/// `loreloom tune …`
+/// `loreloom tune …` (built with the `tune` feature)
+#[cfg(feature = "tune")]
 #[derive(clap::Subcommand, Debug)]
 enum TuneCommand {
     /// Render every setting's situations into chats (system, user, the answer) with the newest prompts: `train.jsonl` and `heldout.jsonl`
@@ -395,6 +398,7 @@ pub fn run() -> ExitCode {
         Command::Llm(args) => model::llm(args),
         Command::Models { init } => model::models(init),
         Command::Prompts => model::prompts(),
+        #[cfg(feature = "tune")]
         Command::Tune(TuneCommand::Render(args)) => tune::render(&args),
         Command::Campaign(CampaignCommand::Validate { dir }) => campaign::validate(&dir),
         Command::Campaign(CampaignCommand::Show { dir }) => campaign::show(&dir),

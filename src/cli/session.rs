@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use crate::llm::{Gateway, Script, ScriptedBackend};
 use crate::session::controller::{Controller, NewSave, Report, Step, create_save, load_campaign};
+use crate::session::marker::SceneMarker;
 use crate::session::play::{Progress, run_turn};
 use crate::session::remember::Difficulty;
-use crate::session::turn::{Calibration, SCENE_CLOSE};
+use crate::session::turn::Calibration;
 use crate::session::{Kind, player_view};
 use crate::store::SceneKind;
 
@@ -252,8 +253,8 @@ pub(super) fn play(args: PlayArgs) -> ExitCode {
 }
 
 fn play_inner(args: &PlayArgs) -> Result<(), String> {
-    let mut ctl = Controller::open(&args.save)?;
-    let info = ctl.info()?;
+    let mut ctl = Controller::open(&args.save).map_err(|e| e.to_string())?;
+    let info = ctl.info().map_err(|e| e.to_string())?;
     let gateway = Gateway::standard()?;
     if let Some(file) = &args.model_script {
         let backend = ScriptedBackend::new(Script::load(file)?);
@@ -372,7 +373,7 @@ fn print_report(report: &Report, choices: &[String], marks: &[Option<Difficulty>
             if result
                 .messages
                 .iter()
-                .any(|m| m.kind == Kind::SceneMarker && m.content == SCENE_CLOSE)
+                .any(|m| SceneMarker::of(m) == Some(SceneMarker::Close))
             {
                 println!("(the scene closes; what you do next opens the next one)");
             }

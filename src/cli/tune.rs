@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::corpus::{self, Example, Split};
 use crate::llm::prompts::PromptRegistry;
+use crate::tune::{self as corpus, Example, Split};
 
 #[derive(clap::Args, Debug)]
 pub struct RenderArgs {

@@ -137,8 +137,9 @@ struct SkillJob {
 impl ActiveSession {
     /// Open a save (beginning a play session in it).
     pub fn open(save: PathBuf) -> Result<Self, String> {
-        let controller = Controller::open(&save)?;
-        let dirs = crate::session::skills::skill_dirs(&controller.info()?.campaign_path);
+        let controller = Controller::open(&save).map_err(|e| e.to_string())?;
+        let info = controller.info().map_err(|e| e.to_string())?;
+        let dirs = crate::session::skills::skill_dirs(&info.campaign_path);
         Ok(Self {
             controller: SyncCell::new(controller),
             turn: None,
@@ -446,7 +447,8 @@ fn draw_portraits(ctl: &Controller) -> Option<crossbeam_channel::Receiver<DrawnP
     let (tx, rx) = crossbeam_channel::unbounded();
     std::thread::spawn(move || {
         for (id, name, description) in wanted {
-            let drawn = crate::session::skills::portrait(&skills, &id, &name, &description);
+            let drawn = crate::session::skills::portrait(&skills, &id, &name, &description)
+                .map_err(|e| e.to_string());
             if tx.send((id, drawn)).is_err() {
                 return;
             }

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use super::stream::Kind;
 use super::turn::{PERSONA, SessionState};
 use crate::memory::LoreHit;
 use crate::rules::state::{Visibility, WHEREABOUTS};
@@ -107,17 +106,8 @@ pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
 
     let here = state.place().0;
     let mut visited: Vec<String> = Vec::new();
-    for m in state
-        .stream
-        .messages
-        .iter()
-        .filter(|m| m.kind == Kind::SceneMarker)
-    {
-        let place = m
-            .content
-            .strip_prefix("scene_open: ")
-            .or_else(|| m.content.split_once(" -> ").map(|(_, to)| to));
-        if let Some(place) = place
+    for marker in super::marker::markers(&state.stream.messages) {
+        if let Some(place) = marker.place()
             && !visited.iter().any(|v| v == place)
         {
             visited.push(place.to_owned());

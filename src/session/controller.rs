@@ -1,106 +1,59 @@
-//! The orchestrator around turns (feature `store`): out-of-character commands, commits, play sessions and the "Previously…" recap, shared by the terminal and the window.
+//! The orchestrator around turns (feature `store`): commands, commits, rewinds and slots over one save.
 //!
 //! The controller never waits on a model. [`Controller::handle`] turns one line
 //! of player input into either a [`Report`] (commands the orchestrator answers
 //! itself: `/rewind`, `/end-scene`, `/fallback`) or a [`PlayerInput`] whose turn
 //! the caller runs however it likes (the terminal blocks on
 //! [`super::play::run_turn`]; the window polls calls each frame) and hands back
-//! to [`Controller::finish`], which commits it.
+//! to [`Controller::finish`], which commits it. The "Previously…" recap and
+//! stream compression are in `summaries`; a save's files in `saves`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::json;
+pub use super::commands::{COMMANDS, Command, SAVE_SLOTS, parse_command};
+pub use super::replay::{Replayed, replay};
+pub use super::saves::{NewSave, create_save, latest_save, load_campaign, saves_dir, unique};
+pub use super::summaries::{COMPRESS_AFTER, COMPRESSION_SCOPE, Compression, KEEP_VERBATIM};
 
-use super::play::{end_scene_turn, fallback_templates, fallback_turn, opening};
-use super::remember::{Difficulty, SessionMemory};
+use super::play::{end_scene_turn, fallback_templates, fallback_turn};
+use super::remember::{Difficulty, MemoryError, SessionMemory};
 use super::stream::{Kind, player_view};
-use super::turn::{Calibration, PERSONA, PlayerInput, Ruling, SessionState, TurnError, TurnResult};
-use crate::campaign::{self, Campaign, system_rulesets};
-use crate::llm::CallRequest;
-use crate::llm::record::AttemptKind;
+use super::summaries::load_summaries;
+use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TurnError, TurnResult};
 use crate::memory::Embedder;
-use crate::store::{NewSession, PlaySession, SceneKind, SessionInfo, Store, Summary, TurnCommit};
+use crate::store::{PlaySession, SceneKind, SessionInfo, Store, StoreError, TurnCommit};
 
-/// What one line of input asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// Play an intention (free text or a numbered choice), maybe whispered.
-    Act {
-        text: String,
-        whisper_to: Option<String>,
+/// Why a save cannot be opened, made, read again or replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    #[error(transparent)]
+    Store(Box<StoreError>),
+    #[error("{report}\nerror: {}: the campaign has errors; `loreloom campaign validate` lists them", dir.display())]
+    Campaign { dir: PathBuf, report: String },
+    #[error("{}: {source}", path.display())]
+    Memory {
+        path: PathBuf,
+        #[source]
+        source: Box<MemoryError>,
     },
-    Retry,
-    Fallback,
-    Rewind(i64),
-    /// Keep the current scene in a save slot (`slot-1` … `slot-6`).
-    Save(String),
-    /// Branch from the scene a save slot keeps.
-    Load(String),
-    EndScene,
-    Quit,
-    Help,
+    #[error("{}: {source}", campaign.display())]
+    Start {
+        campaign: PathBuf,
+        #[source]
+        source: super::play::StartError,
+    },
+    #[error("{}: cannot create the folder: {source}", path.display())]
+    Folder {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-/// The out-of-character commands, for help lines.
-pub const COMMANDS: &str =
-    "/retry, /fallback, /rewind N, /save N, /load N, /end-scene, /whisper NPC text, /quit";
-
-/// How many save slots a session has beside its autosave (the file itself).
-pub const SAVE_SLOTS: usize = 6;
-
-/// `3` or `slot-3` → `slot-3`, for slots 1 to [`SAVE_SLOTS`].
-fn slot_name(arg: &str, command: &str) -> Result<String, String> {
-    let n = arg.strip_prefix("slot-").unwrap_or(arg);
-    match n.parse::<usize>() {
-        Ok(n) if (1..=SAVE_SLOTS).contains(&n) => Ok(format!("slot-{n}")),
-        _ => Err(format!("{command} N: N is a save slot, 1 to {SAVE_SLOTS}")),
-    }
-}
-
-/// Read one line: a command, a choice number, or free text. `Err` is a hint for the player.
-pub fn parse_command(line: &str, choices: &[String]) -> Result<Command, String> {
-    let line = line.trim();
-    let (head, rest) = line.split_once(' ').unwrap_or((line, ""));
-    let rest = rest.trim();
-    match head {
-        "/quit" => Ok(Command::Quit),
-        "/help" => Ok(Command::Help),
-        "/retry" => Ok(Command::Retry),
-        "/fallback" => Ok(Command::Fallback),
-        "/end-scene" => Ok(Command::EndScene),
-        "/rewind" => rest
-            .parse()
-            .map(Command::Rewind)
-            .map_err(|_| "/rewind N: N is a scene number".to_owned()),
-        "/save" => slot_name(rest, "/save").map(Command::Save),
-        "/load" => slot_name(rest, "/load").map(Command::Load),
-        "/whisper" => match rest.split_once(' ') {
-            Some((npc, text)) if !text.trim().is_empty() => Ok(Command::Act {
-                text: text.trim().to_owned(),
-                whisper_to: Some(npc.to_owned()),
-            }),
-            _ => Err("/whisper NPC what you say".to_owned()),
-        },
-        _ if head.starts_with('/') => Err(format!("commands: {COMMANDS}")),
-        _ => match line.parse::<usize>() {
-            Ok(n) if (1..=choices.len()).contains(&n) => Ok(Command::Act {
-                text: choices[n - 1].clone(),
-                whisper_to: None,
-            }),
-            Ok(_) if choices.is_empty() => {
-                Err("there are no choices now: write what you do".into())
-            }
-            Ok(_) => Err(format!(
-                "choose 1 to {}, or write what you do",
-                choices.len()
-            )),
-            Err(_) if line.is_empty() => Err("write what you do".into()),
-            Err(_) => Ok(Command::Act {
-                text: line.to_owned(),
-                whisper_to: None,
-            }),
-        },
+impl From<StoreError> for ControllerError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(Box::new(e))
     }
 }
 
@@ -154,157 +107,12 @@ pub enum Step {
     Quit,
 }
 
-/// Loads a campaign with the system rulesets, or explains why it cannot play.
-pub fn load_campaign(dir: &Path) -> Result<Arc<Campaign>, String> {
-    let (loaded, report) = campaign::load(dir, &[system_rulesets()]);
-    loaded.map(Arc::new).ok_or_else(|| {
-        format!(
-            "{report}\nerror: {}: the campaign has errors; `loreloom campaign validate` lists them",
-            dir.display()
-        )
-    })
-}
-
-/// What a new save starts from (session zero's answers included).
-#[derive(Clone, Debug)]
-pub struct NewSave {
-    pub campaign: PathBuf,
-    /// Default: a new file under the data dir's `saves/`.
-    pub save: Option<PathBuf>,
-    pub scenario: Option<String>,
-    /// Default: random.
-    pub seed: Option<u64>,
-    pub small_model: String,
-    pub large_model: String,
-    pub calibration: Calibration,
-}
-
-/// Write a new save: the opening scene of the scenario, with the calibration stored.
-pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), String> {
-    let campaign = load_campaign(&new.campaign)?;
-    let dir = crate::files::canonical(&new.campaign);
-    let id = dir
-        .file_name()
-        .map_or_else(|| "campaign".into(), |n| n.to_string_lossy().into_owned());
-    let seed = new.seed.unwrap_or_else(rand::random);
-    // A new session always says how many NPCs act a turn: its own choice,
-    // else the campaign's, else the default.
-    let mut calibration = new.calibration.clone();
-    calibration.npcs_per_turn = Some(
-        calibration
-            .npcs_per_turn
-            .or(campaign.manifest.npcs_per_turn)
-            .unwrap_or(crate::campaign::files::DEFAULT_NPCS_PER_TURN),
-    );
-    let state = opening(
-        campaign.clone(),
-        new.scenario.as_deref(),
-        &new.small_model,
-        &new.large_model,
-        seed,
-        calibration.clone(),
-    )
-    .map_err(|e| format!("{}: {e}", new.campaign.display()))?;
-    let path = new.save.clone().unwrap_or_else(|| free_save_path(&id));
-    // The browser's storage has no folders to make.
-    if !cfg!(target_family = "wasm")
-        && let Some(parent) = path.parent()
-    {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("{}: cannot create the folder: {e}", parent.display()))?;
-    }
-    let mut world = state.world.clone();
-    let scene = std::mem::take(&mut world.scene);
-    let scenario = new
-        .scenario
-        .clone()
-        .or_else(|| campaign.default_scenario().map(|s| s.id.clone()));
-    let characters = campaign
-        .characters
-        .values()
-        .map(|c| {
-            let role = if c.kind == crate::campaign::CharacterKind::Player {
-                "user_persona"
-            } else {
-                "npc"
-            };
-            (c.id.clone(), role.to_owned())
-        })
-        .collect();
-    let session = NewSession {
-        id: format!("{id}-{seed:016x}"),
-        campaign_id: id,
-        campaign_path: dir,
-        scenario_id: scenario,
-        ruleset_id: campaign.ruleset.id.clone(),
-        characters,
-        small_model_key: new.small_model.clone(),
-        large_model_key: new.large_model.clone(),
-        calibration: serde_json::to_value(&calibration).unwrap_or_default(),
-        prompt_versions: json!({}),
-        seed,
-        scene,
-        world,
-        messages: state.stream.messages.clone(),
-    };
-    Store::create(&path, &session).map_err(|e| e.to_string())?;
-    Ok((path, state))
-}
-
-/// Where saves of sessions live: `<data dir>/saves/`.
-pub fn saves_dir() -> PathBuf {
-    crate::saves::data_dir().join("saves")
-}
-
-/// The most recently played save of a campaign folder, if any.
-pub fn latest_save(campaign: &Path) -> Option<PathBuf> {
-    let id = crate::files::canonical(campaign)
-        .file_name()?
-        .to_string_lossy()
-        .into_owned();
-    crate::files::list(&saves_dir())
-        .into_iter()
-        .filter(|path| {
-            path.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{id}-")))
-                && path.extension().is_some_and(|x| x == "db")
-        })
-        .filter_map(|path| Some((crate::files::modified(&path)?, path)))
-        .max()
-        .map(|(_, p)| p)
-}
-
-fn free_save_path(campaign_id: &str) -> PathBuf {
-    let dir = saves_dir();
-    (1..=10_000)
-        .map(|n| dir.join(format!("{campaign_id}-{n}.db")))
-        .find(|p| !crate::files::is_file(p))
-        .unwrap_or_else(|| dir.join(format!("{campaign_id}-{}.db", unique())))
-}
-
-/// How many narrations a recap reads at most.
-const RECAP_EVENTS: usize = 12;
-
-/// Seed 004 stream summarisation: once more than this many turns of the
-/// branch are unsummarised, the oldest of them are compressed…
-pub const COMPRESS_AFTER: usize = 12;
-/// …all but the most recent this many, which the narrator keeps verbatim.
-pub const KEEP_VERBATIM: usize = 6;
-
-/// A pending compression of turns `turn_start..=turn_end` into one summary.
-#[derive(Clone, Debug)]
-pub struct Compression {
-    pub request: CallRequest,
-    pub turn_start: u64,
-    pub turn_end: u64,
-}
-
 /// A save being played.
 #[derive(Debug)]
 pub struct Controller {
-    store: Store,
+    pub(super) store: Store,
     pub state: SessionState,
-    current_scene: String,
+    pub(super) current_scene: String,
     scene_index: i64,
     pub choices: Vec<String>,
     /// Per choice, the seed 002 §4.2.1 difficulty mark when the persona is
@@ -317,7 +125,7 @@ pub struct Controller {
     last: Option<(String, Option<String>)>,
     failed: Option<PlayerInput>,
     templates: Vec<String>,
-    play_session: PlaySession,
+    pub(super) play_session: PlaySession,
     /// The "Previously…" of this sitting, once made.
     pub recap: Option<String>,
     /// Semantic memory and lore of the save.
@@ -327,7 +135,7 @@ pub struct Controller {
 impl Controller {
     /// Open a save and begin a play session in it, with the default embedder
     /// when it is installed (else recall falls back to keywords and recency).
-    pub fn open(path: &Path) -> Result<Self, String> {
+    pub fn open(path: &Path) -> Result<Self, ControllerError> {
         let embedder = match crate::memory::default_embedder() {
             Ok(e) => Some(e),
             Err(e) => {
@@ -339,11 +147,14 @@ impl Controller {
     }
 
     /// Open a save with a given embedder (or none).
-    pub fn open_with(path: &Path, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, String> {
-        let mut store = Store::open(path).map_err(|e| e.to_string())?;
-        let info = store.session().map_err(|e| e.to_string())?;
+    pub fn open_with(
+        path: &Path,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, ControllerError> {
+        let mut store = Store::open(path)?;
+        let info = store.session()?;
         let campaign = load_campaign(&info.campaign_path)?;
-        let mut state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+        let mut state = store.state(campaign.clone())?;
         // The skills this play session may call, all healthy (#25).
         state.skills = super::skills::SessionSkills::discover(
             &info.campaign_path,
@@ -354,9 +165,13 @@ impl Controller {
         super::people::initialise(&campaign, &mut state.world, super::turn::PERSONA, seed);
         load_summaries(&store, &mut state);
         let choices = last_choices(&store)?;
-        let memory = SessionMemory::open(&mut store, &campaign, embedder)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        let play_session = store.start_play_session().map_err(|e| e.to_string())?;
+        let memory = SessionMemory::open(&mut store, &campaign, embedder).map_err(|source| {
+            ControllerError::Memory {
+                path: path.to_owned(),
+                source: Box::new(source),
+            }
+        })?;
+        let play_session = store.start_play_session()?;
         let templates = crate::files::read_to_string(
             &crate::resource_dir("prompts").join("fallback_narration.txt"),
         )
@@ -390,8 +205,8 @@ impl Controller {
         self.choices = choices;
     }
 
-    pub fn info(&self) -> Result<SessionInfo, String> {
-        self.store.session().map_err(|e| e.to_string())
+    pub fn info(&self) -> Result<SessionInfo, ControllerError> {
+        Ok(self.store.session()?)
     }
 
     pub fn store(&self) -> &Store {
@@ -422,7 +237,7 @@ impl Controller {
     pub fn handle(&mut self, line: &str) -> Step {
         let command = match parse_command(line, &self.choices) {
             Ok(c) => c,
-            Err(hint) => return Step::Report(Report::Note(hint)),
+            Err(hint) => return Step::Report(Report::Note(hint.to_string())),
         };
         match command {
             Command::Quit => Step::Quit,
@@ -530,12 +345,9 @@ impl Controller {
         }
     }
 
-    fn reload(&mut self) -> Result<(), String> {
+    fn reload(&mut self) -> Result<(), ControllerError> {
         let skills = self.state.skills.clone();
-        self.state = self
-            .store
-            .state(self.state.campaign.clone())
-            .map_err(|e| e.to_string())?;
+        self.state = self.store.state(self.state.campaign.clone())?;
         // The skill state comes back with the scene; the skills and their
         // health stay this play session's.
         self.state.skills = skills;
@@ -543,7 +355,12 @@ impl Controller {
         let info = self.info()?;
         self.current_scene = info.current_scene_id;
         self.scene_index = info.scene_index;
-        self.memory.reload(&self.store)?;
+        self.memory
+            .reload(&self.store)
+            .map_err(|source| ControllerError::Memory {
+                path: self.store.path().to_owned(),
+                source: Box::new(source),
+            })?;
         // The choices the scene returned to was left with, as when the save opens.
         let choices = last_choices(&self.store)?;
         self.set_choices(choices);
@@ -591,7 +408,7 @@ impl Controller {
                     to,
                     scene_index: c.scene_index,
                 },
-                Err(e) => Report::NotSaved(e),
+                Err(e) => Report::NotSaved(e.to_string()),
             },
             Err(e) => Report::Note(format!("cannot rewind: {e}")),
         }
@@ -636,57 +453,10 @@ impl Controller {
                     slot: slot.to_owned(),
                     scene_index: c.scene_index,
                 },
-                Err(e) => Report::NotSaved(e),
+                Err(e) => Report::NotSaved(e.to_string()),
             },
             Err(e) => Report::Note(format!("cannot load: {e}")),
         }
-    }
-
-    /// Seed 004 stream summarisation: when more than [`COMPRESS_AFTER`] turns
-    /// of this branch are unsummarised, the call that compresses all but the
-    /// last [`KEEP_VERBATIM`] of them into one summary (the `recap` stage).
-    pub fn compression_request(&self) -> Option<Compression> {
-        let through = self.state.summarised_through;
-        let mut turns: Vec<u64> = self
-            .state
-            .stream
-            .messages
-            .iter()
-            .map(|m| m.id.turn_id)
-            .filter(|&t| t > through && t > 0)
-            .collect();
-        turns.dedup();
-        if turns.len() <= COMPRESS_AFTER {
-            return None;
-        }
-        let old = &turns[..turns.len() - KEEP_VERBATIM];
-        let (turn_start, turn_end) = (*old.first()?, *old.last()?);
-        let events: Vec<&str> = self
-            .state
-            .stream
-            .messages
-            .iter()
-            .filter(|m| {
-                (turn_start..=turn_end).contains(&m.id.turn_id)
-                    && matches!(m.kind, Kind::Narration | Kind::SceneMarker)
-            })
-            .map(|m| m.content.as_str())
-            .collect();
-        let request = CallRequest::new(
-            "recap",
-            &self.state.small_model,
-            json!({
-                "calibration": self.state.calibration,
-                "persona": self.persona_name(),
-                "summaries": self.state.earlier,
-                "events": events,
-            }),
-        );
-        Some(Compression {
-            request,
-            turn_start,
-            turn_end,
-        })
     }
 
     /// Seed 001's scene lore cache: materialised once per scene (scene number
@@ -720,121 +490,17 @@ impl Controller {
             .messages
             .iter()
             .rev()
-            .find(|m| m.kind == Kind::SceneMarker && m.content == super::turn::SCENE_CLOSE)
+            .find(|m| super::marker::SceneMarker::of(m) == Some(super::marker::SceneMarker::Close))
             .map_or(0, |m| m.id.turn_id);
         format!("turn-{last_close}")
     }
 
-    fn persona_name(&self) -> String {
+    pub(super) fn persona_name(&self) -> String {
         self.state
             .campaign
             .characters
             .get(PERSONA)
             .map_or_else(|| "the player".to_owned(), |c| c.name.clone())
-    }
-
-    /// Store a compression's summary; from the next turn the narrator reads it
-    /// instead of those turns. A failed call changes nothing (it is tried again after the next turn).
-    pub fn finish_compression(&mut self, c: &Compression, written: Result<String, String>) {
-        let text = match written.map(|t| t.trim().to_owned()) {
-            Ok(t) if !t.is_empty() => t,
-            Ok(_) => return,
-            Err(e) => {
-                tracing::warn!(
-                    "stream summarisation failed (the story continues uncompressed): {e}"
-                );
-                return;
-            }
-        };
-        let summary = Summary {
-            scope: COMPRESSION_SCOPE.into(),
-            scope_id: self.current_scene.clone(),
-            text,
-            turn_start: i64::try_from(c.turn_start).unwrap_or(i64::MAX),
-            turn_end: i64::try_from(c.turn_end).unwrap_or(i64::MAX),
-        };
-        if let Err(e) = self.store.add_summary(&summary) {
-            tracing::warn!("a summary could not be saved: {e}");
-            return;
-        }
-        load_summaries(&self.store, &mut self.state);
-    }
-
-    /// The model call that writes this sitting's "Previously…", when there is a past to recap.
-    pub fn recap_request(&self) -> Option<CallRequest> {
-        let summaries = self.store.summaries().ok()?;
-        let since = summaries.last().map_or(0, |s| s.turn_end);
-        let events: Vec<&str> = self
-            .transcript()
-            .into_iter()
-            .filter(|m| {
-                m.kind == Kind::Narration && m.id.turn_id > u64::try_from(since).unwrap_or(0)
-            })
-            .map(|m| m.content.as_str())
-            .collect();
-        if self.state.turn_index == 0 || (events.len() <= 1 && summaries.is_empty()) {
-            return None;
-        }
-        let events = &events[events.len().saturating_sub(RECAP_EVENTS)..];
-        let persona = self.persona_name();
-        Some(
-            CallRequest::new(
-                "recap",
-                &self.state.small_model,
-                json!({
-                    "calibration": self.state.calibration,
-                    "persona": persona,
-                    "summaries": summaries.iter().map(|s| &s.text).collect::<Vec<_>>(),
-                    "events": events,
-                }),
-            )
-            .seed(u32::try_from(self.state.seed & 0xFFFF_FFFF).unwrap_or(0)),
-        )
-    }
-
-    /// Keep the recap the model wrote (it also summarises the turns since the
-    /// last summary); when the model failed, recap from the last narration and
-    /// store no summary. Returns the text to show.
-    pub fn finish_recap(&mut self, written: Result<String, String>) -> String {
-        let previous_end = self
-            .store
-            .summaries()
-            .ok()
-            .and_then(|s| s.last().map(|s| s.turn_end))
-            .unwrap_or(0);
-        // Summaries cover turn ids (submissions), like the messages they summarise.
-        let last_turn =
-            i64::try_from(self.state.stream.next_turn().saturating_sub(1)).unwrap_or(i64::MAX);
-        let (text, summary) = match written.map(|t| t.trim().to_owned()) {
-            Ok(text) if !text.is_empty() => {
-                let summary = Summary {
-                    scope: "play_session".into(),
-                    scope_id: self.play_session.id.to_string(),
-                    text: text.clone(),
-                    turn_start: previous_end + 1,
-                    turn_end: last_turn,
-                };
-                (text, Some(summary))
-            }
-            _ => {
-                let last = self
-                    .transcript()
-                    .into_iter()
-                    .rev()
-                    .find(|m| m.kind == Kind::Narration)
-                    .map(|m| m.content.clone())
-                    .unwrap_or_default();
-                (last, None)
-            }
-        };
-        if let Err(e) = self
-            .store
-            .record_recap(self.play_session.id, &text, summary.as_ref())
-        {
-            tracing::warn!("the recap was shown but not saved: {e}");
-        }
-        self.recap = Some(text.clone());
-        text
     }
 
     /// End this sitting (the save keeps which turns it covered).
@@ -845,204 +511,10 @@ impl Controller {
     }
 }
 
-/// A unique suffix for action ids and file names.
-pub fn unique() -> String {
-    let now = web_time::SystemTime::now()
-        .duration_since(web_time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{now:x}-{:x}", rand::random::<u32>())
-}
-
-/// What replaying a stored turn found.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Replayed {
-    pub scene_index: i64,
-    pub model_calls: usize,
-    pub dice: usize,
-    /// Where the replay differs from what was stored (empty: identical).
-    pub differences: Vec<String>,
-}
-
-/// Replay the turn that made scene `scene_index` of the current branch from
-/// its recorded model outputs and the session's seed (seed 003 determinism):
-/// the same messages, dice, world and choices must come out.
-pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
-    let store = Store::open(save).map_err(|e| e.to_string())?;
-    let info = store.session().map_err(|e| e.to_string())?;
-    let campaign = load_campaign(&info.campaign_path)?;
-    if scene_index == 0 {
-        return Err("scene 0 is the opening; no turn made it".into());
-    }
-    let scene = store
-        .scene_on_branch(scene_index)
-        .map_err(|e| e.to_string())?;
-    let turn = store.stored_turn(&scene.id).map_err(|e| e.to_string())?;
-    if turn.kind != "play" {
-        return Err(format!(
-            "scene {scene_index} was made by a {} turn, which calls no model; only played turns replay",
-            turn.kind
-        ));
-    }
-    let records: Vec<crate::llm::CallRecord> = turn
-        .events
-        .iter()
-        .filter(|e| e.event_type == "model_output")
-        .map(|e| serde_json::from_value(e.payload.clone()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("a recorded model output cannot be read: {e}"))?;
-    let stored_rolls: Vec<serde_json::Value> = turn
-        .events
-        .iter()
-        .filter(|e| e.event_type == "tool_call" && e.step_name == "dice")
-        .map(|e| e.payload.clone())
-        .collect();
-    let action = turn
-        .events
-        .iter()
-        .find(|e| e.event_type == "user_action")
-        .map(|e| e.payload.clone())
-        .unwrap_or_default();
-    let mut state = store
-        .state_at(campaign, &turn.scene_before_id)
-        .map_err(|e| e.to_string())?;
-    // The turn is shown exactly the lore and memories it was shown then (and
-    // rolls with the same episodic +1); nothing is embedded again.
-    if let Some(recall) = turn.events.iter().find(|e| e.event_type == "recall") {
-        state.recalled = serde_json::from_value(recall.payload.clone())
-            .map_err(|e| format!("the recorded recall of that turn is unreadable: {e}"))?;
-    }
-    let mut differences = Vec::new();
-    // The skills are offered as they were; their recorded runs are handed
-    // back in order and no script runs again (#25).
-    let attempts: Vec<super::skills::SkillAttempt> = turn
-        .events
-        .iter()
-        .filter(|e| e.event_type == "tool_call" && e.step_name == "skills")
-        .map(|e| serde_json::from_value(e.payload.clone()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("a recorded skill run cannot be read: {e}"))?;
-    state.skills = super::skills::SessionSkills::discover(&info.campaign_path, None);
-    let mut recorded = super::skills::Recorded::new(&attempts);
-    let gateway = crate::llm::Gateway::standard()?;
-    let backend =
-        crate::llm::ScriptedBackend::new(crate::llm::Script::from_records(records.iter()));
-    gateway.register_script(&state.small_model, backend.clone());
-    gateway.register_script(&state.large_model, backend);
-    // The player's narration is asked for in as many drafts as were recorded.
-    let drafts = records
-        .iter()
-        .filter(|r| r.attempts.iter().any(|a| a.kind == AttemptKind::Draft))
-        .map(|r| r.attempts.len())
-        .max()
-        .unwrap_or(1);
-    gateway.set_drafts(&state.large_model, u32::try_from(drafts).unwrap_or(1));
-    let input = PlayerInput {
-        text: turn.action_text.clone(),
-        whisper_to: action["whisper_to"].as_str().map(str::to_owned),
-        action_id: turn.user_action_id.clone(),
-        // A committed turn either asked nothing or had its question answered.
-        clarified: true,
-        // A picked choice's ruling, as it was played.
-        ruling: serde_json::from_value(action["ruling"].clone()).unwrap_or(None),
-    };
-    let result = super::play::run_turn_with(
-        &gateway,
-        state,
-        input,
-        &mut |work| recorded.next(work),
-        |_| {},
-    )
-    .map_err(|e| format!("the replay failed where the original did not: {e}"))?;
-    if result.skills != attempts {
-        differences.push(format!(
-            "skills: {} plans recorded, {} replayed differently",
-            attempts.len(),
-            result.skills.len()
-        ));
-    }
-    let stored: Vec<(String, String, String)> = turn
-        .messages
-        .iter()
-        .map(|m| (m.owner.clone(), m.kind.name().to_owned(), m.content.clone()))
-        .collect();
-    let replayed: Vec<(String, String, String)> = result
-        .messages
-        .iter()
-        .map(|m| (m.owner.clone(), m.kind.name().to_owned(), m.content.clone()))
-        .collect();
-    if stored != replayed {
-        for (i, (a, b)) in stored.iter().zip(&replayed).enumerate() {
-            if a != b {
-                differences.push(format!("message {i}: stored {a:?}, replayed {b:?}"));
-            }
-        }
-        if stored.len() != replayed.len() {
-            differences.push(format!(
-                "{} messages stored, {} replayed",
-                stored.len(),
-                replayed.len()
-            ));
-        }
-    }
-    let rolls: Vec<serde_json::Value> = result
-        .rolls
-        .iter()
-        .map(|r| serde_json::to_value(r).unwrap_or_default())
-        .collect();
-    if rolls != stored_rolls {
-        differences.push(format!(
-            "dice: stored {}, replayed {}",
-            serde_json::Value::from(stored_rolls.clone()),
-            serde_json::Value::from(rolls)
-        ));
-    }
-    let mut world = result.world.clone();
-    let scene_state = std::mem::take(&mut world.scene);
-    if world != scene.world || scene_state != scene.state {
-        differences.push("the world after the turn differs".into());
-    }
-    if turn.result["choices"] != json!(result.choices) {
-        differences.push(format!(
-            "choices: stored {}, replayed {:?}",
-            turn.result["choices"], result.choices
-        ));
-    }
-    Ok(Replayed {
-        scene_index,
-        model_calls: records.len(),
-        dice: stored_rolls.len(),
-        differences,
-    })
-}
-
-/// The `summaries.scope` of stream compression.
-pub const COMPRESSION_SCOPE: &str = "compression";
-
 /// The choices the current scene's turn offered (none for an opening).
-fn last_choices(store: &Store) -> Result<Vec<String>, String> {
+fn last_choices(store: &Store) -> Result<Vec<String>, StoreError> {
     Ok(store
-        .last_result()
-        .map_err(|e| e.to_string())?
+        .last_result()?
         .and_then(|r| serde_json::from_value(r["choices"].clone()).ok())
         .unwrap_or_default())
-}
-
-/// The compression summaries of the branch the state is on: those whose last
-/// turn is in the state's stream (a rewound-away branch's are not).
-fn load_summaries(store: &Store, state: &mut SessionState) {
-    let on_branch = |t: i64| {
-        u64::try_from(t).is_ok_and(|t| state.stream.messages.iter().any(|m| m.id.turn_id == t))
-    };
-    let summaries: Vec<Summary> = store
-        .summaries()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| s.scope == COMPRESSION_SCOPE && on_branch(s.turn_end))
-        .collect();
-    state.summarised_through = summaries
-        .iter()
-        .filter_map(|s| u64::try_from(s.turn_end).ok())
-        .max()
-        .unwrap_or(0);
-    state.earlier = summaries.into_iter().map(|s| s.text).collect();
 }

@@ -1,24 +1,36 @@
-//! Open-ended sessions (seeds 001, 003, 004): the message stream and its visibility matrix, observations with decay.
+//! Open-ended sessions (seeds 001, 003, 004): turns, their orchestration, memory and the save.
 //!
-//! Plain Rust: the turn pipeline (ECS systems in `engine/`) builds each stage's
-//! prompt from [`stream::view`] and [`observation::recall`], and the store
-//! (`store/`) persists what a turn commits.
+//! Plain Rust. [`turn`] is one turn as a sans-IO state machine; [`controller`]
+//! runs turns over a save (commands, commits, rewinds, slots) for the terminal
+//! and the window; [`remember`] recalls memory and lore for a turn; [`play`]
+//! opens a session and drives a turn on the calling thread. The stream a
+//! stage sees is [`stream::view`]; the engine's ECS adapter is `engine/session`.
 
 pub mod beats;
 pub mod budget;
 pub mod codex;
+pub mod commands;
 #[cfg(feature = "store")]
 pub mod controller;
 pub mod drafts;
+pub mod marker;
 pub mod observation;
 pub mod people;
+pub mod phrasing;
 pub mod play;
 #[cfg(feature = "store")]
 pub mod remember;
+#[cfg(feature = "store")]
+pub mod replay;
+#[cfg(feature = "store")]
+pub mod saves;
 pub mod scenery;
 pub mod skills;
 pub mod stream;
+#[cfg(feature = "store")]
+mod summaries;
 pub mod turn;
+pub mod voice;
 
 pub use observation::{DEFAULT_LAMBDA, Observation, recall};
 pub use stream::{

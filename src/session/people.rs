@@ -2,8 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
-
 use crate::campaign::{Campaign, CharacterKind};
 use crate::rules::WorldState;
 use crate::rules::standing::{self, Acquaintance};
@@ -62,41 +60,6 @@ pub fn names(campaign: &Campaign) -> Vec<(String, Vec<String>)> {
                 ns.push(first.to_owned());
             }
             (c.id.clone(), ns)
-        })
-        .collect()
-}
-
-/// How the given NPCs regard the persona, for a prompt: `[{id, name, score, attitude, modifier}]`.
-pub fn regard_vars(campaign: &Campaign, world: &WorldState, ids: &[String]) -> Vec<Value> {
-    ids.iter()
-        .filter_map(|id| {
-            let score = *world.perception.get(id)?;
-            let name = campaign
-                .characters
-                .get(id)
-                .map_or_else(|| id.clone(), |c| c.name.clone());
-            Some(json!({
-                "id": id,
-                "name": name,
-                "score": score.round(),
-                "attitude": standing::label(score),
-                "modifier": standing::modifier(score),
-            }))
-        })
-        .collect()
-}
-
-/// The persona's standing with every faction, for a prompt: `[{id, name, score, attitude}]`.
-pub fn reputation_vars(campaign: &Campaign, world: &WorldState) -> Vec<Value> {
-    world
-        .reputation
-        .iter()
-        .map(|(id, score)| {
-            let name = campaign
-                .factions
-                .get(id)
-                .map_or_else(|| id.clone(), |f| f.name.clone());
-            json!({"id": id, "name": name, "score": score.round(), "attitude": standing::label(*score)})
         })
         .collect()
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::TryRecvError;
 
+use super::marker::SceneMarker;
 use super::skills::{SkillRun, SkillWork};
 use super::stream::{Kind, NARRATOR, SYSTEM, Stream};
 use super::turn::{Calibration, PlayerInput, SessionState, TurnError, TurnResult, TurnRunner};
@@ -46,16 +47,18 @@ pub fn opening(
             .location
             .clone()
             .unwrap_or_else(|| "the opening scene".into());
-        stream.push(
-            0,
-            SYSTEM,
-            Kind::SceneMarker,
-            format!("scene_open: {place}"),
-            None,
-        );
+        let marker = SceneMarker::Open(Some(place));
+        stream.push(0, SYSTEM, Kind::SceneMarker, marker.to_string(), None);
         stream.push(0, NARRATOR, Kind::Narration, s.intro_seed.clone(), None);
     } else if let Some(premise) = campaign.prose.get("premise") {
-        stream.push(0, SYSTEM, Kind::SceneMarker, "scene_open", None);
+        // The scene opens where the world starts, when it names a place.
+        let place = world
+            .scene
+            .get("location")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        let marker = SceneMarker::Open(place);
+        stream.push(0, SYSTEM, Kind::SceneMarker, marker.to_string(), None);
         stream.push(
             0,
             NARRATOR,
@@ -244,33 +247,16 @@ pub fn fallback_turn(
         template.replace("{input}", input.text.trim()),
         None,
     );
-    TurnResult {
-        messages: stream.messages[first..].to_vec(),
-        world: state.world.clone(),
-        changes: Vec::new(),
-        rolls: Vec::new(),
-        observations: Vec::new(),
-        choices: super::turn::generic_choices(),
-        generic_choices: true,
-        acted: Vec::new(),
-        skipped: Vec::new(),
-        records: Vec::new(),
-        refused: Vec::new(),
-        ops_proposed: 0,
-        ops_refused: 0,
-        drafts: Vec::new(),
-        play_minutes: state.play_minutes + 1.0,
-        clarification: None,
-        recalled: crate::memory::Recalled::default(),
-        budget: super::budget::TurnBudget::default(),
-        skills: Vec::new(),
-        skill_fallback: None,
-        skill_health: state.skills.health.clone(),
-    }
+    TurnResult::without_model(
+        state,
+        stream.messages[first..].to_vec(),
+        super::turn::generic_choices(),
+        state.play_minutes + 1.0,
+    )
 }
 
 /// `/end-scene` (an out-of-character command, never sent to a model): a turn
-/// holding only the `scene_close` marker; the next turn opens a new scene.
+/// holding only the scene-close marker; the next turn opens a new scene.
 pub fn end_scene_turn(state: &SessionState) -> TurnResult {
     let mut stream = state.stream.clone();
     let first = stream.messages.len();
@@ -278,30 +264,13 @@ pub fn end_scene_turn(state: &SessionState) -> TurnResult {
         state.next_turn_id(),
         SYSTEM,
         Kind::SceneMarker,
-        super::turn::SCENE_CLOSE,
+        SceneMarker::Close.to_string(),
         None,
     );
-    TurnResult {
-        messages: stream.messages[first..].to_vec(),
-        world: state.world.clone(),
-        changes: Vec::new(),
-        rolls: Vec::new(),
-        observations: Vec::new(),
-        choices: Vec::new(),
-        generic_choices: false,
-        acted: Vec::new(),
-        skipped: Vec::new(),
-        records: Vec::new(),
-        refused: Vec::new(),
-        ops_proposed: 0,
-        ops_refused: 0,
-        drafts: Vec::new(),
-        play_minutes: state.play_minutes,
-        clarification: None,
-        recalled: crate::memory::Recalled::default(),
-        budget: super::budget::TurnBudget::default(),
-        skills: Vec::new(),
-        skill_fallback: None,
-        skill_health: state.skills.health.clone(),
-    }
+    TurnResult::without_model(
+        state,
+        stream.messages[first..].to_vec(),
+        Vec::new(),
+        state.play_minutes,
+    )
 }

@@ -13,8 +13,9 @@ use serde_json::Value;
 use web_time::Instant;
 
 use super::drafts::{campaign_names, grounded};
+use super::phrasing::{TRIED, verb_phrase};
 use super::stream::Kind;
-use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TRIED, TurnResult, verb_phrase};
+use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TurnResult};
 use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
 use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
@@ -141,6 +142,15 @@ fn fingerprint(chunks: &[crate::memory::Chunk]) -> String {
     format!("{:016x}-{}", h.finish(), chunks.len())
 }
 
+/// Why a save's memory could not be read or indexed.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("indexing the campaign's lore: {0}")]
+    Index(#[source] crate::memory::EmbedError),
+}
+
 impl SessionMemory {
     /// Load the save's memory, (re)building the lore index when the campaign
     /// changed or vectors are missing that the embedder can now make.
@@ -148,10 +158,10 @@ impl SessionMemory {
         store: &mut Store,
         campaign: &Campaign,
         embedder: Option<Arc<dyn Embedder>>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, MemoryError> {
         let chunks = campaign_chunks(campaign);
         let print = fingerprint(&chunks);
-        let (stored, model) = store.lore_index_info().map_err(|e| e.to_string())?;
+        let (stored, model) = store.lore_index_info()?;
         let want_model = embedder.as_ref().map(|e| e.key().to_owned());
         if stored.as_deref() != Some(print.as_str())
             || (want_model.is_some() && model != want_model)
@@ -160,20 +170,15 @@ impl SessionMemory {
                 Some(e) => {
                     let texts: Vec<String> = chunks.iter().map(embed_text).collect();
                     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                    Some(
-                        e.embed(&refs)
-                            .map_err(|err| format!("indexing the campaign's lore: {err}"))?,
-                    )
+                    Some(e.embed(&refs).map_err(MemoryError::Index)?)
                 }
                 None => None,
             };
-            store
-                .index_lore(&chunks, vectors.as_deref(), &print, want_model.as_deref())
-                .map_err(|e| e.to_string())?;
+            store.index_lore(&chunks, vectors.as_deref(), &print, want_model.as_deref())?;
         }
-        let lore = store.lore_index().map_err(|e| e.to_string())?;
-        let memories = store.memory_index().map_err(|e| e.to_string())?;
-        let branch = store.branch_set().map_err(|e| e.to_string())?;
+        let lore = store.lore_index()?;
+        let memories = store.memory_index()?;
+        let branch = store.branch_set()?;
         let mut stat_cues = Vec::new();
         if let Some(e) = &embedder {
             for (stat, cues) in campaign.ruleset.stat_cues() {
@@ -365,9 +370,9 @@ impl SessionMemory {
     }
 
     /// After a rewind or reload: the memories of the branch the save is on now.
-    pub fn reload(&mut self, store: &Store) -> Result<(), String> {
-        self.memories = store.memory_index().map_err(|e| e.to_string())?;
-        self.branch = store.branch_set().map_err(|e| e.to_string())?;
+    pub fn reload(&mut self, store: &Store) -> Result<(), MemoryError> {
+        self.memories = store.memory_index()?;
+        self.branch = store.branch_set()?;
         Ok(())
     }
 
@@ -759,7 +764,7 @@ pub fn memory_event(
 #[cfg(test)]
 mod tests {
     use crate::session::drafts::grounded;
-    use crate::session::turn::verb_phrase;
+    use crate::session::phrasing::verb_phrase;
 
     #[test]
     fn moves_read_in_the_second_person() {

@@ -76,6 +76,17 @@ pub fn assets_dir(save: &Path) -> PathBuf {
 /// The bundled skill that draws a character the campaign has no picture of.
 pub const PORTRAITS: &str = "character-portraits";
 
+/// Why the portrait skill drew no picture.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PortraitError {
+    #[error("the portrait skill did not run")]
+    DidNotRun,
+    #[error("the {PORTRAITS} skill failed for {name}: {why}")]
+    Failed { name: String, why: String },
+    #[error("the {PORTRAITS} skill's picture of {name} was refused: {why}")]
+    Refused { name: String, why: String },
+}
+
 /// A portrait of a character the campaign gives none (#25): the
 /// [`PORTRAITS`] skill's first script run once (it caches each character's
 /// picture in its own `data/`, so the same character looks the same each
@@ -86,7 +97,7 @@ pub fn portrait(
     character: &str,
     name: &str,
     description: &str,
-) -> Result<Option<PathBuf>, String> {
+) -> Result<Option<PathBuf>, PortraitError> {
     let (Some(skill), Some(store)) = (skills.found.get(PORTRAITS), &skills.assets) else {
         return Ok(None);
     };
@@ -116,19 +127,23 @@ pub fn portrait(
         None,
     );
     let Some(tool) = run.result.tool_results.first() else {
-        return Err("the portrait skill did not run".into());
+        return Err(PortraitError::DidNotRun);
     };
     if tool.state != ToolState::Success {
         let why = tool
             .error
             .as_ref()
             .map_or_else(|| tool.state.words().to_owned(), |f| f.message.clone());
-        return Err(format!("the {PORTRAITS} skill failed for {name}: {why}"));
+        return Err(PortraitError::Failed {
+            name: name.to_owned(),
+            why,
+        });
     }
     if let Some(why) = run.refused.first() {
-        return Err(format!(
-            "the {PORTRAITS} skill's picture of {name} was refused: {why}"
-        ));
+        return Err(PortraitError::Refused {
+            name: name.to_owned(),
+            why: why.clone(),
+        });
     }
     Ok(run
         .assets

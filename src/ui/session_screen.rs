@@ -1381,7 +1381,7 @@ fn enrichment_window(
             .result
             .map_err(|e| format!("enrichment failed at stage `enrich`: {e}; nothing was written"))
             .and_then(|answer| {
-                let c = load_campaign(dir)?;
+                let c = load_campaign(dir).map_err(|e| e.to_string())?;
                 let source = crate::campaign::enrich::Source {
                     model: format!("{} ({})", outcome.record.model_key, outcome.record.backend),
                     prompt: outcome.record.prompt_id.clone(),
@@ -1391,7 +1391,7 @@ fn enrichment_window(
                     .map_err(|e| e.to_string())?;
                 crate::campaign::enrich::write(dir, &files).map_err(|e| e.to_string())
             });
-        match written.and_then(|_| create_save(&enriching.new)) {
+        match written.and_then(|_| create_save(&enriching.new).map_err(|e| e.to_string())) {
             Ok((save, _)) => {
                 opens.write(OpenSession {
                     save,

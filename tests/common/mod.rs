@@ -2,6 +2,7 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod contract;
 #[cfg(feature = "store")]
 pub mod play;
 #[cfg(feature = "store")]

@@ -1,0 +1,275 @@
+//! The session's vocabulary: the state a turn reads, the player's input, and what a turn yields.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::campaign::Campaign;
+use crate::llm::{CallRecord, CallRequest, LlmError};
+use crate::memory::Recalled;
+use crate::rules::{Change, Roll, WorldState};
+use crate::session::drafts;
+use crate::session::observation::Observation;
+use crate::session::skills::{SessionSkills, SkillAttempt};
+use crate::session::stream::{Message, StateEntry, Stream};
+use crate::skills::Health;
+
+/// In-game minutes one played turn takes.
+pub const TURN_MINUTES: f64 = 5.0;
+
+/// The persona's character id in every campaign.
+pub const PERSONA: &str = crate::campaign::PLAYER;
+
+/// What the player brings to a session: tone, difficulty, lines and veils (seed 001 calibration).
+#[derive(Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Calibration {
+    pub tone: String,
+    pub difficulty: String,
+    /// Never shown.
+    pub lines: Vec<String>,
+    /// Kept off-screen.
+    pub veils: Vec<String>,
+    /// At most this many NPCs act in one turn (#21): set when the session is
+    /// created, from session zero or the campaign. `None` (saves made before
+    /// the setting existed) lets every activated NPC act, as those turns did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npcs_per_turn: Option<u32>,
+}
+
+/// Everything a turn reads: the session as it stands.
+#[derive(Clone, Debug)]
+pub struct SessionState {
+    pub campaign: Arc<Campaign>,
+    pub world: WorldState,
+    pub stream: Stream,
+    pub observations: BTreeMap<String, Vec<Observation>>,
+    pub calibration: Calibration,
+    pub small_model: String,
+    pub large_model: String,
+    pub seed: u64,
+    pub turn_index: u64,
+    pub play_minutes: f64,
+    /// Latent and manifest states per character (seed 004 visibility levels).
+    pub states: BTreeMap<String, Vec<StateEntry>>,
+    pub tone: String,
+    /// Lore and memories retrieved for the coming turn (set by the orchestrator before it starts).
+    pub recalled: Recalled,
+    /// Compressed summaries of the turns up to `summarised_through`, oldest
+    /// first (seed 004 stream summarisation): the narrator reads these instead
+    /// of those turns' messages.
+    pub earlier: Vec<String>,
+    /// The last turn id the summaries cover (0: none).
+    pub summarised_through: u64,
+    /// The skills the planner may call, and their health (#25).
+    pub skills: SessionSkills,
+}
+
+impl SessionState {
+    /// Where the scene is: its location id and its campaign name (the id,
+    /// spaced, when the campaign does not name it).
+    pub fn place(&self) -> (String, String) {
+        let id = self
+            .world
+            .scene
+            .get("location")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let name = self
+            .campaign
+            .locations
+            .get(&id)
+            .map_or_else(|| id.replace('_', " "), |l| l.name.clone());
+        (id, name)
+    }
+
+    /// The turn id the next submission gets. Submissions are counted across
+    /// branches (seed 004: it increments each time the player submits), so a
+    /// rewound story never reuses one.
+    pub fn next_turn_id(&self) -> u64 {
+        (self.turn_index + 1).max(self.stream.next_turn())
+    }
+
+    /// Carry a committed turn into the state, so the next turn starts from it
+    /// without reading the save again.
+    pub fn advance(&mut self, result: &TurnResult) {
+        self.stream.messages.extend(result.messages.iter().cloned());
+        self.world.clone_from(&result.world);
+        for o in &result.observations {
+            self.observations
+                .entry(o.character_id.clone())
+                .or_default()
+                .push(o.clone());
+        }
+        self.play_minutes = result.play_minutes;
+        self.skills.health.clone_from(&result.skill_health);
+        self.turn_index += 1;
+    }
+}
+
+/// The player's submission.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlayerInput {
+    pub text: String,
+    /// `/whisper NPC text`: the narrator sees whom it is for.
+    pub whisper_to: Option<String>,
+    /// The idempotency key of this submission.
+    pub action_id: String,
+    /// Set when this answers the one clarification question a turn may ask.
+    pub clarified: bool,
+    /// A picked choice's ruling, known when it was offered (#21 rules fast
+    /// path): the engine rolls at once and no referee is asked. Free text has none.
+    pub ruling: Option<Ruling>,
+}
+
+/// What the referee would decide for an offered choice: no roll, or a check
+/// with the stat it leans on (the stat its difficulty mark shows).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(tag = "roll", rename_all = "snake_case")]
+pub enum Ruling {
+    /// An ordinary move: it simply happens.
+    None,
+    Check {
+        check: String,
+        stat: Option<String>,
+    },
+}
+
+/// One model call the runner wants made.
+#[derive(Clone, Debug)]
+pub struct PendingCall {
+    pub id: u32,
+    pub request: CallRequest,
+}
+
+/// Why a turn failed: the stage, and the reason, and nothing of it was kept.
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+#[error("the {stage} stage failed: {reason}")]
+pub struct TurnError {
+    pub stage: String,
+    pub reason: String,
+    /// Whether trying again may work (a transient model error).
+    pub retryable: bool,
+}
+
+impl TurnError {
+    pub(crate) fn from_llm(stage: &str, e: &LlmError) -> Self {
+        Self {
+            stage: stage.to_owned(),
+            reason: e.to_string(),
+            retryable: e.is_retryable(),
+        }
+    }
+}
+
+/// A dice roll made this turn, for the player, the log and replay.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct RollRecord {
+    pub actor: String,
+    pub check: String,
+    pub stat: Option<String>,
+    pub roll: Roll,
+    pub band: String,
+    pub label: String,
+}
+
+/// Seed 002 §4.2.1: what the player is offered when the choice stage fails
+/// or nothing it offered can be picked.
+pub const GENERIC_CHOICES: [&str; 3] = ["Continue", "Look around", "Wait"];
+
+/// `GENERIC_CHOICES`, as a turn offers them.
+pub fn generic_choices() -> Vec<String> {
+    GENERIC_CHOICES.iter().map(|&c| c.to_owned()).collect()
+}
+
+/// What a finished turn produced.
+#[derive(Clone, Debug)]
+pub struct TurnResult {
+    /// The new messages, in order.
+    pub messages: Vec<Message>,
+    pub world: WorldState,
+    pub changes: Vec<Change>,
+    pub rolls: Vec<RollRecord>,
+    pub observations: Vec<Observation>,
+    pub choices: Vec<String>,
+    /// The choices are the generic ones (`GENERIC_CHOICES`): the choice
+    /// stage failed or offered nothing the player could pick.
+    pub generic_choices: bool,
+    /// NPCs who acted, in order, and those who stayed quiet.
+    pub acted: Vec<String>,
+    pub skipped: Vec<String>,
+    /// Every model call, in the order it was made (what replay answers in;
+    /// calls on two lanes finish in any order).
+    pub records: Vec<CallRecord>,
+    /// Model proposals the rules refused (kept for the log, not applied).
+    pub refused: Vec<String>,
+    /// State ops the models proposed (extractors, lore), and how many of
+    /// them the rules refused.
+    pub ops_proposed: usize,
+    pub ops_refused: usize,
+    /// Narrations written in drafts: which one was kept and how each read.
+    pub drafts: Vec<DraftChoice>,
+    pub play_minutes: f64,
+    /// A question instead of a turn: nothing is committed; the player answers.
+    pub clarification: Option<String>,
+    /// What the narrator and choices were shown from memory and lore.
+    pub recalled: Recalled,
+    /// Where the turn's time went (#21): never part of what replays.
+    pub budget: crate::session::budget::TurnBudget,
+    /// The skills' plans and what came of each (#25), recorded so replay
+    /// hands them back instead of running the scripts again.
+    pub skills: Vec<SkillAttempt>,
+    /// Every plan failed: seed 002 §2.3.4's line for the player.
+    pub skill_fallback: Option<String>,
+    /// The skills' health after the turn.
+    pub skill_health: Health,
+}
+
+impl TurnResult {
+    /// A turn no model took part in (a fallback narration, `/end-scene`):
+    /// `messages` and `choices`, the world as it stands, nothing rolled or
+    /// changed, the play clock at `play_minutes`.
+    pub fn without_model(
+        state: &SessionState,
+        messages: Vec<Message>,
+        choices: Vec<String>,
+        play_minutes: f64,
+    ) -> Self {
+        Self {
+            messages,
+            world: state.world.clone(),
+            changes: Vec::new(),
+            rolls: Vec::new(),
+            observations: Vec::new(),
+            generic_choices: !choices.is_empty() && choices == generic_choices(),
+            choices,
+            acted: Vec::new(),
+            skipped: Vec::new(),
+            records: Vec::new(),
+            refused: Vec::new(),
+            ops_proposed: 0,
+            ops_refused: 0,
+            drafts: Vec::new(),
+            play_minutes,
+            clarification: None,
+            recalled: Recalled::default(),
+            budget: crate::session::budget::TurnBudget::default(),
+            skills: Vec::new(),
+            skill_fallback: None,
+            skill_health: state.skills.health.clone(),
+        }
+    }
+}
+
+/// Which draft of a narration a turn kept, and how each read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DraftChoice {
+    pub actor: String,
+    /// Index of the kept draft (0: the first seed).
+    pub kept: usize,
+    pub verdicts: Vec<drafts::Verdict>,
+    /// One line for the log and the debug overlay.
+    pub note: String,
+}

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use loreloom::memory::embed::MiniLm;
 use loreloom::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery};
 use loreloom::memory::{Chunk, ChunkMeta, Embedder, MemoryEvent, Significance, default_model_dir};
-use loreloom::session::controller::{NewSave, create_save, load_campaign};
 use loreloom::session::remember::SessionMemory;
+use loreloom::session::saves::{NewSave, create_save, load_campaign};
 use loreloom::session::turn::Calibration;
 use loreloom::store::Store;
 

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use loreloom::llm::backend::Backend;
 use loreloom::llm::gateway::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
-use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
+use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::run_turn;
+use loreloom::session::saves::{NewSave, create_save};
 use loreloom::session::turn::Calibration;
 
 #[allow(dead_code)]

@@ -7,10 +7,11 @@ use std::time::Duration;
 use loreloom::llm::backend::Backend;
 use loreloom::llm::gateway::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
-use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
+use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::drafts::{Cues, judge};
 use loreloom::session::phrasing::{brief, verb_phrase};
 use loreloom::session::play::run_turn;
+use loreloom::session::saves::{NewSave, create_save};
 use loreloom::session::stream::Kind;
 use loreloom::session::turn::Calibration;
 

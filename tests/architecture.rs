@@ -226,26 +226,42 @@ fn paths_used(text: &str) -> Vec<String> {
         .collect::<Vec<_>>()
         .join("\n");
     let mut out = Vec::new();
-    // `use` statements, their braces expanded.
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("use ") {
-        let before_ok = at == 0 || !rest.as_bytes()[at - 1].is_ascii_alphanumeric();
-        let after = &rest[at + 4..];
-        let end = after.find(';').unwrap_or(after.len());
-        if before_ok {
-            expand(after[..end].trim(), "", &mut out);
+    // `use` statements (a line that starts one, to its `;`), their braces expanded.
+    let lines: Vec<&str> = code.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_start();
+        let statement = ["use ", "pub use ", "pub(crate) use ", "pub(super) use "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p));
+        let Some(first) = statement else {
+            i += 1;
+            continue;
+        };
+        let mut text = first.to_owned();
+        while !text.contains(';') && i + 1 < lines.len() {
+            i += 1;
+            text.push(' ');
+            text.push_str(lines[i].trim());
         }
-        rest = &after[end.min(after.len())..];
+        expand(text.split(';').next().unwrap_or(""), "", &mut out);
+        i += 1;
     }
     // Inline paths (`crate::files::read(..)`, `super::turn::PERSONA`).
     for prefix in ["crate::", "super::", "self::"] {
         let mut rest = code.as_str();
         while let Some(at) = rest.find(prefix) {
+            let inside_a_path = rest[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
             let tail = &rest[at..];
             let end = tail
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
                 .unwrap_or(tail.len());
-            out.push(tail[..end].trim_end_matches(':').to_owned());
+            if !inside_a_path {
+                out.push(tail[..end].trim_end_matches(':').to_owned());
+            }
             rest = &tail[end.max(1)..];
         }
     }
@@ -264,7 +280,8 @@ fn expand(tree: &str, base: &str, out: &mut Vec<String>) {
         }
         Some(open) => {
             let prefix = &tree[..open];
-            let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+            let close = tree.rfind('}').filter(|c| *c > open).unwrap_or(tree.len());
+            let inner = &tree[open + 1..close];
             let mut depth = 0;
             let mut start = 0;
             for (i, c) in inner.char_indices() {

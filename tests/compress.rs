@@ -5,7 +5,8 @@ mod common;
 
 use common::play::{gateway, new_save, script, turn};
 use common::scripted;
-use loreloom::session::controller::{COMPRESS_AFTER, Controller, KEEP_VERBATIM, Report, Step};
+use loreloom::session::controller::{Controller, Report, Step};
+use loreloom::session::summaries::{COMPRESS_AFTER, KEEP_VERBATIM};
 use loreloom::store::Store;
 
 /// Turn `n` (0-based) through the controller; returns the first narrator prompt.

@@ -226,8 +226,9 @@ fn a_bad_answer_names_the_stage_and_writes_nothing() {
 #[test]
 fn the_enriched_minimal_campaign_plays_a_turn() {
     use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
-    use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
+    use loreloom::session::controller::{Controller, Report, Step};
     use loreloom::session::play::run_turn;
+    use loreloom::session::saves::{NewSave, create_save};
     use loreloom::session::turn::Calibration;
 
     #[allow(dead_code)]

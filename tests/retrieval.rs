@@ -10,8 +10,9 @@ use loreloom::campaign::Campaign;
 use loreloom::memory::embed::MiniLm;
 use loreloom::memory::recall::{Fusion, LoreQuery, MemoryIndex, MemoryQuery};
 use loreloom::memory::{Embedder, MemoryEvent, Significance, default_model_dir};
-use loreloom::session::controller::{Controller, load_campaign};
+use loreloom::session::controller::Controller;
 use loreloom::session::remember::{RecallConfig, SessionMemory};
+use loreloom::session::saves::load_campaign;
 use loreloom::store::Store;
 use serde_json::Value;
 

@@ -10,8 +10,9 @@ use std::time::Instant;
 use loreloom::llm::Gateway;
 use loreloom::llm::config::DEFAULT_MODEL_FILE;
 use loreloom::session::Kind;
-use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
+use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::{Progress, run_turn};
+use loreloom::session::saves::{NewSave, create_save};
 use loreloom::session::turn::Calibration;
 use loreloom::store::Store;
 

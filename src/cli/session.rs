@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::llm::{Gateway, Script, ScriptedBackend};
-use crate::session::controller::{Controller, NewSave, Report, Step, create_save, load_campaign};
+use crate::session::controller::{Controller, Report, Step};
 use crate::session::marker::SceneMarker;
 use crate::session::play::{Progress, run_turn};
 use crate::session::remember::Difficulty;
+use crate::session::saves::{NewSave, create_save, load_campaign};
 use crate::session::turn::Calibration;
 use crate::session::{Kind, player_view};
 use crate::store::SceneKind;
@@ -428,7 +429,7 @@ fn print_choices(choices: &[String], marks: &[Option<Difficulty>]) {
 }
 
 pub(super) fn replay(save: &std::path::Path, scene: i64) -> ExitCode {
-    match crate::session::controller::replay(save, scene) {
+    match crate::session::replay::replay(save, scene) {
         Ok(r) if r.differences.is_empty() => {
             println!(
                 "scene {}: replayed identically ({} model calls, {} dice rolls)",

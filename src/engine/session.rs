@@ -92,7 +92,7 @@ pub struct ActiveSession {
     turn: Option<RunningTurn>,
     recap_call: Option<u64>,
     /// A stream compression running in the background (seed 004), with its call id.
-    compression: Option<(u64, crate::session::controller::Compression)>,
+    compression: Option<(u64, crate::session::summaries::Compression)>,
     save: PathBuf,
     /// Notices changes to the campaign's skill folders while the game runs.
     watcher: crate::skills::manifest::Watcher,

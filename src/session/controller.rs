@@ -8,54 +8,20 @@
 //! to [`Controller::finish`], which commits it. The "Previously…" recap and
 //! stream compression are in `summaries`; a save's files in `saves`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-pub use super::commands::{COMMANDS, Command, SAVE_SLOTS, parse_command};
-pub use super::replay::{Replayed, replay};
-pub use super::saves::{NewSave, create_save, latest_save, load_campaign, saves_dir, unique};
-pub use super::summaries::{COMPRESS_AFTER, COMPRESSION_SCOPE, Compression, KEEP_VERBATIM};
-
+use super::commands::{COMMANDS, Command, parse_command};
+use super::error::ControllerError;
 use super::play::{end_scene_turn, fallback_templates, fallback_turn};
-use super::remember::{Difficulty, MemoryError, SessionMemory};
+use super::remember::{Difficulty, SessionMemory};
+use super::saves::{load_campaign, unique};
 use super::stream::{Kind, player_view};
-use super::summaries::load_summaries;
+use super::summaries::{self, Compression, load_summaries};
 use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TurnError, TurnResult};
+use crate::llm::CallRequest;
 use crate::memory::Embedder;
 use crate::store::{PlaySession, SceneKind, SessionInfo, Store, StoreError, TurnCommit};
-
-/// Why a save cannot be opened, made, read again or replayed.
-#[derive(Debug, thiserror::Error)]
-pub enum ControllerError {
-    #[error(transparent)]
-    Store(Box<StoreError>),
-    #[error("{report}\nerror: {}: the campaign has errors; `loreloom campaign validate` lists them", dir.display())]
-    Campaign { dir: PathBuf, report: String },
-    #[error("{}: {source}", path.display())]
-    Memory {
-        path: PathBuf,
-        #[source]
-        source: Box<MemoryError>,
-    },
-    #[error("{}: {source}", campaign.display())]
-    Start {
-        campaign: PathBuf,
-        #[source]
-        source: super::play::StartError,
-    },
-    #[error("{}: cannot create the folder: {source}", path.display())]
-    Folder {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl From<StoreError> for ControllerError {
-    fn from(e: StoreError) -> Self {
-        Self::Store(Box::new(e))
-    }
-}
 
 /// What the controller did with a line or a finished turn.
 #[derive(Clone, Debug)]
@@ -110,9 +76,9 @@ pub enum Step {
 /// A save being played.
 #[derive(Debug)]
 pub struct Controller {
-    pub(super) store: Store,
+    store: Store,
     pub state: SessionState,
-    pub(super) current_scene: String,
+    current_scene: String,
     scene_index: i64,
     pub choices: Vec<String>,
     /// Per choice, the seed 002 §4.2.1 difficulty mark when the persona is
@@ -125,7 +91,7 @@ pub struct Controller {
     last: Option<(String, Option<String>)>,
     failed: Option<PlayerInput>,
     templates: Vec<String>,
-    pub(super) play_session: PlaySession,
+    play_session: PlaySession,
     /// The "Previously…" of this sitting, once made.
     pub recap: Option<String>,
     /// Semantic memory and lore of the save.
@@ -495,12 +461,35 @@ impl Controller {
         format!("turn-{last_close}")
     }
 
-    pub(super) fn persona_name(&self) -> String {
-        self.state
-            .campaign
-            .characters
-            .get(PERSONA)
-            .map_or_else(|| "the player".to_owned(), |c| c.name.clone())
+    /// Seed 004 stream summarisation: the call that compresses this branch's
+    /// oldest unsummarised turns, when there are enough of them.
+    pub fn compression_request(&self) -> Option<Compression> {
+        summaries::compression_request(&self.state)
+    }
+
+    /// Store a compression's summary: from the next turn the narrator reads it instead of those turns.
+    pub fn finish_compression(&mut self, c: &Compression, written: Result<String, String>) {
+        summaries::finish_compression(
+            &self.store,
+            &mut self.state,
+            &self.current_scene,
+            c,
+            written,
+        );
+    }
+
+    /// The model call that writes this sitting's "Previously…", when there is a past to recap.
+    pub fn recap_request(&self) -> Option<CallRequest> {
+        summaries::recap_request(&self.store, &self.state)
+    }
+
+    /// Keep this sitting's recap (the model's, or the last narration when it
+    /// failed); returns the text to show.
+    pub fn finish_recap(&mut self, written: Result<String, String>) -> String {
+        let text =
+            summaries::finish_recap(&mut self.store, &self.state, self.play_session.id, written);
+        self.recap = Some(text.clone());
+        text
     }
 
     /// End this sitting (the save keeps which turns it covered).

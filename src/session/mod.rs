@@ -13,6 +13,8 @@ pub mod commands;
 #[cfg(feature = "store")]
 pub mod controller;
 pub mod drafts;
+#[cfg(feature = "store")]
+pub mod error;
 pub mod marker;
 pub mod observation;
 pub mod people;
@@ -28,7 +30,7 @@ pub mod scenery;
 pub mod skills;
 pub mod stream;
 #[cfg(feature = "store")]
-mod summaries;
+pub mod summaries;
 pub mod turn;
 pub mod voice;
 

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::controller::ControllerError;
+use super::error::ControllerError;
 use super::saves::load_campaign;
 use super::turn::{PlayerInput, TurnError};
 use crate::llm::record::AttemptKind;

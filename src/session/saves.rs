@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::controller::ControllerError;
+use super::error::ControllerError;
 use super::play::opening;
 use super::turn::{Calibration, SessionState};
 use crate::campaign::{self, Campaign, system_rulesets};

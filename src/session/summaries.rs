@@ -1,9 +1,8 @@
 //! Stream compression and the "Previously…" recap (seed 004 summarisation, seed 001 recap) of a save.
 
-use super::controller::Controller;
-use super::stream::Kind;
-use super::turn::SessionState;
+use super::stream::{Kind, player_view};
 use super::turn::vars::{RecapVars, to_value};
+use super::turn::{PERSONA, SessionState};
 use crate::llm::CallRequest;
 use crate::store::{Store, Summary};
 
@@ -27,154 +26,163 @@ pub struct Compression {
 /// The `summaries.scope` of stream compression.
 pub const COMPRESSION_SCOPE: &str = "compression";
 
-impl Controller {
-    /// Seed 004 stream summarisation: when more than [`COMPRESS_AFTER`] turns
-    /// of this branch are unsummarised, the call that compresses all but the
-    /// last [`KEEP_VERBATIM`] of them into one summary (the `recap` stage).
-    pub fn compression_request(&self) -> Option<Compression> {
-        let through = self.state.summarised_through;
-        let mut turns: Vec<u64> = self
-            .state
-            .stream
-            .messages
-            .iter()
-            .map(|m| m.id.turn_id)
-            .filter(|&t| t > through && t > 0)
-            .collect();
-        turns.dedup();
-        if turns.len() <= COMPRESS_AFTER {
-            return None;
-        }
-        let old = &turns[..turns.len() - KEEP_VERBATIM];
-        let (turn_start, turn_end) = (*old.first()?, *old.last()?);
-        let events: Vec<String> = self
-            .state
-            .stream
-            .messages
-            .iter()
-            .filter(|m| {
-                (turn_start..=turn_end).contains(&m.id.turn_id)
-                    && matches!(m.kind, Kind::Narration | Kind::SceneMarker)
-            })
-            .map(|m| m.content.clone())
-            .collect();
-        let vars = RecapVars {
-            calibration: self.state.calibration.clone(),
-            persona: self.persona_name(),
-            summaries: self.state.earlier.clone(),
-            events,
-        };
-        let request = CallRequest::new("recap", &self.state.small_model, to_value(&vars));
-        Some(Compression {
-            request,
-            turn_start,
-            turn_end,
-        })
-    }
+/// The player character's name, as the recap calls them.
+fn persona_name(state: &SessionState) -> String {
+    state
+        .campaign
+        .characters
+        .get(PERSONA)
+        .map_or_else(|| "the player".to_owned(), |c| c.name.clone())
+}
 
-    /// Store a compression's summary; from the next turn the narrator reads it
-    /// instead of those turns. A failed call changes nothing (it is tried again after the next turn).
-    pub fn finish_compression(&mut self, c: &Compression, written: Result<String, String>) {
-        let text = match written.map(|t| t.trim().to_owned()) {
-            Ok(t) if !t.is_empty() => t,
-            Ok(_) => return,
-            Err(e) => {
-                tracing::warn!(
-                    "stream summarisation failed (the story continues uncompressed): {e}"
-                );
-                return;
-            }
-        };
-        let summary = Summary {
-            scope: COMPRESSION_SCOPE.into(),
-            scope_id: self.current_scene.clone(),
-            text,
-            turn_start: i64::try_from(c.turn_start).unwrap_or(i64::MAX),
-            turn_end: i64::try_from(c.turn_end).unwrap_or(i64::MAX),
-        };
-        if let Err(e) = self.store.add_summary(&summary) {
-            tracing::warn!("a summary could not be saved: {e}");
+/// Seed 004 stream summarisation: when more than [`COMPRESS_AFTER`] turns
+/// of the state's branch are unsummarised, the call that compresses all but
+/// the last [`KEEP_VERBATIM`] of them into one summary (the `recap` stage).
+pub fn compression_request(state: &SessionState) -> Option<Compression> {
+    let through = state.summarised_through;
+    let mut turns: Vec<u64> = state
+        .stream
+        .messages
+        .iter()
+        .map(|m| m.id.turn_id)
+        .filter(|&t| t > through && t > 0)
+        .collect();
+    turns.dedup();
+    if turns.len() <= COMPRESS_AFTER {
+        return None;
+    }
+    let old = &turns[..turns.len() - KEEP_VERBATIM];
+    let (turn_start, turn_end) = (*old.first()?, *old.last()?);
+    let events: Vec<String> = state
+        .stream
+        .messages
+        .iter()
+        .filter(|m| {
+            (turn_start..=turn_end).contains(&m.id.turn_id)
+                && matches!(m.kind, Kind::Narration | Kind::SceneMarker)
+        })
+        .map(|m| m.content.clone())
+        .collect();
+    let vars = RecapVars {
+        calibration: state.calibration.clone(),
+        persona: persona_name(state),
+        summaries: state.earlier.clone(),
+        events,
+    };
+    let request = CallRequest::new("recap", &state.small_model, to_value(&vars));
+    Some(Compression {
+        request,
+        turn_start,
+        turn_end,
+    })
+}
+
+/// Store a compression's summary (of the scene `scene_id`); from the next
+/// turn the narrator reads it instead of those turns. A failed call changes
+/// nothing (it is tried again after the next turn).
+pub fn finish_compression(
+    store: &Store,
+    state: &mut SessionState,
+    scene_id: &str,
+    c: &Compression,
+    written: Result<String, String>,
+) {
+    let text = match written.map(|t| t.trim().to_owned()) {
+        Ok(t) if !t.is_empty() => t,
+        Ok(_) => return,
+        Err(e) => {
+            tracing::warn!("stream summarisation failed (the story continues uncompressed): {e}");
             return;
         }
-        load_summaries(&self.store, &mut self.state);
+    };
+    let summary = Summary {
+        scope: COMPRESSION_SCOPE.into(),
+        scope_id: scene_id.to_owned(),
+        text,
+        turn_start: i64::try_from(c.turn_start).unwrap_or(i64::MAX),
+        turn_end: i64::try_from(c.turn_end).unwrap_or(i64::MAX),
+    };
+    if let Err(e) = store.add_summary(&summary) {
+        tracing::warn!("a summary could not be saved: {e}");
+        return;
     }
+    load_summaries(store, state);
+}
 
-    /// The model call that writes this sitting's "Previously…", when there is a past to recap.
-    pub fn recap_request(&self) -> Option<CallRequest> {
-        let summaries = self.store.summaries().ok()?;
-        let since = summaries.last().map_or(0, |s| s.turn_end);
-        let events: Vec<String> = self
-            .transcript()
-            .into_iter()
-            .filter(|m| {
-                m.kind == Kind::Narration && m.id.turn_id > u64::try_from(since).unwrap_or(0)
-            })
-            .map(|m| m.content.clone())
-            .collect();
-        if self.state.turn_index == 0 || (events.len() <= 1 && summaries.is_empty()) {
-            return None;
-        }
-        let vars = RecapVars {
-            calibration: self.state.calibration.clone(),
-            persona: self.persona_name(),
-            summaries: summaries.into_iter().map(|s| s.text).collect(),
-            events: events[events.len().saturating_sub(RECAP_EVENTS)..].to_vec(),
-        };
-        Some(
-            CallRequest::new("recap", &self.state.small_model, to_value(&vars))
-                .seed(u32::try_from(self.state.seed & 0xFFFF_FFFF).unwrap_or(0)),
-        )
-    }
+/// The narrations the player has read, oldest first.
+fn narrations(state: &SessionState) -> impl DoubleEndedIterator<Item = &super::stream::Message> {
+    player_view(&state.stream.messages, PERSONA, false)
+        .into_iter()
+        .filter(|m| m.kind == Kind::Narration)
+}
 
-    /// Keep the recap the model wrote (it also summarises the turns since the
-    /// last summary); when the model failed, recap from the last narration and
-    /// store no summary. Returns the text to show.
-    pub fn finish_recap(&mut self, written: Result<String, String>) -> String {
-        let previous_end = self
-            .store
-            .summaries()
-            .ok()
-            .and_then(|s| s.last().map(|s| s.turn_end))
-            .unwrap_or(0);
-        // Summaries cover turn ids (submissions), like the messages they summarise.
-        let last_turn =
-            i64::try_from(self.state.stream.next_turn().saturating_sub(1)).unwrap_or(i64::MAX);
-        let (text, summary) = match written.map(|t| t.trim().to_owned()) {
-            Ok(text) if !text.is_empty() => {
-                let summary = Summary {
-                    scope: "play_session".into(),
-                    scope_id: self.play_session.id.to_string(),
-                    text: text.clone(),
-                    turn_start: previous_end + 1,
-                    turn_end: last_turn,
-                };
-                (text, Some(summary))
-            }
-            _ => {
-                let last = self
-                    .transcript()
-                    .into_iter()
-                    .rev()
-                    .find(|m| m.kind == Kind::Narration)
-                    .map(|m| m.content.clone())
-                    .unwrap_or_default();
-                (last, None)
-            }
-        };
-        if let Err(e) = self
-            .store
-            .record_recap(self.play_session.id, &text, summary.as_ref())
-        {
-            tracing::warn!("the recap was shown but not saved: {e}");
-        }
-        self.recap = Some(text.clone());
-        text
+/// The model call that writes a sitting's "Previously…", when there is a past to recap.
+pub fn recap_request(store: &Store, state: &SessionState) -> Option<CallRequest> {
+    let summaries = store.summaries().ok()?;
+    let since = u64::try_from(summaries.last().map_or(0, |s| s.turn_end)).unwrap_or(0);
+    let events: Vec<String> = narrations(state)
+        .filter(|m| m.id.turn_id > since)
+        .map(|m| m.content.clone())
+        .collect();
+    if state.turn_index == 0 || (events.len() <= 1 && summaries.is_empty()) {
+        return None;
     }
+    let vars = RecapVars {
+        calibration: state.calibration.clone(),
+        persona: persona_name(state),
+        summaries: summaries.into_iter().map(|s| s.text).collect(),
+        events: events[events.len().saturating_sub(RECAP_EVENTS)..].to_vec(),
+    };
+    Some(
+        CallRequest::new("recap", &state.small_model, to_value(&vars))
+            .seed(u32::try_from(state.seed & 0xFFFF_FFFF).unwrap_or(0)),
+    )
+}
+
+/// Keep the recap the model wrote for play session `sitting` (it also
+/// summarises the turns since the last summary); when the model failed,
+/// recap from the last narration and store no summary. Returns the text to show.
+pub fn finish_recap(
+    store: &mut Store,
+    state: &SessionState,
+    sitting: i64,
+    written: Result<String, String>,
+) -> String {
+    let previous_end = store
+        .summaries()
+        .ok()
+        .and_then(|s| s.last().map(|s| s.turn_end))
+        .unwrap_or(0);
+    // Summaries cover turn ids (submissions), like the messages they summarise.
+    let last_turn = i64::try_from(state.stream.next_turn().saturating_sub(1)).unwrap_or(i64::MAX);
+    let (text, summary) = match written.map(|t| t.trim().to_owned()) {
+        Ok(text) if !text.is_empty() => {
+            let summary = Summary {
+                scope: "play_session".into(),
+                scope_id: sitting.to_string(),
+                text: text.clone(),
+                turn_start: previous_end + 1,
+                turn_end: last_turn,
+            };
+            (text, Some(summary))
+        }
+        _ => {
+            let last = narrations(state)
+                .next_back()
+                .map(|m| m.content.clone())
+                .unwrap_or_default();
+            (last, None)
+        }
+    };
+    if let Err(e) = store.record_recap(sitting, &text, summary.as_ref()) {
+        tracing::warn!("the recap was shown but not saved: {e}");
+    }
+    text
 }
 
 /// The compression summaries of the branch the state is on: those whose last
 /// turn is in the state's stream (a rewound-away branch's are not).
-pub(super) fn load_summaries(store: &Store, state: &mut SessionState) {
+pub fn load_summaries(store: &Store, state: &mut SessionState) {
     let on_branch = |t: i64| {
         u64::try_from(t).is_ok_and(|t| state.stream.messages.iter().any(|m| m.id.turn_id == t))
     };

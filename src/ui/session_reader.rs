@@ -10,7 +10,7 @@ use super::markdown::{self, Span};
 use super::screens::{Overlays, SavesMode, Screen, backlog_window, centered_window};
 use super::settings::Settings;
 use crate::engine::session::{Character, Entry, SessionInput, SessionView};
-use crate::session::controller::SAVE_SLOTS;
+use crate::session::commands::SAVE_SLOTS;
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<SessionReader>()

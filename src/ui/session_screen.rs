@@ -21,7 +21,7 @@ use crate::engine::session::{
     SessionInput, SessionView,
 };
 use crate::llm::{CallHandle, Gateway, LlmEvent, Script, ScriptedBackend};
-use crate::session::controller::{NewSave, create_save, latest_save, load_campaign};
+use crate::session::saves::{NewSave, create_save, latest_save, load_campaign};
 use crate::session::turn::Calibration;
 
 pub(super) fn plugin(app: &mut App) {

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 use loreloom::llm::scripted::Reply;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
-use loreloom::session::controller::{Controller, NewSave, Report, Step, create_save};
+use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::run_turn;
+use loreloom::session::saves::{NewSave, create_save};
 use loreloom::session::turn::{Calibration, TurnResult};
 
 pub fn root() -> PathBuf {

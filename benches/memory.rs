@@ -1,4 +1,8 @@
-//! Memory and lore benchmark (a bench binary printing figures and ratios): `MiniLM` embedding latency, recall over 1,000 and 10,000 memories, lore retrieval over a 2,000-chunk index, indexing the rich campaign. `cargo bench --bench memory`.
+//! Memory and lore benchmark: embedding latency, recall, lore retrieval and indexing, printed.
+//!
+//! Memory and lore benchmark (a bench binary printing figures and ratios): `MiniLM` embedding
+//! latency, recall over 1,000 and 10,000 memories, lore retrieval over a 2,000-chunk index,
+//! indexing the rich campaign. `cargo bench --bench memory`.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -170,7 +174,7 @@ fn main() {
             .lore_keywords("who cut the page from the toll ledger", 50)
             .unwrap()
     });
-    let state = store.state(campaign.clone()).unwrap();
+    let state = loreloom::session::save::state(&store, campaign.clone()).unwrap();
     let turn = time(20, || {
         memory.recall_for(&store, &state, "I ask Ned who cut the page from the ledger")
     });

@@ -1,4 +1,10 @@
-//! Seed 002 SC-034, memory-driven choices: a 30-turn Drowned Reach session whose choices come from the real default model (every other stage scripted), measuring the share of offered choices that match a stored memory (`MiniLM` cosine ≥ 0.7, and at lower bars). `cargo bench --bench memory_choices`; the choices prompt is rendered in the compact form the default model gets (`FORM=full` for the long one).
+//! Seed 002 SC-034: the share of a real model's offered choices that match a stored memory.
+//!
+//! Seed 002 SC-034, memory-driven choices: a 30-turn Drowned Reach session whose choices come from
+//! the real default model (every other stage scripted), measuring the share of offered choices that
+//! match a stored memory (`MiniLM` cosine ≥ 0.7, and at lower bars). `cargo bench --bench
+//! memory_choices`; the choices prompt is rendered in the compact form the default model gets
+//! (`FORM=full` for the long one).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -20,7 +20,7 @@ use crate::campaign::{self, Campaign, system_rulesets};
 use crate::llm::CallRequest;
 use crate::llm::record::AttemptKind;
 use crate::memory::Embedder;
-use crate::store::{NewSession, PlaySession, SceneKind, SessionInfo, Store, Summary, TurnCommit};
+use crate::store::{NewSession, PlaySession, SceneKind, SessionInfo, Store, Summary};
 
 /// What one line of input asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -253,7 +253,7 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), String> {
 
 /// Where saves of sessions live: `<data dir>/saves/`.
 pub fn saves_dir() -> PathBuf {
-    crate::saves::data_dir().join("saves")
+    crate::files::data_dir().join("saves")
 }
 
 /// The most recently played save of a campaign folder, if any.
@@ -343,7 +343,7 @@ impl Controller {
         let mut store = Store::open(path).map_err(|e| e.to_string())?;
         let info = store.session().map_err(|e| e.to_string())?;
         let campaign = load_campaign(&info.campaign_path)?;
-        let mut state = store.state(campaign.clone()).map_err(|e| e.to_string())?;
+        let mut state = super::save::state(&store, campaign.clone()).map_err(|e| e.to_string())?;
         // The skills this play session may call, all healthy (#25).
         state.skills = super::skills::SessionSkills::discover(
             &info.campaign_path,
@@ -358,7 +358,7 @@ impl Controller {
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let play_session = store.start_play_session().map_err(|e| e.to_string())?;
         let templates = crate::files::read_to_string(
-            &crate::resource_dir("prompts").join("fallback_narration.txt"),
+            &crate::files::resource_dir("prompts").join("fallback_narration.txt"),
         )
         .map(|t| fallback_templates(&t))
         .unwrap_or_default();
@@ -494,7 +494,7 @@ impl Controller {
     }
 
     fn commit(&mut self, result: TurnResult, input: &PlayerInput, kind: SceneKind) -> Report {
-        let mut commit = TurnCommit::from_result(&result, input, &self.current_scene, kind);
+        let mut commit = super::save::turn_commit(&result, input, &self.current_scene, kind);
         if input.text != "/end-scene" {
             commit.memory = self.memory.event_for(
                 &self.state,
@@ -532,9 +532,7 @@ impl Controller {
 
     fn reload(&mut self) -> Result<(), String> {
         let skills = self.state.skills.clone();
-        self.state = self
-            .store
-            .state(self.state.campaign.clone())
+        self.state = super::save::state(&self.store, self.state.campaign.clone())
             .map_err(|e| e.to_string())?;
         // The skill state comes back with the scene; the skills and their
         // health stay this play session's.
@@ -902,8 +900,7 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, String> {
         .find(|e| e.event_type == "user_action")
         .map(|e| e.payload.clone())
         .unwrap_or_default();
-    let mut state = store
-        .state_at(campaign, &turn.scene_before_id)
+    let mut state = super::save::state_at(&store, campaign, &turn.scene_before_id)
         .map_err(|e| e.to_string())?;
     // The turn is shown exactly the lore and memories it was shown then (and
     // rolls with the same episodic +1); nothing is embedded again.

@@ -10,17 +10,19 @@ pub mod codex;
 #[cfg(feature = "store")]
 pub mod controller;
 pub mod drafts;
-pub mod observation;
 pub mod people;
 pub mod play;
+pub mod recalled;
 #[cfg(feature = "store")]
 pub mod remember;
+#[cfg(feature = "store")]
+pub mod save;
 pub mod scenery;
 pub mod skills;
-pub mod stream;
 pub mod turn;
 
-pub use observation::{DEFAULT_LAMBDA, Observation, recall};
-pub use stream::{
-    Kind, Message, MessageId, Stage, StateEntry, Stream, player_view, states_for, view,
+// Shims: the stream and observations moved down to `transcript/` (#39).
+pub use crate::transcript::{
+    DEFAULT_LAMBDA, Kind, Message, MessageId, Observation, Stage, StateEntry, Stream, observation,
+    player_view, recall, states_for, stream, view,
 };

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 pub fn data_dir() -> PathBuf {
     std::env::var_os("LORELOOM_DATA_DIR")
         .map(PathBuf::from)
-        .or_else(|| dirs::data_dir().map(|d| d.join("loreloom")))
+        // `::dirs`: the crate, not this module.
+        .or_else(|| ::dirs::data_dir().map(|d| d.join("loreloom")))
         .unwrap_or_else(|| PathBuf::from(".loreloom"))
 }
 

@@ -116,7 +116,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let model = loreloom::saves::data_dir()
+    let model = loreloom::files::data_dir()
         .join("models")
         .join(DEFAULT_MODEL_FILE);
     assert!(

@@ -1,8 +1,14 @@
-//! Memory and lore benchmark (a bench binary printing figures and ratios): `MiniLM` embedding latency, recall over 1,000 and 10,000 memories, lore retrieval over a 2,000-chunk index, indexing the rich campaign. `cargo bench --bench memory`.
+//! Memory and lore benchmark: embedding latency, recall, lore retrieval and indexing, printed.
+//!
+//! Memory and lore benchmark (a bench binary printing figures and ratios): `MiniLM` embedding
+//! latency, recall over 1,000 and 10,000 memories, lore retrieval over a 2,000-chunk index,
+//! indexing the rich campaign. `cargo bench --bench memory`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use loreloom::campaign::Campaign;
 use loreloom::memory::embed::MiniLm;
 use loreloom::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery};
 use loreloom::memory::{Chunk, ChunkMeta, Embedder, MemoryEvent, Significance, default_model_dir};
@@ -40,6 +46,22 @@ fn main() {
         return;
     }
     let model = MiniLm::load(&default_model_dir()).unwrap_or_else(|e| panic!("{e}"));
+    embedding(&model);
+    let query = model
+        .embed(&["what happened with the toll ledger"])
+        .unwrap()
+        .pop()
+        .unwrap();
+    recall(&model, &query);
+    let campaign_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
+    let campaign = load_campaign(&campaign_dir).unwrap();
+    let chunks = loreloom::memory::campaign_chunks(&campaign);
+    lore(&model, &chunks, &query);
+    indexing(model, campaign_dir, &campaign, &chunks);
+}
+
+/// One sentence, and a batch of 32.
+fn embedding(model: &MiniLm) {
     model.embed(&SENTENCES).unwrap();
     let one = time(50, || model.embed(&[SENTENCES[4]]).unwrap());
     let batch: Vec<&str> = SENTENCES.iter().cycle().take(32).copied().collect();
@@ -51,14 +73,11 @@ fn main() {
         ms(b32),
         ms(b32) / 32.0
     );
+}
 
-    // Memories: real vectors of varied sentences, repeated with noise-free copies.
+/// Memories: real vectors of varied sentences, repeated with noise-free copies.
+fn recall(model: &MiniLm, query: &[f32]) {
     let base = model.embed(&SENTENCES).unwrap();
-    let query = model
-        .embed(&["what happened with the toll ledger"])
-        .unwrap()
-        .pop()
-        .unwrap();
     for n in [1_000usize, 10_000] {
         let mut index = MemoryIndex::default();
         for i in 0..n {
@@ -84,13 +103,13 @@ fn main() {
             threshold: 0.35,
             ..MemoryQuery::new("x")
         };
-        let plain = time(200, || index.recall(&q, Some(&query), None));
+        let plain = time(200, || index.recall(&q, Some(query), None));
         let filtered = MemoryQuery {
             location: Some("place2".into()),
             characters: vec!["npc3".into()],
             ..q.clone()
         };
-        let with_filters = time(200, || index.recall(&filtered, Some(&query), None));
+        let with_filters = time(200, || index.recall(&filtered, Some(query), None));
         let with_embedding = time(20, || {
             let v = model
                 .embed(&["what happened with the toll ledger"])
@@ -107,11 +126,10 @@ fn main() {
             ms(with_embedding)
         );
     }
+}
 
-    // Lore: 2,000 chunks (the campaign's, repeated) ranked semantic + keywords.
-    let campaign_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach");
-    let campaign = load_campaign(&campaign_dir).unwrap();
-    let chunks = loreloom::memory::campaign_chunks(&campaign);
+/// Lore: 2,000 chunks (the campaign's, repeated) ranked semantic + keywords.
+fn lore(model: &MiniLm, chunks: &[Chunk], query: &[f32]) {
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
     let vectors = model.embed(&texts).unwrap();
     let mut big = LoreIndex::default();
@@ -141,13 +159,15 @@ fn main() {
         limit: 5,
         ..LoreQuery::default()
     };
-    let lore = time(100, || big.retrieve(&lq, Some(&query), &keywords));
+    let lore = time(100, || big.retrieve(&lq, Some(query), &keywords));
     println!(
         "lore retrieval over 2,000 chunks: {:.3} ms (ranking; FTS5 below)",
         ms(lore)
     );
+}
 
-    // Indexing the rich campaign into a save, and a whole recall as a turn does it.
+/// Indexing the rich campaign into a save, and a whole recall as a turn does it.
+fn indexing(model: MiniLm, campaign_dir: PathBuf, campaign: &Arc<Campaign>, chunks: &[Chunk]) {
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().join("bench.db");
     create_save(&NewSave {
@@ -161,16 +181,16 @@ fn main() {
     })
     .unwrap();
     let mut store = Store::open(&save).unwrap();
-    let embedder: std::sync::Arc<dyn Embedder> = std::sync::Arc::new(model);
+    let embedder: Arc<dyn Embedder> = Arc::new(model);
     let started = Instant::now();
-    let memory = SessionMemory::open(&mut store, &campaign, Some(embedder.clone())).unwrap();
+    let memory = SessionMemory::open(&mut store, campaign, Some(embedder.clone())).unwrap();
     let indexing = started.elapsed();
     let fts = time(100, || {
         store
             .lore_keywords("who cut the page from the toll ledger", 50)
             .unwrap()
     });
-    let state = store.state(campaign.clone()).unwrap();
+    let state = loreloom::session::save::state(&store, campaign.clone()).unwrap();
     let turn = time(20, || {
         memory.recall_for(&store, &state, "I ask Ned who cut the page from the ledger")
     });

@@ -1,6 +1,12 @@
-//! Seed 002 SC-034, memory-driven choices: a 30-turn Drowned Reach session whose choices come from the real default model (every other stage scripted), measuring the share of offered choices that match a stored memory (`MiniLM` cosine ≥ 0.7, and at lower bars). `cargo bench --bench memory_choices`; the choices prompt is rendered in the compact form the default model gets (`FORM=full` for the long one).
+//! Seed 002 SC-034: the share of a real model's offered choices that match a stored memory.
+//!
+//! Seed 002 SC-034, memory-driven choices: a 30-turn Drowned Reach session whose choices come from
+//! the real default model (every other stage scripted), measuring the share of offered choices that
+//! match a stored memory (`MiniLM` cosine ≥ 0.7, and at lower bars). `cargo bench --bench
+//! memory_choices`; the choices prompt is rendered in the compact form the default model gets
+//! (`FORM=full` for the long one).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use loreloom::llm::backend::Backend;
@@ -41,44 +47,8 @@ fn main() {
         .and_then(|t| t.parse().ok())
         .unwrap_or(30);
     let dir = tempfile::tempdir().expect("a temp dir");
-    let save = dir.path().join("choices.db");
-    create_save(&NewSave {
-        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
-        save: Some(save.clone()),
-        scenario: Some("green_night".into()),
-        seed: Some(34),
-        small_model: "router".into(),
-        large_model: "router".into(),
-        calibration: Calibration::default(),
-    })
-    .expect("the save is created");
-    let standard = Gateway::standard().expect("the gateway starts");
-    let data = standard.data_dir().to_path_buf();
-    let mut router = standard
-        .models()
-        .get("local-small", &data)
-        .expect("models.ron has local-small")
-        .clone();
-    router.compact_prompts = std::env::var("FORM").map_or(true, |f| f != "full");
-    let spec = router.backend.clone();
-    let mut models = ModelsConfig::default();
-    models.models.insert("router".into(), router);
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let gateway = Gateway::new(
-        PromptRegistry::load(root.join("prompts")).expect("prompts load"),
-        root.join("schemas"),
-        models,
-        &data,
-    );
-    let replies = (0..turns).flat_map(scripted::turn_replies).collect();
-    gateway.register_backend("router", move || {
-        Ok(Box::new(Router {
-            real: open_backend(&spec, &data)?,
-            script: ScriptedBackend::new(Script { replies }),
-            // The choices stage on the real model, every other stage scripted.
-            to_real: Box::new(|request| request.stage == "choices"),
-        }) as Box<dyn Backend>)
-    });
+    let save = new_save(dir.path());
+    let gateway = router_gateway(turns);
     let mut ctl = Controller::open(&save).expect("the save opens");
     assert!(
         ctl.memory.has_embedder(),
@@ -163,4 +133,53 @@ fn main() {
         mean_best,
         per_turn
     );
+}
+
+/// A fresh Drowned Reach save (the green night, seed 34) in `dir`.
+fn new_save(dir: &Path) -> PathBuf {
+    let save = dir.join("choices.db");
+    create_save(&NewSave {
+        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
+        save: Some(save.clone()),
+        scenario: Some("green_night".into()),
+        seed: Some(34),
+        small_model: "router".into(),
+        large_model: "router".into(),
+        calibration: Calibration::default(),
+    })
+    .expect("the save is created");
+    save
+}
+
+/// A gateway whose model `router` sends the choices stage to the real
+/// default model and answers every other stage from a script of `turns` turns.
+fn router_gateway(turns: usize) -> Gateway {
+    let standard = Gateway::standard().expect("the gateway starts");
+    let data = standard.data_dir().to_path_buf();
+    let mut router = standard
+        .models()
+        .get("local-small", &data)
+        .expect("models.ron has local-small")
+        .clone();
+    router.compact_prompts = std::env::var("FORM").map_or(true, |f| f != "full");
+    let spec = router.backend.clone();
+    let mut models = ModelsConfig::default();
+    models.models.insert("router".into(), router);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let gateway = Gateway::new(
+        PromptRegistry::load(root.join("prompts")).expect("prompts load"),
+        root.join("schemas"),
+        models,
+        &data,
+    );
+    let replies = (0..turns).flat_map(scripted::turn_replies).collect();
+    gateway.register_backend("router", move || {
+        Ok(Box::new(Router {
+            real: open_backend(&spec, &data)?,
+            script: ScriptedBackend::new(Script { replies }),
+            // The choices stage on the real model, every other stage scripted.
+            to_real: Box::new(|request| request.stage == "choices"),
+        }) as Box<dyn Backend>)
+    });
+    gateway
 }

@@ -69,7 +69,7 @@ enum Mode {
 
 /// The standard gateway, with every model key on one lane unless `mode` is `Now`.
 fn gateway(mode: Mode) -> Gateway {
-    let data_dir = loreloom::saves::data_dir();
+    let data_dir = loreloom::files::data_dir();
     let mut models = ModelsConfig::load(&data_dir).expect("models.ron reads");
     for m in models.models.values_mut() {
         if matches!(mode, Mode::Before | Mode::OneLane) {
@@ -81,8 +81,14 @@ fn gateway(mode: Mode) -> Gateway {
             *slots = 4;
         }
     }
-    let prompts = PromptRegistry::load(loreloom::resource_dir("prompts")).expect("prompts load");
-    Gateway::new(prompts, loreloom::resource_dir("schemas"), models, data_dir)
+    let prompts =
+        PromptRegistry::load(loreloom::files::resource_dir("prompts")).expect("prompts load");
+    Gateway::new(
+        prompts,
+        loreloom::files::resource_dir("schemas"),
+        models,
+        data_dir,
+    )
 }
 
 fn play(label: &str, mode: Mode, turns: usize) -> Figures {

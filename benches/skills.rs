@@ -1,4 +1,9 @@
-//! Skill invocations (seed 002 SC-005): 1,000 invocations of a well-behaved skill through the invoker (process group, `prlimit`, reader threads, caps), how many end within their timeout (target ≥ 99%), and the overhead from process start to `done` (median and 95th percentile), for a shell script and a Python one.
+//! Skill invocations (seed 002 SC-005): how many end within their timeout, and the overhead.
+//!
+//! Skill invocations (seed 002 SC-005): 1,000 invocations of a well-behaved skill through the
+//! invoker (process group, `prlimit`, reader threads, caps), how many end within their timeout
+//! (target ≥ 99%), and the overhead from process start to `done` (median and 95th percentile), for
+//! a shell script and a Python one.
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -268,7 +268,7 @@ fn print(label: &str, r: &Report) {
 }
 
 fn main() {
-    let model = loreloom::saves::data_dir()
+    let model = loreloom::files::data_dir()
         .join("models")
         .join(DEFAULT_MODEL_FILE);
     let adapter = std::env::var_os("ADAPTER").map_or_else(

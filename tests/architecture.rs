@@ -101,19 +101,19 @@ fn the_browser_build_stays_behind_its_boundary() {
     // Only the storage shim, the page bridge and the fetch backend speak to the browser ...
     for needle in ["web_sys", "js_sys", "wasm_bindgen"] {
         assert_eq!(
-            offenders(needle, &["files.rs", "ui/page.rs", "llm/fetch.rs"]),
+            offenders(needle, &["files/web.rs", "ui/page.rs", "llm/fetch.rs"]),
             Vec::<String>::new(),
             "{needle}"
         );
     }
     // ... and only when built for it: the page bridge and the fetch backend are
-    // wasm-only modules, the storage shim's browser half a wasm-only `imp`.
+    // wasm-only modules, and so is the storage shim's browser half (`files/web.rs`).
     let ui = fs::read_to_string(src().join("ui/mod.rs")).unwrap();
     assert!(ui.contains("#[cfg(target_family = \"wasm\")]\nmod page;"));
     let llm = fs::read_to_string(src().join("llm/mod.rs")).unwrap();
     assert!(llm.contains("#[cfg(target_family = \"wasm\")]\npub mod fetch;"));
-    let files = fs::read_to_string(src().join("files.rs")).unwrap();
-    assert!(files.contains("#[cfg(target_family = \"wasm\")]\nmod imp {"));
+    let files = fs::read_to_string(src().join("files/mod.rs")).unwrap();
+    assert!(files.contains("#[cfg(target_family = \"wasm\")]\nmod web;"));
     // The browser's crates are target dependencies, never in the native build;
     // the processes skills need are native-only.
     let manifest =

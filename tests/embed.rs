@@ -1,4 +1,8 @@
-//! all-MiniLM-L6-v2 on candle against reference vectors from an independent numpy implementation (`tests/fixtures/minilm/make_reference.py`): every sentence at cosine ≥ 0.999, batches equal to single inputs, unrelated pairs far apart.
+//! all-MiniLM-L6-v2 on candle against reference vectors from an independent implementation.
+//!
+//! all-MiniLM-L6-v2 on candle against reference vectors from an independent numpy implementation
+//! (`tests/fixtures/minilm/make_reference.py`): every sentence at cosine ≥ 0.999, batches equal to
+//! single inputs, unrelated pairs far apart.
 #![cfg(feature = "embed")]
 
 use std::path::PathBuf;

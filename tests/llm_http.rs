@@ -56,7 +56,7 @@ fn llama_server() -> Server {
         "llama-server is not built at {}: run `./run.sh test` (it builds it once) or set LORELOOM_LLAMA_SERVER",
         bin.display()
     );
-    let model = loreloom::saves::data_dir()
+    let model = loreloom::files::data_dir()
         .join("models")
         .join(DEFAULT_MODEL_FILE);
     assert!(

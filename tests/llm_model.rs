@@ -22,7 +22,7 @@ fn root() -> PathBuf {
 }
 
 fn model_path() -> PathBuf {
-    let path = loreloom::saves::data_dir()
+    let path = loreloom::files::data_dir()
         .join("models")
         .join(DEFAULT_MODEL_FILE);
     assert!(

@@ -1,4 +1,7 @@
-//! Retrieval quality with the real all-MiniLM-L6-v2: hand-labelled lore queries and memory recall over the Drowned Reach (recall@3, MRR), and recall scoped to one branch.
+//! Retrieval quality with the real all-MiniLM-L6-v2: lore queries and memory recall (recall@3, MRR).
+//!
+//! Retrieval quality with the real all-MiniLM-L6-v2: hand-labelled lore queries and memory recall
+//! over the Drowned Reach (recall@3, MRR), and recall scoped to one branch.
 //!
 //! `./run.sh test` installs the embedding model first.
 #![cfg(all(feature = "embed", feature = "store"))]

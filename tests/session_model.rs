@@ -18,7 +18,7 @@ use loreloom::store::Store;
 
 #[test]
 fn three_turns_with_the_default_model_commit_whole_turns() {
-    let model = loreloom::saves::data_dir()
+    let model = loreloom::files::data_dir()
         .join("models")
         .join(DEFAULT_MODEL_FILE);
     assert!(

@@ -1,4 +1,11 @@
-//! Skills inside a session's turn (#25), through the real binary, a real save and real subprocesses with a scripted model: the planner's plan runs, the campaign's every-turn weather moves on, state patches, an asset and a `narrative_choice` reach the save, the narrator and the player; the turn replays from its recording without running a script again; a rewind restores the skill state; a plan whose skills all fail ends in the fallback line while the turn still commits whole.
+//! Skills inside a session's turn (#25): the real binary, a real save and real subprocesses.
+//!
+//! Skills inside a session's turn (#25), through the real binary, a real save and real subprocesses
+//! with a scripted model: the planner's plan runs, the campaign's every-turn weather moves on,
+//! state patches, an asset and a `narrative_choice` reach the save, the narrator and the player;
+//! the turn replays from its recording without running a script again; a rewind restores the skill
+//! state; a plan whose skills all fail ends in the fallback line while the turn still commits
+//! whole.
 #![cfg(feature = "store")]
 
 mod common;

@@ -1,4 +1,10 @@
-//! Skills under real subprocesses (seed 002 §2–§3): discovery of `skill.json` and Agent Skills folders, the protocol's exit and event rules, and faults contained: crashes, hangs with grandchildren, garbage, a 1 GB flood, a 100 MB line, a scrubbed environment; plans in dependency order with required and optional failures, retries, cycles refused, and five failed plans ending in the fallback narration.
+//! Skills under real subprocesses (seed 002 §2–§3): discovery, the protocol, faults, plans.
+//!
+//! Skills under real subprocesses (seed 002 §2–§3): discovery of `skill.json` and Agent Skills
+//! folders, the protocol's exit and event rules, and faults contained: crashes, hangs with
+//! grandchildren, garbage, a 1 GB flood, a 100 MB line, a scrubbed environment; plans in dependency
+//! order with required and optional failures, retries, cycles refused, and five failed plans ending
+//! in the fallback narration.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

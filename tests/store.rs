@@ -1,4 +1,8 @@
-//! The save file against seed 003's required invariants, on real SQLite files: one scene advance per concurrent pair, idempotency, monotonic scenes, the current pointer, one edge per pair, rewinds that branch, damaged saves (SIGKILL during commits: `store_crash.rs`).
+//! The save file against seed 003's required invariants, on real SQLite files.
+//!
+//! The save file against seed 003's required invariants, on real SQLite files: one scene advance
+//! per concurrent pair, idempotency, monotonic scenes, the current pointer, one edge per pair,
+//! rewinds that branch, damaged saves (SIGKILL during commits: `store_crash.rs`).
 #![cfg(feature = "store")]
 
 mod common;
@@ -236,7 +240,7 @@ fn save_slots_keep_scenes_across_branches_and_the_backlog_knows_each_turns_scene
             metadata: false,
             token_count: 4,
         };
-        let recalled = loreloom::memory::Recalled {
+        let recalled = loreloom::session::recalled::Recalled {
             lore: vec![hit],
             ..Default::default()
         };

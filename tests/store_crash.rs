@@ -1,4 +1,8 @@
-//! Crash safety of the save: a child process commits turns as fast as it can and is killed with SIGKILL at varied moments; every reopen must pass `PRAGMA integrity_check` and hold only whole turns.
+//! Crash safety of the save: a child commits turns and is killed; every reopen is whole.
+//!
+//! Crash safety of the save: a child process commits turns as fast as it can and is killed with
+//! SIGKILL at varied moments; every reopen must pass `PRAGMA integrity_check` and hold only whole
+//! turns.
 //!
 //! A test without the libtest harness: run plainly, `main` is the parent; run
 //! with `LORELOOM_CRASH_SAVE` set (by the parent), it is the child.

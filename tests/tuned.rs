@@ -18,7 +18,7 @@ fn root() -> PathBuf {
 }
 
 fn model() -> PathBuf {
-    let path = loreloom::saves::data_dir()
+    let path = loreloom::files::data_dir()
         .join("models")
         .join(DEFAULT_MODEL_FILE);
     assert!(

@@ -30,7 +30,7 @@ pub trait Illustrator {
 /// the same file) and returns its path relative to `dir`.
 pub fn store(dir: &Path, png: &[u8]) -> Result<String, String> {
     let assets = dir.join("assets");
-    crate::saves::store_content(&assets, png, "png")
+    crate::files::store_content(&assets, png, "png")
         .map(|name| format!("assets/{name}"))
         .map_err(|e| format!("{}: {e}", assets.display()))
 }

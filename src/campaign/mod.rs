@@ -30,7 +30,7 @@ use crate::rules::{Ruleset, WorldState};
 
 /// Where system rulesets live: `campaigns/rulesets/`.
 pub fn system_rulesets() -> PathBuf {
-    crate::resource_dir("campaigns").join("rulesets")
+    crate::files::resource_dir("campaigns").join("rulesets")
 }
 
 /// A campaign, loaded and checked.

@@ -109,7 +109,7 @@ fn load_schema(file: &Path) -> Result<Contract, String> {
 
 /// `loreloom models`: every model key, whether its model is there, and how to add one.
 pub fn models(init: bool) -> ExitCode {
-    let data_dir = crate::saves::data_dir();
+    let data_dir = crate::files::data_dir();
     let path = ModelsConfig::path(&data_dir);
     if init {
         if path.exists() {
@@ -201,7 +201,7 @@ pub fn models(init: bool) -> ExitCode {
 
 /// `loreloom prompts`: every stage, its versions, contract and variables.
 pub fn prompts() -> ExitCode {
-    let registry = match PromptRegistry::load(crate::resource_dir("prompts")) {
+    let registry = match PromptRegistry::load(crate::files::resource_dir("prompts")) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

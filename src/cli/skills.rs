@@ -69,7 +69,7 @@ pub struct Dirs {
 
 impl Dirs {
     fn discover(&self) -> Discovery {
-        let mut dirs = vec![crate::resource_dir("skills")];
+        let mut dirs = vec![crate::files::resource_dir("skills")];
         dirs.extend(self.dirs.iter().cloned());
         discover(&dirs)
     }

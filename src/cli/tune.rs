@@ -58,8 +58,8 @@ fn try_render(args: &RenderArgs) -> Result<String, String> {
         }
     }
     let registry =
-        PromptRegistry::load(crate::resource_dir("prompts")).map_err(|e| e.to_string())?;
-    let rulesets = vec![crate::resource_dir("campaigns/rulesets")];
+        PromptRegistry::load(crate::files::resource_dir("prompts")).map_err(|e| e.to_string())?;
+    let rulesets = vec![crate::files::resource_dir("campaigns/rulesets")];
     let examples = corpus::render(&settings, &registry, &rulesets).map_err(|e| e.to_string())?;
     let (heldout, train): (Vec<&Example>, Vec<&Example>) = examples
         .iter()

@@ -404,13 +404,13 @@ impl Gateway {
     /// The gateway as the game uses it: `prompts/` and `schemas/` shipped with
     /// Loreloom, `models.ron` from the player's data dir.
     pub fn standard() -> Result<Self, String> {
-        let data_dir = crate::saves::data_dir();
-        let prompts =
-            PromptRegistry::load(crate::resource_dir("prompts")).map_err(|e| e.to_string())?;
+        let data_dir = crate::files::data_dir();
+        let prompts = PromptRegistry::load(crate::files::resource_dir("prompts"))
+            .map_err(|e| e.to_string())?;
         let models = ModelsConfig::load(&data_dir).map_err(|e| e.to_string())?;
         Ok(Self::new(
             prompts,
-            crate::resource_dir("schemas"),
+            crate::files::resource_dir("schemas"),
             models,
             data_dir,
         ))

@@ -1,4 +1,8 @@
-//! Lore chunks (seed 002 §6.2.7, seed 001 content packs): `lore/` by paragraph under a 512-token cap with sentence splitting, pack markdown by H2 section with its frontmatter, token counts in `cl100k_base`.
+//! Lore chunks: `lore/` by paragraph under a token cap, pack markdown by H2 section.
+//!
+//! Lore chunks (seed 002 §6.2.7, seed 001 content packs): `lore/` by paragraph under a 512-token
+//! cap with sentence splitting, pack markdown by H2 section with its frontmatter, token counts in
+//! `cl100k_base`.
 //!
 //! Lore prose has no frontmatter, so its chunks get their metadata by
 //! mention: a chunk that names a place, person, faction or item of the
@@ -7,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::campaign::{Campaign, CharacterKind, EntryKind};
+use crate::campaign::{Campaign, Character, CharacterKind, EntryKind, Pack, PackEntry};
 
 /// Seed 002 §6.2.7: no chunk is longer than this (`cl100k_base` tokens).
 pub const MAX_CHUNK_TOKENS: usize = 512;
@@ -403,81 +407,86 @@ pub fn campaign_chunks(c: &Campaign) -> Vec<Chunk> {
     }
     for pack in &c.packs {
         for entry in &pack.entries {
-            let qualify = |ids: &[String]| -> Vec<String> {
-                ids.iter()
-                    .map(|r| {
-                        if r.contains(':') {
-                            r.clone()
-                        } else {
-                            format!("{}:{r}", pack.manifest.id)
-                        }
-                    })
-                    .collect()
-            };
-            let mut meta = ChunkMeta {
-                kind: kind_name(entry.meta.kind).into(),
-                location_ids: qualify(&entry.meta.related_locations),
-                entity_ids: qualify(&entry.meta.related_entities),
-                faction_ids: qualify(&entry.meta.related_factions),
-                thread_ids: entry.meta.related_threads.clone(),
-                tags: entry.meta.tags.clone(),
-            };
-            match entry.meta.kind {
-                EntryKind::Location => meta.location_ids.insert(0, entry.id.clone()),
-                EntryKind::Faction => meta.faction_ids.insert(0, entry.id.clone()),
-                _ => meta.entity_ids.insert(0, entry.id.clone()),
-            }
-            let path = entry.path.to_string_lossy().replace('\\', "/");
-            push(section_chunks(&path, &entry.body, &meta), &meta);
+            let (chunks, meta) = entry_chunks(pack, entry);
+            push(chunks, &meta);
         }
     }
     for ch in c.characters.values() {
         if ch.kind != CharacterKind::Npc || matches!(ch.origin, crate::campaign::Origin::Pack(_)) {
             continue;
         }
-        let dir = format!("characters/npcs/{}", ch.id);
-        // Who the chunk is about heads its section path, so a question about
-        // "the lamp-girl" meets the chunks of the NPC whose role that is.
-        let who = match ch.profile.as_ref().map(|p| p.role.trim()) {
-            Some(role) if !role.is_empty() => format!("{} ({role})", ch.name),
-            _ => ch.name.clone(),
-        };
-        let headed = |mut chunks: Vec<Chunk>| {
-            for c in &mut chunks {
-                c.section_path = join_path(&who, &c.section_path);
-            }
-            chunks
-        };
+        for (chunks, meta) in npc_chunks(ch) {
+            push(chunks, &meta);
+        }
+    }
+    out
+}
+
+/// A pack entry by H2 section, about the entry itself and what it names
+/// (ids qualified by the pack's).
+fn entry_chunks(pack: &Pack, entry: &PackEntry) -> (Vec<Chunk>, ChunkMeta) {
+    let qualify = |ids: &[String]| -> Vec<String> {
+        ids.iter()
+            .map(|r| {
+                if r.contains(':') {
+                    r.clone()
+                } else {
+                    format!("{}:{r}", pack.manifest.id)
+                }
+            })
+            .collect()
+    };
+    let mut meta = ChunkMeta {
+        kind: kind_name(entry.meta.kind).into(),
+        location_ids: qualify(&entry.meta.related_locations),
+        entity_ids: qualify(&entry.meta.related_entities),
+        faction_ids: qualify(&entry.meta.related_factions),
+        thread_ids: entry.meta.related_threads.clone(),
+        tags: entry.meta.tags.clone(),
+    };
+    match entry.meta.kind {
+        EntryKind::Location => meta.location_ids.insert(0, entry.id.clone()),
+        EntryKind::Faction => meta.faction_ids.insert(0, entry.id.clone()),
+        _ => meta.entity_ids.insert(0, entry.id.clone()),
+    }
+    let path = entry.path.to_string_lossy().replace('\\', "/");
+    (section_chunks(&path, &entry.body, &meta), meta)
+}
+
+/// A campaign NPC's description (type `npc`) and secrets (type `secret`),
+/// each headed by who they are about.
+fn npc_chunks(ch: &Character) -> Vec<(Vec<Chunk>, ChunkMeta)> {
+    let mut out = Vec::new();
+    let dir = format!("characters/npcs/{}", ch.id);
+    // Who the chunk is about heads its section path, so a question about
+    // "the lamp-girl" meets the chunks of the NPC whose role that is.
+    let who = match ch.profile.as_ref().map(|p| p.role.trim()) {
+        Some(role) if !role.is_empty() => format!("{} ({role})", ch.name),
+        _ => ch.name.clone(),
+    };
+    let headed = |mut chunks: Vec<Chunk>| {
+        for c in &mut chunks {
+            c.section_path = join_path(&who, &c.section_path);
+        }
+        chunks
+    };
+    let meta = ChunkMeta {
+        kind: "npc".into(),
+        entity_ids: vec![ch.id.clone()],
+        ..ChunkMeta::default()
+    };
+    if !ch.description.trim().is_empty() {
+        let text = format!("{}: {}", ch.name, ch.description.trim());
+        let chunks = paragraph_chunks(&format!("{dir}/profile.json"), &text, &meta);
+        out.push((headed(chunks), meta.clone()));
+    }
+    if let Some(secrets) = &ch.secrets {
         let meta = ChunkMeta {
-            kind: "npc".into(),
-            entity_ids: vec![ch.id.clone()],
-            ..ChunkMeta::default()
+            kind: "secret".into(),
+            ..meta
         };
-        if !ch.description.trim().is_empty() {
-            let text = format!("{}: {}", ch.name, ch.description.trim());
-            push(
-                headed(paragraph_chunks(
-                    &format!("{dir}/profile.json"),
-                    &text,
-                    &meta,
-                )),
-                &meta,
-            );
-        }
-        if let Some(secrets) = &ch.secrets {
-            let meta = ChunkMeta {
-                kind: "secret".into(),
-                ..meta.clone()
-            };
-            push(
-                headed(paragraph_chunks(
-                    &format!("{dir}/secrets.md"),
-                    secrets,
-                    &meta,
-                )),
-                &meta,
-            );
-        }
+        let chunks = paragraph_chunks(&format!("{dir}/secrets.md"), secrets, &meta);
+        out.push((headed(chunks), meta));
     }
     out
 }

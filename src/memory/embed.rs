@@ -1,4 +1,7 @@
-//! all-MiniLM-L6-v2 on candle (feature `embed`): BERT, mean pooling over the attention mask, L2 normalisation; the only module that touches candle.
+//! all-MiniLM-L6-v2 on candle (feature `embed`): the only module that touches candle.
+//!
+//! all-MiniLM-L6-v2 on candle (feature `embed`): BERT, mean pooling over the attention mask, L2
+//! normalisation; the only module that touches candle.
 //!
 //! The `tokenizer.json` shipped with the model pads every input to 128 tokens;
 //! mean pooling over padding drags every vector towards the same point (every

@@ -1,4 +1,7 @@
-//! Memory and lore (seed 002 §4.1.3, §5.2, §6.2.7; seed 001 hybrid retrieval): sentence embeddings, lore chunks, memory events and the ranking that picks what a stage is shown.
+//! Memory and lore: embeddings, lore chunks, memory events and the ranking that picks what is shown.
+//!
+//! Memory and lore (seed 002 §4.1.3, §5.2, §6.2.7; seed 001 hybrid retrieval): sentence embeddings,
+//! lore chunks, memory events and the ranking that picks what a stage is shown.
 //!
 //! Plain Rust except [`embed`] (the only module that touches candle, feature
 //! `embed`). Vectors live in memory as one contiguous `f32` slab per index
@@ -16,7 +19,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use chunk::{Chunk, ChunkMeta, Corpus, campaign_chunks, token_count};
-pub use recall::{LoreHit, MemoryEvent, MemoryHit, Recalled, Significance};
+pub use recall::{LoreHit, MemoryEvent, MemoryHit, Significance};
+// Shim: the per-turn record moved up to the session (#39); remove with the sweep.
+pub use crate::session::recalled::Recalled;
 
 /// all-MiniLM-L6-v2's vector length.
 pub const DIM: usize = 384;
@@ -47,7 +52,7 @@ pub trait Embedder: Send + Sync {
 
 /// Where the default embedding model is installed: `<data dir>/models/all-MiniLM-L6-v2/`.
 pub fn default_model_dir() -> PathBuf {
-    crate::saves::data_dir()
+    crate::files::data_dir()
         .join("models")
         .join("all-MiniLM-L6-v2")
 }

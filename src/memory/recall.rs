@@ -1,4 +1,7 @@
-//! Retrieval (seed 001 three-stage hybrid retrieval, seed 002 §4.1.3 recall): lore by metadata → semantic + keyword ranking → token budget; memory events by filters → similarity threshold; what a turn was shown, recorded for replay and the overlay.
+//! Retrieval: lore ranked by metadata, meaning and keywords under a token budget; memories recalled.
+//!
+//! Retrieval (seed 001 three-stage hybrid retrieval, seed 002 §4.1.3 recall): lore by metadata →
+//! semantic + keyword ranking → token budget; memory events by filters → similarity threshold.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -337,15 +340,7 @@ impl LoreIndex {
                 || m.tags.iter().any(|t| tags.contains(t.as_str()))
         };
         // Stage 2: ranking.
-        let best_keyword = keyword.iter().map(|k| k.1).fold(0.0_f32, f32::max);
-        let mut kw = vec![0.0_f32; self.chunks.len()];
-        if best_keyword > 0.0 {
-            for (id, s) in keyword {
-                if let Some(&slot) = self.slots.get(id) {
-                    kw[slot] = s / best_keyword;
-                }
-            }
-        }
+        let kw = self.keyword_scores(keyword);
         let semantic = query_vector
             .filter(|v| v.len() == DIM)
             .map(|v| self.vectors.scores(v));
@@ -400,17 +395,37 @@ impl LoreIndex {
             .collect();
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
         // Stage 3: the budget.
-        let mut budget = q.max_tokens;
-        let mut out = Vec::new();
-        for hit in ranked {
-            if out.len() >= q.limit || hit.token_count > budget {
-                break;
-            }
-            budget -= hit.token_count;
-            out.push(hit);
-        }
-        out
+        within_budget(ranked, q.limit, q.max_tokens)
     }
+
+    /// Each chunk's BM25 score as a share of the best one (0 for chunks that did not match).
+    fn keyword_scores(&self, keyword: &[(String, f32)]) -> Vec<f32> {
+        let best_keyword = keyword.iter().map(|k| k.1).fold(0.0_f32, f32::max);
+        let mut kw = vec![0.0_f32; self.chunks.len()];
+        if best_keyword > 0.0 {
+            for (id, s) in keyword {
+                if let Some(&slot) = self.slots.get(id) {
+                    kw[slot] = s / best_keyword;
+                }
+            }
+        }
+        kw
+    }
+}
+
+/// The best hits, in order, up to `limit` of them and `max_tokens` in all;
+/// the first that does not fit ends the list.
+fn within_budget(ranked: Vec<LoreHit>, limit: usize, max_tokens: usize) -> Vec<LoreHit> {
+    let mut budget = max_tokens;
+    let mut out = Vec::new();
+    for hit in ranked {
+        if out.len() >= limit || hit.token_count > budget {
+            break;
+        }
+        budget -= hit.token_count;
+        out.push(hit);
+    }
+    out
 }
 
 /// Seed 001's retrieval query construction: where, who, what the player does, which threads, and what just happened.
@@ -435,30 +450,6 @@ pub fn query_text(
         parts.push(format!("Recent: {r}"));
     }
     parts.join("\n")
-}
-
-/// What one turn was shown from memory and lore; recorded with the turn so it replays.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Recalled {
-    pub query: String,
-    pub lore: Vec<LoreHit>,
-    pub memories: Vec<MemoryHit>,
-    /// Whether an episodic memory relevant to this action was recalled (seed 002 §7.6: +1).
-    pub episodic_bonus: bool,
-    pub took_ms: f64,
-    /// The scene lore cache this turn was shown (seed 001 `SceneLoreCache`); null when none.
-    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
-    pub scene: serde_json::Value,
-    /// Which skills the move calls for (#25); absent when no router judged it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skills: Option<crate::skills::route::Routing>,
-}
-
-impl Recalled {
-    /// Lore tokens shown.
-    pub fn lore_tokens(&self) -> usize {
-        self.lore.iter().map(|h| h.token_count).sum()
-    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::summaries::{self, Compression, load_summaries};
 use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TurnError, TurnResult};
 use crate::llm::CallRequest;
 use crate::memory::Embedder;
-use crate::store::{PlaySession, SceneKind, SessionInfo, Store, StoreError, TurnCommit};
+use crate::store::{PlaySession, SceneKind, SessionInfo, Store, StoreError};
 
 /// What the controller did with a line or a finished turn.
 #[derive(Clone, Debug)]
@@ -120,7 +120,7 @@ impl Controller {
         let mut store = Store::open(path)?;
         let info = store.session()?;
         let campaign = load_campaign(&info.campaign_path)?;
-        let mut state = store.state(campaign.clone())?;
+        let mut state = super::save::state(&store, campaign.clone())?;
         // The skills this play session may call, all healthy (#25).
         state.skills = super::skills::SessionSkills::discover(
             &info.campaign_path,
@@ -139,7 +139,7 @@ impl Controller {
         })?;
         let play_session = store.start_play_session()?;
         let templates = crate::files::read_to_string(
-            &crate::resource_dir("prompts").join("fallback_narration.txt"),
+            &crate::files::resource_dir("prompts").join("fallback_narration.txt"),
         )
         .map(|t| fallback_templates(&t))
         .unwrap_or_default();
@@ -275,7 +275,7 @@ impl Controller {
     }
 
     fn commit(&mut self, result: TurnResult, input: &PlayerInput, kind: SceneKind) -> Report {
-        let mut commit = TurnCommit::from_result(&result, input, &self.current_scene, kind);
+        let mut commit = super::save::turn_commit(&result, input, &self.current_scene, kind);
         if input.text != "/end-scene" {
             commit.memory = self.memory.event_for(
                 &self.state,
@@ -313,7 +313,7 @@ impl Controller {
 
     fn reload(&mut self) -> Result<(), ControllerError> {
         let skills = self.state.skills.clone();
-        self.state = self.store.state(self.state.campaign.clone())?;
+        self.state = super::save::state(&self.store, self.state.campaign.clone())?;
         // The skill state comes back with the scene; the skills and their
         // health stay this play session's.
         self.state.skills = skills;

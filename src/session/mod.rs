@@ -16,25 +16,27 @@ pub mod drafts;
 #[cfg(feature = "store")]
 pub mod error;
 pub mod marker;
-pub mod observation;
 pub mod people;
 pub mod phrasing;
 pub mod play;
+pub mod recalled;
 #[cfg(feature = "store")]
 pub mod remember;
 #[cfg(feature = "store")]
 pub mod replay;
 #[cfg(feature = "store")]
+pub mod save;
+#[cfg(feature = "store")]
 pub mod saves;
 pub mod scenery;
 pub mod skills;
-pub mod stream;
 #[cfg(feature = "store")]
 pub mod summaries;
 pub mod turn;
 pub mod voice;
 
-pub use observation::{DEFAULT_LAMBDA, Observation, recall};
-pub use stream::{
-    Kind, Message, MessageId, Stage, StateEntry, Stream, player_view, states_for, view,
+// Shims: the stream and observations moved down to `transcript/` (#39).
+pub use crate::transcript::{
+    DEFAULT_LAMBDA, Kind, Message, MessageId, Observation, Stage, StateEntry, Stream, observation,
+    player_view, recall, states_for, stream, view,
 };

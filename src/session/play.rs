@@ -84,7 +84,7 @@ pub fn opening(
         play_minutes: 0.0,
         states: BTreeMap::new(),
         tone,
-        recalled: crate::memory::Recalled::default(),
+        recalled: crate::session::recalled::Recalled::default(),
         earlier: Vec::new(),
         summarised_through: 0,
         skills: super::skills::SessionSkills::default(),

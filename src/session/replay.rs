@@ -89,7 +89,7 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, ReplayError> {
         .find(|e| e.event_type == "user_action")
         .map(|e| e.payload.clone())
         .unwrap_or_default();
-    let mut state = store.state_at(campaign, &turn.scene_before_id)?;
+    let mut state = super::save::state_at(&store, campaign, &turn.scene_before_id)?;
     // The turn is shown exactly the lore and memories it was shown then (and
     // rolls with the same episodic +1); nothing is embedded again.
     if let Some(recall) = turn.events.iter().find(|e| e.event_type == "recall") {

@@ -115,7 +115,7 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), ControllerE
 
 /// Where saves of sessions live: `<data dir>/saves/`.
 pub fn saves_dir() -> PathBuf {
-    crate::saves::data_dir().join("saves")
+    crate::files::data_dir().join("saves")
 }
 
 /// The most recently played save of a campaign folder, if any.

@@ -65,7 +65,10 @@ impl SessionSkills {
 /// Where a campaign's session looks for skills: the bundled folder, then the
 /// campaign's own `skills/`.
 pub fn skill_dirs(campaign_dir: &Path) -> Vec<PathBuf> {
-    vec![crate::resource_dir("skills"), campaign_dir.join("skills")]
+    vec![
+        crate::files::resource_dir("skills"),
+        campaign_dir.join("skills"),
+    ]
 }
 
 /// Where a save keeps the assets its skills made: beside it, `<save>.assets/`.

@@ -1,4 +1,6 @@
-//! A skill's `asset` events made safe (issue #25): the path must name a regular file beneath that skill's own folder (no absolute path, no `..`, no symlink out: opened through `cap-std` relative to the folder; no FIFO or device), no bigger than a cap; its bytes are copied into the save's content-addressed asset store. Images are checked by their magic bytes; other media are kept and shown as a placeholder card.
+//! A skill's `asset` events made safe (issue #25), copied into the save's content-addressed store.
+//!
+//! The path must name a regular file beneath that skill's own folder (no absolute path, no `..`, no symlink out: opened through `cap-std` relative to the folder; no FIFO or device), no bigger than a cap; its bytes are copied into the save's content-addressed asset store. Images are checked by their magic bytes; other media are kept and shown as a placeholder card.
 
 #[cfg(not(target_family = "wasm"))]
 use std::io::Read;
@@ -52,34 +54,72 @@ fn looks_like(media_type: &str, bytes: &[u8]) -> bool {
     }
 }
 
+/// Why an asset event's file is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AssetError {
+    #[error("`{path}`: skills do not run in the browser")]
+    Browser { path: String },
+    #[error("`{path}`: an asset path is relative to the skill's folder")]
+    NotRelative { path: String },
+    /// The skill's own folder cannot be opened.
+    #[error("{}: {source}", dir.display())]
+    Folder {
+        dir: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// Missing, or out of the folder (`..`, a symlink out).
+    #[error("`{path}` is not a file inside the skill's folder ({source})")]
+    NotInside {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("`{path}` is not a regular file")]
+    NotRegular { path: String },
+    #[error("`{path}` is {size} bytes; an asset is at most {MAX_ASSET}")]
+    TooBig { path: String, size: u64 },
+    #[error("`{path}` grew past {MAX_ASSET} bytes while read")]
+    Grew { path: String },
+    #[error("`{path}`: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
 /// No skill runs in the browser, so none hands over an asset there.
 #[cfg(target_family = "wasm")]
-pub fn read_beneath(_skill_dir: &Path, path: &str) -> Result<Vec<u8>, String> {
-    Err(format!("`{path}`: skills do not run in the browser"))
+pub fn read_beneath(_skill_dir: &Path, path: &str) -> Result<Vec<u8>, AssetError> {
+    Err(AssetError::Browser {
+        path: path.to_owned(),
+    })
 }
 
 /// Reads the file an asset event names, beneath `skill_dir` only.
 #[cfg(not(target_family = "wasm"))]
-pub fn read_beneath(skill_dir: &Path, path: &str) -> Result<Vec<u8>, String> {
+pub fn read_beneath(skill_dir: &Path, path: &str) -> Result<Vec<u8>, AssetError> {
+    let named = || path.to_owned();
     if path.is_empty() || Path::new(path).is_absolute() {
-        return Err(format!(
-            "`{path}`: an asset path is relative to the skill's folder"
-        ));
+        return Err(AssetError::NotRelative { path: named() });
     }
-    let dir = Dir::open_ambient_dir(skill_dir, cap_std::ambient_authority())
-        .map_err(|e| format!("{}: {e}", skill_dir.display()))?;
+    let dir = Dir::open_ambient_dir(skill_dir, cap_std::ambient_authority()).map_err(|source| {
+        AssetError::Folder {
+            dir: skill_dir.to_owned(),
+            source,
+        }
+    })?;
     // Following symlinks beneath the folder only: one out is refused.
-    let meta = dir
-        .metadata(path)
-        .map_err(|e| format!("`{path}` is not a file inside the skill's folder ({e})"))?;
+    let meta = dir.metadata(path).map_err(|source| AssetError::NotInside {
+        path: named(),
+        source,
+    })?;
     if !meta.is_file() {
-        return Err(format!("`{path}` is not a regular file"));
+        return Err(AssetError::NotRegular { path: named() });
     }
     if meta.len() > MAX_ASSET {
-        return Err(format!(
-            "`{path}` is {} bytes; an asset is at most {MAX_ASSET}",
-            meta.len()
-        ));
+        return Err(AssetError::TooBig {
+            path: named(),
+            size: meta.len(),
+        });
     }
     let mut options = OpenOptions::new();
     options.read(true);
@@ -89,18 +129,20 @@ pub fn read_beneath(skill_dir: &Path, path: &str) -> Result<Vec<u8>, String> {
         // A FIFO swapped in after the check must not block the game.
         options.custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
     }
-    let file = dir
-        .open_with(path, &options)
-        .map_err(|e| format!("`{path}`: {e}"))?;
+    let read = |source| AssetError::Read {
+        path: named(),
+        source,
+    };
+    let file = dir.open_with(path, &options).map_err(read)?;
     if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(format!("`{path}` is not a regular file"));
+        return Err(AssetError::NotRegular { path: named() });
     }
     let mut bytes = Vec::new();
     file.take(MAX_ASSET + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("`{path}`: {e}"))?;
+        .map_err(read)?;
     if bytes.len() as u64 > MAX_ASSET {
-        return Err(format!("`{path}` grew past {MAX_ASSET} bytes while read"));
+        return Err(AssetError::Grew { path: named() });
     }
     Ok(bytes)
 }
@@ -135,7 +177,7 @@ pub fn collect(skill_dir: &Path, events: &[Event], store: &Path) -> (Vec<Stored>
             ));
             continue;
         }
-        match crate::saves::store_content(store, &bytes, extension(media_type)) {
+        match crate::files::store_content(store, &bytes, extension(media_type)) {
             Ok(file) => kept.push(Stored {
                 asset_id: asset_id.clone(),
                 kind: kind.clone(),

@@ -1,4 +1,10 @@
-//! A skill's configuration (seed 002 §3.3): the fields its `config-schema.json` declares (string, number, integer, boolean, enum; `x-sensitive` masked, `x-category` grouping, `x-env-var` naming the environment variable a value comes from and is handed to the script as), `${VAR}` substitution in values, validation against the schema before `config.json` is saved, and the environment a script gets from it.
+//! A skill's configuration (seed 002 §3.3): its schema's fields, `${VAR}` substitution, validation.
+//!
+//! A skill's configuration (seed 002 §3.3): the fields its `config-schema.json` declares (string,
+//! number, integer, boolean, enum; `x-sensitive` masked, `x-category` grouping, `x-env-var` naming
+//! the environment variable a value comes from and is handed to the script as), `${VAR}`
+//! substitution in values, validation against the schema before `config.json` is saved, and the
+//! environment a script gets from it.
 
 use std::path::Path;
 
@@ -194,7 +200,7 @@ pub fn shown(field: &Field, value: Option<&Value>) -> String {
 
 /// Where the player's on/off switches for skills are kept: `<data dir>/skills.json`.
 pub fn switches_path() -> std::path::PathBuf {
-    crate::saves::data_dir().join("skills.json")
+    crate::files::data_dir().join("skills.json")
 }
 
 /// The skills the player switched off (none when the file is missing or unreadable).

@@ -1,4 +1,10 @@
-//! Running a plan (seed 002 §2.2–§2.3): tools in dependency order, `parallel` + `async` ones concurrently up to the core count, retries with `backoffMs × 2^(attempt−1)`, `required`/optional semantics, a per-plan deadline; the execution result with per-tool traces; skill health (§2.3.3); the bounded replan loop (at most 5 plans, failed skills disabled) and its fallback narration.
+//! Running a plan (seed 002 §2.2–§2.3): tools in order with retries, skill health, the replan loop.
+//!
+//! Running a plan (seed 002 §2.2–§2.3): tools in dependency order, `parallel` + `async` ones
+//! concurrently up to the core count, retries with `backoffMs × 2^(attempt−1)`, `required`/optional
+//! semantics, a per-plan deadline; the execution result with per-tool traces; skill health
+//! (§2.3.3); the bounded replan loop (at most 5 plans, failed skills disabled) and its fallback
+//! narration.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -11,7 +17,7 @@ use serde_json::{Map, Value, json};
 use super::invoke::{Category, Failure, Limits, Request, interpreter, invoke};
 use super::manifest::Discovery;
 use super::merge::deep_merge;
-use super::plan::{Plan, skill_of};
+use super::plan::{Plan, PlannerError, RetryPolicy, ToolCall, skill_of};
 use super::protocol::{Event, ToolInput};
 
 /// At most this many plans a turn (seed: a hard limit).
@@ -191,7 +197,21 @@ impl<'a> Executor<'a> {
                 return result;
             }
         };
-        let deadline = started + self.plan_timeout;
+        let done = self.run_in_order(plan, &order, state, started + self.plan_timeout);
+        gather(&mut result, plan, &order, &done);
+        result.execution_time_ms = ms(started.elapsed());
+        result
+    }
+
+    /// Every tool of `plan`, each once its dependencies are done; a tool
+    /// whose required dependency failed does not run.
+    fn run_in_order(
+        &self,
+        plan: &Plan,
+        order: &[usize],
+        state: &Map<String, Value>,
+        deadline: Instant,
+    ) -> BTreeMap<usize, ToolResult> {
         // Tool ids are unique (the order checked it): each id's index.
         let index: BTreeMap<&str, usize> = plan
             .tools
@@ -233,69 +253,52 @@ impl<'a> Executor<'a> {
                 }
                 batch.push(i);
             }
-            if batch.is_empty() {
-                continue;
+            if !batch.is_empty() {
+                self.run_batch(plan, &batch, &mut done, state, deadline);
             }
-            let concurrent: Vec<usize> = if plan.parallel {
-                batch
+        }
+        done
+    }
+
+    /// The first tool ready to run; or, in a `parallel` plan, its `async`
+    /// ones side by side (up to `max_parallel`).
+    fn run_batch(
+        &self,
+        plan: &Plan,
+        batch: &[usize],
+        done: &mut BTreeMap<usize, ToolResult>,
+        state: &Map<String, Value>,
+        deadline: Instant,
+    ) {
+        let concurrent: Vec<usize> = if plan.parallel {
+            batch
+                .iter()
+                .copied()
+                .filter(|i| plan.tools[*i].is_async)
+                .take(self.max_parallel.max(1))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if concurrent.len() > 1 {
+            let before: &BTreeMap<usize, ToolResult> = done;
+            let results: Vec<(usize, ToolResult)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = concurrent
                     .iter()
-                    .copied()
-                    .filter(|i| plan.tools[*i].is_async)
-                    .take(self.max_parallel.max(1))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            if concurrent.len() > 1 {
-                let results: Vec<(usize, ToolResult)> = std::thread::scope(|scope| {
-                    let handles: Vec<_> = concurrent
-                        .iter()
-                        .map(|&i| {
-                            let done = &done;
-                            scope.spawn(move || (i, self.run_tool(plan, i, done, state, deadline)))
-                        })
-                        .collect();
-                    handles.into_iter().filter_map(|h| h.join().ok()).collect()
-                });
-                for (i, r) in results {
-                    done.insert(i, r);
-                }
-            } else {
-                let i = batch[0];
-                let r = self.run_tool(plan, i, &done, state, deadline);
+                    .map(|&i| {
+                        scope.spawn(move || (i, self.run_tool(plan, i, before, state, deadline)))
+                    })
+                    .collect();
+                handles.into_iter().filter_map(|h| h.join().ok()).collect()
+            });
+            for (i, r) in results {
                 done.insert(i, r);
             }
+        } else {
+            let i = batch[0];
+            let r = self.run_tool(plan, i, done, state, deadline);
+            done.insert(i, r);
         }
-        // Patches and assets of the tools that succeeded, in plan order.
-        for &i in &order {
-            let r = &done[&i];
-            if r.state != ToolState::Success {
-                continue;
-            }
-            for e in &r.events {
-                match e {
-                    Event::StatePatch { patch } => deep_merge(&mut result.aggregated_state, patch),
-                    Event::Asset { .. } => result.aggregated_assets.push(e.clone()),
-                    _ => {}
-                }
-            }
-        }
-        result.tool_results = order.iter().map(|i| done[i].clone()).collect();
-        let failed: Vec<&ToolResult> = result
-            .tool_results
-            .iter()
-            .filter(|r| matches!(r.state, ToolState::Failed | ToolState::Timeout))
-            .collect();
-        result.failed_tools = failed.iter().map(|r| r.tool_id.clone()).collect();
-        let disabled: BTreeSet<String> = failed.iter().map(|r| r.skill.clone()).collect();
-        result.disabled_skills = disabled.into_iter().collect();
-        // Success: every required tool succeeded (optional ones may fail).
-        result.success = order
-            .iter()
-            .all(|i| done[i].state == ToolState::Success || !plan.tools[*i].required);
-        result.can_replan = !result.success;
-        result.execution_time_ms = ms(started.elapsed());
-        result
     }
 
     /// One tool, with its retries, within the plan's deadline.
@@ -315,30 +318,7 @@ impl<'a> Executor<'a> {
         let Some(script) = skill.script(&call.tool_path) else {
             return skipped(call, "no such script");
         };
-        // What the dependencies gave: their summaries and patches (null
-        // for an optional one that failed).
-        let mut deps = Map::new();
-        for d in &call.dependencies {
-            let given = done
-                .values()
-                .find(|r| &r.tool_id == d)
-                .map_or(Value::Null, |r| {
-                    if r.state == ToolState::Success {
-                        let patches: Vec<&Map<String, Value>> = r
-                            .events
-                            .iter()
-                            .filter_map(|e| match e {
-                                Event::StatePatch { patch } => Some(patch),
-                                _ => None,
-                            })
-                            .collect();
-                        json!({"summary": r.summary(), "patches": patches})
-                    } else {
-                        Value::Null
-                    }
-                });
-            deps.insert(d.clone(), given);
-        }
+        let deps = given_by_dependencies(call, done);
         let mut input = call.input.clone();
         if !deps.is_empty() {
             if !input.is_object() {
@@ -365,38 +345,50 @@ impl<'a> Executor<'a> {
             Some(run) => (run.into(), vec![script.path.clone()]),
             None => (path.clone(), Vec::new()),
         };
+        let request = Request {
+            program,
+            args,
+            dir: skill.dir.clone(),
+            env,
+            stdin,
+            cancel: self.cancel.clone(),
+            sandbox: self.sandbox.clone(),
+            ..Request::default()
+        };
         let policy = call.retry_policy.unwrap_or(skill.manifest.retry_policy);
+        let timeout = Duration::from_millis(script.timeout);
+        self.with_retries(
+            call, skill_name, &request, timeout, policy, started, deadline,
+        )
+    }
+
+    /// Invokes `request` until it succeeds or its retries, the plan's
+    /// deadline or the player's patience (cancel) run out.
+    fn with_retries(
+        &self,
+        call: &ToolCall,
+        skill_name: String,
+        request: &Request,
+        timeout: Duration,
+        policy: RetryPolicy,
+        started: Instant,
+        deadline: Instant,
+    ) -> ToolResult {
         let mut attempt = 0;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let mut limits = self.limits.clone();
-            limits.timeout = Duration::from_millis(script.timeout).min(left);
+            limits.timeout = timeout.min(left);
             self.tell(|| Progress::Started {
                 tool_id: call.tool_id.clone(),
                 skill: skill_name.clone(),
                 attempt,
             });
-            let live = self.progress.clone().map(|progress| {
-                let (tx, rx) = crossbeam_channel::unbounded::<Event>();
-                let tool_id = call.tool_id.clone();
-                std::thread::spawn(move || {
-                    for event in rx {
-                        let tool_id = tool_id.clone();
-                        let _ = progress.send(Progress::Event { tool_id, event });
-                    }
-                });
-                tx
-            });
+            let live = self.live_log(&call.tool_id);
             let run = invoke(&Request {
-                program: program.clone(),
-                args: args.clone(),
-                dir: skill.dir.clone(),
-                env: env.clone(),
-                stdin: stdin.clone(),
                 limits,
-                cancel: self.cancel.clone(),
-                sandbox: self.sandbox.clone(),
                 live,
+                ..request.clone()
             });
             let failed = run.failure.clone();
             let retry = failed.is_some()
@@ -432,6 +424,22 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// Where the script's events go as they are read: on to the progress
+    /// receiver as this tool's (none when nobody listens).
+    fn live_log(&self, tool_id: &str) -> Option<crossbeam_channel::Sender<Event>> {
+        self.progress.clone().map(|progress| {
+            let (tx, rx) = crossbeam_channel::unbounded::<Event>();
+            let tool_id = tool_id.to_owned();
+            std::thread::spawn(move || {
+                for event in rx {
+                    let tool_id = tool_id.clone();
+                    let _ = progress.send(Progress::Event { tool_id, event });
+                }
+            });
+            tx
+        })
+    }
+
     fn tell(&self, progress: impl FnOnce() -> Progress) {
         if let Some(tx) = &self.progress {
             let _ = tx.send(progress());
@@ -445,7 +453,75 @@ impl<'a> Executor<'a> {
     }
 }
 
-fn skipped(call: &super::plan::ToolCall, why: &str) -> ToolResult {
+/// The plan's outcome from its tools' results: the patches and assets of
+/// those that succeeded (in plan order), what failed, and whether it succeeded.
+fn gather(
+    result: &mut ExecutionResult,
+    plan: &Plan,
+    order: &[usize],
+    done: &BTreeMap<usize, ToolResult>,
+) {
+    for &i in order {
+        let r = &done[&i];
+        if r.state != ToolState::Success {
+            continue;
+        }
+        for e in &r.events {
+            match e {
+                Event::StatePatch { patch } => deep_merge(&mut result.aggregated_state, patch),
+                Event::Asset { .. } => result.aggregated_assets.push(e.clone()),
+                _ => {}
+            }
+        }
+    }
+    result.tool_results = order.iter().map(|i| done[i].clone()).collect();
+    let failed: Vec<&ToolResult> = result
+        .tool_results
+        .iter()
+        .filter(|r| matches!(r.state, ToolState::Failed | ToolState::Timeout))
+        .collect();
+    result.failed_tools = failed.iter().map(|r| r.tool_id.clone()).collect();
+    let disabled: BTreeSet<String> = failed.iter().map(|r| r.skill.clone()).collect();
+    result.disabled_skills = disabled.into_iter().collect();
+    // Success: every required tool succeeded (optional ones may fail).
+    result.success = order
+        .iter()
+        .all(|i| done[i].state == ToolState::Success || !plan.tools[*i].required);
+    result.can_replan = !result.success;
+}
+
+/// What a tool's dependencies gave: their summaries and patches (null for
+/// an optional one that failed).
+fn given_by_dependencies(
+    call: &ToolCall,
+    done: &BTreeMap<usize, ToolResult>,
+) -> Map<String, Value> {
+    let mut deps = Map::new();
+    for d in &call.dependencies {
+        let given = done
+            .values()
+            .find(|r| &r.tool_id == d)
+            .map_or(Value::Null, |r| {
+                if r.state == ToolState::Success {
+                    let patches: Vec<&Map<String, Value>> = r
+                        .events
+                        .iter()
+                        .filter_map(|e| match e {
+                            Event::StatePatch { patch } => Some(patch),
+                            _ => None,
+                        })
+                        .collect();
+                    json!({"summary": r.summary(), "patches": patches})
+                } else {
+                    Value::Null
+                }
+            });
+        deps.insert(d.clone(), given);
+    }
+    deps
+}
+
+fn skipped(call: &ToolCall, why: &str) -> ToolResult {
     ToolResult {
         tool_id: call.tool_id.clone(),
         skill: skill_of(&call.tool_path).to_owned(),
@@ -601,7 +677,7 @@ pub fn fallback_narration(input: &str, salt: usize) -> String {
 /// The replan loop (seed §2.3.2): up to five plans, each failed skill
 /// disabled for the next; then the fallback narration.
 pub fn replan(
-    planner: &mut dyn FnMut(&PlanRequest) -> Result<Plan, String>,
+    planner: &mut dyn FnMut(&PlanRequest) -> Result<Plan, PlannerError>,
     executor: &Executor,
     health: &mut Health,
     state: &Map<String, Value>,
@@ -623,7 +699,7 @@ pub fn replan(
                 turn.attempts.push(Attempt {
                     attempt,
                     plan: None,
-                    planner_error: Some(e),
+                    planner_error: Some(e.to_string()),
                     result: None,
                 });
                 continue;

@@ -1,4 +1,11 @@
-//! One invocation of a skill script (seed 002 §2.1, §3.4, §10.5): its own process group, JSON on stdin, every stdout line read by a thread and parsed into an event under caps (line length, total bytes, event count), stderr kept up to a cap, a timeout and cancellation that kill the whole group, resource limits in the child (`prlimit`: CPU time, address space, file size, processes, no core dumps), a scrubbed environment; and what the exit code and the events mean together.
+//! One invocation of a skill script (seed 002 §2.1, §3.4, §10.5): contained, capped and timed.
+//!
+//! One invocation of a skill script (seed 002 §2.1, §3.4, §10.5): its own process group, JSON on
+//! stdin, every stdout line read by a thread and parsed into an event under caps (line length,
+//! total bytes, event count), stderr kept up to a cap, a timeout and cancellation that kill the
+//! whole group, resource limits in the child (`prlimit`: CPU time, address space, file size,
+//! processes, no core dumps), a scrubbed environment; and what the exit code and the events mean
+//! together.
 
 // In the browser no process starts (`invoke` fails at once): the machinery
 // below is native only and unused there.

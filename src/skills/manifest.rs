@@ -1,4 +1,11 @@
-//! Skill discovery (seed 002 §3.1–§3.2, and the Agent Skills standard): each folder under a `skills/` directory with a `skill.json` (checked against `schemas/skills/skill.schema.json`) or an Agent Skills `SKILL.md` (YAML frontmatter `name`, `description`; its scripts from `scripts/`), its `prompt.md`, `config-schema.json` and `config.json`. An invalid skill is skipped with a warning naming the file. `Watcher` notices changes on disk (hot reload while the game runs).
+//! Skill discovery (seed 002 §3.1–§3.2, Agent Skills): `skill.json` or `SKILL.md` folders, checked.
+//!
+//! Skill discovery (seed 002 §3.1–§3.2, and the Agent Skills standard): each folder under a
+//! `skills/` directory with a `skill.json` (checked against `schemas/skills/skill.schema.json`) or
+//! an Agent Skills `SKILL.md` (YAML frontmatter `name`, `description`; its scripts from
+//! `scripts/`), its `prompt.md`, `config-schema.json` and `config.json`. An invalid skill is
+//! skipped with a warning naming the file. `Watcher` notices changes on disk (hot reload while the
+//! game runs).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -141,7 +148,7 @@ pub fn discover(dirs: &[PathBuf]) -> Discovery {
     let mut found = Discovery::default();
     // The manifest contract, read and compiled once for every folder.
     let contract = crate::llm::contract::Contract::load(
-        &crate::resource_dir("schemas"),
+        &crate::files::resource_dir("schemas"),
         "skills/skill.schema.json",
     );
     let contract = match contract {
@@ -170,24 +177,99 @@ pub fn discover(dirs: &[PathBuf]) -> Discovery {
                     found.skills.push(skill);
                 }
                 Ok(None) => {}
-                Err(warning) => found.warnings.push(warning),
+                Err(warning) => found.warnings.push(warning.to_string()),
             }
         }
     }
     found
 }
 
-fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+/// Why a folder is a broken skill (it is skipped, with this as the warning).
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not JSON ({source})", path.display())]
+    NotJson {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// `skill.json` breaks `schemas/skills/skill.schema.json`.
+    #[error("{}: {}; skipped", path.display(), errors.join("; "))]
+    Contract { path: PathBuf, errors: Vec<String> },
+    #[error("{}: {source}; skipped", path.display())]
+    Manifest {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{}: {source}; skipped", path.display())]
+    AgentSkill {
+        path: PathBuf,
+        source: AgentSkillError,
+    },
+    #[error(
+        "{}: the name `{name}` is not the folder's (`{folder}`), as the Agent Skills standard asks; skipped",
+        path.display()
+    )]
+    NotTheFolders {
+        path: PathBuf,
+        name: String,
+        folder: String,
+    },
+    #[error(
+        "{}: script `{name}` is not a file inside the skill's folder ({script}); skipped",
+        path.display()
+    )]
+    Script {
+        path: PathBuf,
+        name: String,
+        script: String,
+    },
+    #[error("{}: script `{name}`'s inputSchema is no JSON Schema ({source}); skipped", path.display())]
+    InputSchema {
+        path: PathBuf,
+        name: String,
+        source: Box<jsonschema::ValidationError<'static>>,
+    },
+    #[error("{}: prompt `{file}` is outside the folder; skipped", path.display())]
+    PromptOutside { path: PathBuf, file: String },
 }
 
-fn json_file(path: &Path) -> Result<Option<Value>, String> {
+/// What is wrong with a `SKILL.md`.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentSkillError {
+    #[error("no YAML frontmatter (a SKILL.md starts with ---)")]
+    NoFrontmatter,
+    #[error("the frontmatter is not closed with ---")]
+    Unclosed,
+    #[error("frontmatter: {0}")]
+    Frontmatter(#[from] serde_norway::Error),
+    #[error("the name `{0}` is not lowercase letters, digits and hyphens")]
+    Name(String),
+    #[error("no description")]
+    NoDescription,
+}
+
+fn read(path: &Path) -> Result<String, SkillError> {
+    std::fs::read_to_string(path).map_err(|source| SkillError::Read {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn json_file(path: &Path) -> Result<Option<Value>, SkillError> {
     if !path.is_file() {
         return Ok(None);
     }
     serde_json::from_str(&read(path)?)
         .map(Some)
-        .map_err(|e| format!("{}: not JSON ({e})", path.display()))
+        .map_err(|source| SkillError::NotJson {
+            path: path.to_owned(),
+            source,
+        })
 }
 
 /// One folder as a skill: `None` when it has neither a manifest nor a
@@ -195,23 +277,29 @@ fn json_file(path: &Path) -> Result<Option<Value>, String> {
 pub fn load(
     folder: &Path,
     contract: &crate::llm::contract::Contract,
-) -> Result<Option<Skill>, String> {
+) -> Result<Option<Skill>, SkillError> {
     let manifest_path = folder.join("skill.json");
     let agent_path = folder.join("SKILL.md");
     let (manifest, format, mut prompt) = if manifest_path.is_file() {
-        let value = contract.check(&read(&manifest_path)?).map_err(|errors| {
-            format!(
-                "{}: {}; skipped",
-                manifest_path.display(),
-                errors.join("; ")
-            )
-        })?;
-        let manifest: Manifest = serde_json::from_value(value)
-            .map_err(|e| format!("{}: {e}; skipped", manifest_path.display()))?;
+        let value =
+            contract
+                .check(&read(&manifest_path)?)
+                .map_err(|errors| SkillError::Contract {
+                    path: manifest_path.clone(),
+                    errors,
+                })?;
+        let manifest: Manifest =
+            serde_json::from_value(value).map_err(|source| SkillError::Manifest {
+                path: manifest_path.clone(),
+                source,
+            })?;
         (manifest, Format::Manifest, None)
     } else if agent_path.is_file() {
-        let (manifest, body) = agent_skill(folder, &read(&agent_path)?)
-            .map_err(|e| format!("{}: {e}; skipped", agent_path.display()))?;
+        let (manifest, body) =
+            agent_skill(folder, &read(&agent_path)?).map_err(|source| SkillError::AgentSkill {
+                path: agent_path.clone(),
+                source,
+            })?;
         (manifest, Format::AgentSkill, Some(body))
     } else {
         return Ok(None);
@@ -221,38 +309,19 @@ pub fn load(
         .and_then(|n| n.to_str())
         .unwrap_or_default();
     if format == Format::AgentSkill && manifest.name != named {
-        return Err(format!(
-            "{}: the name `{}` is not the folder's (`{named}`), as the Agent Skills standard asks; skipped",
-            agent_path.display(),
-            manifest.name
-        ));
+        return Err(SkillError::NotTheFolders {
+            path: agent_path,
+            name: manifest.name,
+            folder: named.to_owned(),
+        });
     }
-    for s in &manifest.scripts {
-        let path = folder.join(&s.path);
-        if !inside(&s.path) || !path.is_file() {
-            return Err(format!(
-                "{}: script `{}` is not a file inside the skill's folder ({}); skipped",
-                manifest_path.display(),
-                s.name,
-                s.path
-            ));
-        }
-        if let Some(schema) = &s.input_schema
-            && let Err(e) = jsonschema::validator_for(schema)
-        {
-            return Err(format!(
-                "{}: script `{}`'s inputSchema is no JSON Schema ({e}); skipped",
-                manifest_path.display(),
-                s.name
-            ));
-        }
-    }
+    check_scripts(folder, &manifest_path, &manifest)?;
     if let Some(file) = &manifest.prompt {
         if !inside(file) {
-            return Err(format!(
-                "{}: prompt `{file}` is outside the folder; skipped",
-                manifest_path.display()
-            ));
+            return Err(SkillError::PromptOutside {
+                path: manifest_path,
+                file: file.clone(),
+            });
         }
         prompt = Some(read(&folder.join(file))?);
     } else if prompt.is_none() && folder.join("prompt.md").is_file() {
@@ -279,6 +348,34 @@ pub fn load(
     }))
 }
 
+/// Every script is a file inside the folder, and its input schema is one.
+fn check_scripts(
+    folder: &Path,
+    manifest_path: &Path,
+    manifest: &Manifest,
+) -> Result<(), SkillError> {
+    for s in &manifest.scripts {
+        let path = folder.join(&s.path);
+        if !inside(&s.path) || !path.is_file() {
+            return Err(SkillError::Script {
+                path: manifest_path.to_owned(),
+                name: s.name.clone(),
+                script: s.path.clone(),
+            });
+        }
+        if let Some(schema) = &s.input_schema
+            && let Err(e) = jsonschema::validator_for(schema)
+        {
+            return Err(SkillError::InputSchema {
+                path: manifest_path.to_owned(),
+                name: s.name.clone(),
+                source: Box::new(e),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The Agent Skills frontmatter Loreloom reads.
 #[derive(Deserialize)]
 struct Frontmatter {
@@ -290,15 +387,12 @@ struct Frontmatter {
 
 /// A `SKILL.md` as a manifest (its scripts are the files in `scripts/`)
 /// and its body, the instructions.
-fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), String> {
+fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), AgentSkillError> {
     let rest = text
         .strip_prefix("---")
-        .ok_or("no YAML frontmatter (a SKILL.md starts with ---)")?;
-    let (yaml, body) = rest
-        .split_once("\n---")
-        .ok_or("the frontmatter is not closed with ---")?;
-    let front: Frontmatter =
-        serde_norway::from_str(yaml).map_err(|e| format!("frontmatter: {e}"))?;
+        .ok_or(AgentSkillError::NoFrontmatter)?;
+    let (yaml, body) = rest.split_once("\n---").ok_or(AgentSkillError::Unclosed)?;
+    let front: Frontmatter = serde_norway::from_str(yaml)?;
     if front.name.is_empty()
         || front.name.len() > 64
         || !front
@@ -306,13 +400,10 @@ fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), String> 
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     {
-        return Err(format!(
-            "the name `{}` is not lowercase letters, digits and hyphens",
-            front.name
-        ));
+        return Err(AgentSkillError::Name(front.name));
     }
     if front.description.trim().is_empty() {
-        return Err("no description".into());
+        return Err(AgentSkillError::NoDescription);
     }
     let version = front
         .metadata

@@ -1,4 +1,7 @@
-//! Seed 002's deep merge (§2.4) of a `state_patch` into the skill state (objects recurse, arrays and scalars replace, null deletes) and dot-path reads (`inventory.torch.lit`).
+//! Seed 002's deep merge (§2.4) of a `state_patch` into the skill state, and dot-path reads.
+//!
+//! Seed 002's deep merge (§2.4) of a `state_patch` into the skill state (objects recurse, arrays
+//! and scalars replace, null deletes) and dot-path reads (`inventory.torch.lit`).
 
 use serde_json::{Map, Value};
 

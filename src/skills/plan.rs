@@ -1,4 +1,8 @@
-//! Seed 002's Plan JSON (§2.2.1) and its checks before anything runs (§2.2.3): unique tool ids, known dependencies, no cycle (Kahn's algorithm gives the order), tools the discovered skills have and the plan has not disabled.
+//! Seed 002's Plan JSON (§2.2.1) and its checks before anything runs (§2.2.3).
+//!
+//! Seed 002's Plan JSON (§2.2.1) and its checks before anything runs (§2.2.3): unique tool ids,
+//! known dependencies, no cycle (Kahn's algorithm gives the order), tools the discovered skills
+//! have and the plan has not disabled.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -113,6 +117,16 @@ impl PlanError {
             _ => super::invoke::Category::ToolFailure,
         }
     }
+}
+
+/// Why the planner gave no plan (the replan loop asks again).
+#[derive(Debug, thiserror::Error)]
+pub enum PlannerError {
+    /// The model call failed (after the gateway's repairs and retries).
+    #[error(transparent)]
+    Call(#[from] Box<crate::llm::LlmError>),
+    #[error("the planner's answer is no plan: {0}")]
+    NotAPlan(#[from] serde_json::Error),
 }
 
 /// The skill a tool path names (`dice-roller/roll` → `dice-roller`).

@@ -1,10 +1,15 @@
-//! The planner stage (seed 002 §2.2, issue #25): the model writes a Plan JSON for a move, choosing among the skills offered (the contract's `toolPath` narrowed to their tool paths), at most four tools: the enabled ones the router did not pass over, or only those the move calls for, of which it must then call one ([`super::route`]); with none offered it is not asked at all.
+//! The planner stage (seed 002 §2.2, issue #25): the model writes a Plan JSON for a move.
+//!
+//! The planner stage (seed 002 §2.2, issue #25): the model writes a Plan JSON for a move, choosing
+//! among the skills offered (the contract's `toolPath` narrowed to their tool paths), at most four
+//! tools: the enabled ones the router did not pass over, or only those the move calls for, of which
+//! it must then call one ([`super::route`]); with none offered it is not asked at all.
 
 use serde_json::{Value, json};
 
 use super::execute::PlanRequest;
 use super::manifest::{Discovery, Skill};
-use super::plan::Plan;
+use super::plan::{Plan, PlannerError};
 use super::route::Routing;
 use crate::llm::{CallRequest, Gateway};
 
@@ -91,10 +96,15 @@ pub fn request(
 }
 
 /// The model's answer as a plan with its id.
-pub fn to_plan(answer: Value, id: &str) -> Result<Plan, String> {
+pub fn parse(answer: Value, id: &str) -> Result<Plan, PlannerError> {
     let mut answer = answer;
     answer["requestId"] = json!(id);
-    serde_json::from_value(answer).map_err(|e| format!("the planner's answer is no plan: {e}"))
+    Ok(serde_json::from_value(answer)?)
+}
+
+/// Shim (#39): [`parse`] with its error as text, for the turn runner until it takes the typed one.
+pub fn to_plan(answer: Value, id: &str) -> Result<Plan, String> {
+    parse(answer, id).map_err(|e| e.to_string())
 }
 
 /// Asks the model for one attempt's plan (an empty plan when no skill is
@@ -109,16 +119,12 @@ pub fn ask(
     attempt: &PlanRequest,
     routing: Option<&Routing>,
     id: &str,
-) -> Result<Plan, String> {
+) -> Result<Plan, PlannerError> {
     let Some(call) = request(skills, model, player_move, outcome, attempt, routing) else {
-        return to_plan(json!({"tools": []}), id);
+        return parse(json!({"tools": []}), id);
     };
-    let answer = gateway
-        .call(call)
-        .wait()
-        .result
-        .map_err(|e| e.to_string())?;
-    to_plan(answer, id)
+    let answer = gateway.call(call).wait().result.map_err(Box::new)?;
+    parse(answer, id)
 }
 
 #[cfg(test)]
@@ -128,7 +134,7 @@ mod tests {
     use crate::skills::route::Fit;
 
     fn bundled() -> Discovery {
-        super::super::manifest::discover(&[crate::resource_dir("skills")])
+        super::super::manifest::discover(&[crate::files::resource_dir("skills")])
     }
 
     fn routing(fits: &[&str], passed: &[&str]) -> Routing {
@@ -146,10 +152,13 @@ mod tests {
     }
 
     fn contract(call: &CallRequest) -> Contract {
-        Contract::load(&crate::resource_dir("schemas"), "stages/plan.schema.json")
-            .unwrap()
-            .narrowed(&call.narrowing)
-            .unwrap()
+        Contract::load(
+            &crate::files::resource_dir("schemas"),
+            "stages/plan.schema.json",
+        )
+        .unwrap()
+        .narrowed(&call.narrowing)
+        .unwrap()
     }
 
     #[test]

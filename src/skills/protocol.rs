@@ -1,4 +1,9 @@
-//! Seed 002's tool protocol (§2.1): the NDJSON events a skill script writes (`log`, `state_patch`, `asset`, `ui_event`, `error`, `done`; envelope version "0"; unknown fields ignored, an unknown type or a line that is not a JSON object is a protocol error) and the JSON input it reads on stdin.
+//! Seed 002's tool protocol (§2.1): the NDJSON events a skill script writes, and its input.
+//!
+//! Seed 002's tool protocol (§2.1): the NDJSON events a skill script writes (`log`, `state_patch`,
+//! `asset`, `ui_event`, `error`, `done`; envelope version "0"; unknown fields ignored, an unknown
+//! type or a line that is not a JSON object is a protocol error) and the JSON input it reads on
+//! stdin.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,4 +1,11 @@
-//! Routing a move to skills (#25): a skill may list moves that call for it (`moves` in its manifest); the player's move is embedded and compared with them, and the skills it comes close to are the ones the planner must use, those it does not are left out of the turn. The planner model then only writes their input: a 135M model cannot tell from a description when a tool is wanted, sentence embeddings can. Skills without moves are left to the planner, and without an embedder every skill is.
+//! Routing a move to skills (#25): the move embedded and compared with the moves each skill lists.
+//!
+//! Routing a move to skills (#25): a skill may list moves that call for it (`moves` in its
+//! manifest); the player's move is embedded and compared with them, and the skills it comes close
+//! to are the ones the planner must use, those it does not are left out of the turn. The planner
+//! model then only writes their input: a 135M model cannot tell from a description when a tool is
+//! wanted, sentence embeddings can. Skills without moves are left to the planner, and without an
+//! embedder every skill is.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

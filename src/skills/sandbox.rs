@@ -1,4 +1,6 @@
-//! The skill sandbox launcher (issue #25, seed 002 §10.8): `loreloom __skill-sandbox --read DIR… --write DIR… -- PROGRAM ARGS…` confines its own file access with Landlock (read: the system's folders and the skill's own; read and write: the skill's `data/`, where its `TMPDIR` is too; nothing else, so another skill's folder can be neither read nor written), then becomes the script (`exec`). Before that it joins the invocation's `pids` cgroup (`PidsCgroup`, where this machine lets Loreloom make one), which bounds how many processes the script may have (a fork bomb stops there, root or not) and lets the invoker kill every one of them at the end, even those that left the process group. Best effort: a kernel without Landlock runs the script unconfined and says so on stderr.
+//! The skill sandbox launcher (#25, seed 002 §10.8): Landlock and a `pids` cgroup, then `exec`.
+//!
+//! `loreloom __skill-sandbox --read DIR… --write DIR… -- PROGRAM ARGS…` confines its own file access with Landlock (read: the system's folders and the skill's own; read and write: the skill's `data/`, where its `TMPDIR` is too; nothing else, so another skill's folder can be neither read nor written), then becomes the script (`exec`). Before that it joins the invocation's `pids` cgroup (`PidsCgroup`, where this machine lets Loreloom make one), which bounds how many processes the script may have (a fork bomb stops there, root or not) and lets the invoker kill every one of them at the end, even those that left the process group. Best effort: a kernel without Landlock runs the script unconfined and says so on stderr.
 
 use std::path::PathBuf;
 
@@ -23,7 +25,7 @@ const SINKS: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 /// Confines this process (and what it execs) to reading `read` and
 /// reading and writing `write`.
 #[cfg(target_os = "linux")]
-pub fn confine(read: &[PathBuf], write: &[PathBuf]) -> Result<Enforced, String> {
+pub fn confine(read: &[PathBuf], write: &[PathBuf]) -> Result<Enforced, landlock::RulesetError> {
     use landlock::{
         ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
         path_beneath_rules,
@@ -36,8 +38,7 @@ pub fn confine(read: &[PathBuf], write: &[PathBuf]) -> Result<Enforced, String> 
         .and_then(|r| r.add_rules(path_beneath_rules(write, AccessFs::from_all(abi))))
         // The sinks every shell script writes to (`cat > /dev/null`).
         .and_then(|r| r.add_rules(path_beneath_rules(SINKS, AccessFs::from_file(abi))))
-        .and_then(landlock::RulesetCreated::restrict_self)
-        .map_err(|e| e.to_string())?;
+        .and_then(landlock::RulesetCreated::restrict_self)?;
     Ok(match status.ruleset {
         RulesetStatus::FullyEnforced => Enforced::Fully,
         RulesetStatus::PartiallyEnforced => Enforced::Partly,
@@ -46,7 +47,10 @@ pub fn confine(read: &[PathBuf], write: &[PathBuf]) -> Result<Enforced, String> 
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn confine(_read: &[PathBuf], _write: &[PathBuf]) -> Result<Enforced, String> {
+pub fn confine(
+    _read: &[PathBuf],
+    _write: &[PathBuf],
+) -> Result<Enforced, std::convert::Infallible> {
     Ok(Enforced::Not)
 }
 

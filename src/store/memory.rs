@@ -1,4 +1,7 @@
-//! The save's memory and lore tables: memory events with their vectors (written inside the turn's transaction), the campaign's lore chunks with an FTS5 keyword index, and the scene lore cache.
+//! The save's memory and lore tables: memory events, the lore index and the scene lore cache.
+//!
+//! Memory events are written with their vectors inside the turn's transaction;
+//! the campaign's lore chunks carry an FTS5 keyword index.
 
 use std::collections::HashSet;
 
@@ -197,23 +200,15 @@ impl Store {
         let Some(query) = fts_query(text) else {
             return Ok(Vec::new());
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT c.id, -bm25(lore_fts, 0.5, 1.0) FROM lore_fts JOIN lore_chunks c ON c.rowid = lore_fts.rowid
-                 WHERE lore_fts MATCH ?1 ORDER BY bm25(lore_fts, 0.5, 1.0) LIMIT ?2",
-            )
-            .map_err(self.sql("searching the lore"))?;
-        let rows = stmt
-            .query_map(
-                params![query, i64::try_from(limit).unwrap_or(i64::MAX)],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)),
-            )
-            .map_err(self.sql("searching the lore"))?;
+        let rows = self.rows(
+            "SELECT c.id, -bm25(lore_fts, 0.5, 1.0) FROM lore_fts JOIN lore_chunks c ON c.rowid = lore_fts.rowid
+             WHERE lore_fts MATCH ?1 ORDER BY bm25(lore_fts, 0.5, 1.0) LIMIT ?2",
+            params![query, i64::try_from(limit).unwrap_or(i64::MAX)],
+            "searching the lore",
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)),
+        )?;
         #[allow(clippy::cast_possible_truncation, reason = "a score")]
-        rows.map(|r| r.map(|(id, s)| (id, s as f32)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(self.sql("searching the lore"))
+        Ok(rows.into_iter().map(|(id, s)| (id, s as f32)).collect())
     }
 
     /// Memory events of the current branch with their vectors.

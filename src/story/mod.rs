@@ -1,4 +1,4 @@
-//! The story graph (plain Rust, no Bevy): the file format, compilation, the player, validation and import.
+//! The story graph (plain Rust, no Bevy): format, compilation, player, slots, validation, import.
 
 pub mod diagnostic;
 pub mod graph;
@@ -7,6 +7,7 @@ pub mod model;
 pub mod player;
 pub mod questfoundry;
 pub mod reach;
+pub mod slots;
 pub mod stats;
 pub mod synthetic;
 #[cfg(test)]

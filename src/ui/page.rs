@@ -23,7 +23,7 @@ use super::session_screen::Campaigns;
 use super::stage::Stage;
 use crate::engine::session::{Entry, SessionView};
 use crate::engine::story_player::ActiveStory;
-use crate::saves::data_dir;
+use crate::files::data_dir;
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, restore_dropped_stories)

@@ -10,8 +10,9 @@ use super::library::Library;
 use super::screens::{Overlays, SavesMode, StartStory, Toasts, centered_window};
 use super::stage::{Stage, slot_summary};
 use crate::engine::story_player::{ActiveStory, StoryCommand};
-use crate::saves::{AUTOSAVE, SlotInfo, SlotStore, data_dir};
+use crate::files::data_dir;
 use crate::story::StoryPackage;
+use crate::story::slots::{AUTOSAVE, SlotInfo, SlotStore};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(EguiPrimaryContextPass, saves_panel);

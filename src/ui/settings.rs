@@ -8,8 +8,8 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use serde::{Deserialize, Serialize};
 
 use super::screens::{Overlays, centered_window};
+use crate::files::data_dir;
 use crate::files::write_atomically;
-use crate::saves::data_dir;
 
 pub(super) fn plugin(app: &mut App) {
     app.insert_resource(Settings::load())

@@ -51,7 +51,7 @@ impl SettingsForm {
     /// or, with no session, the bundled ones, switched on or off.
     pub fn open(session: Option<&ActiveSession>) -> Self {
         let dirs = session.map_or_else(
-            || vec![crate::resource_dir("skills")],
+            || vec![crate::files::resource_dir("skills")],
             |s| s.skill_dirs().to_vec(),
         );
         let found = discover(&dirs);

@@ -15,8 +15,9 @@ use crate::engine::story_player::{
     ActiveStory, CodexUnlocked, OfferedChoice, PresentPassage, StoryCommand, StoryNotice,
     StorySystems,
 };
-use crate::saves::{AUTOSAVE, SlotStore, data_dir};
+use crate::files::data_dir;
 use crate::story::model::Framing;
+use crate::story::slots::{AUTOSAVE, SlotStore};
 use crate::story::{CodexIx, PassageIx};
 
 pub(super) fn plugin(app: &mut App) {

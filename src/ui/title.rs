@@ -6,7 +6,8 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 use super::library::Library;
 use super::screens::{Overlays, SavesMode, Screen, StartStory, Targets, Toasts, root_ui};
 use super::session_screen::{Campaigns, OpenSession, SessionZero};
-use crate::saves::{SlotInfo, SlotStore, data_dir};
+use crate::files::data_dir;
+use crate::story::slots::{SlotInfo, SlotStore};
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<Covers>()

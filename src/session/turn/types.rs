@@ -8,10 +8,10 @@ use serde_json::Value;
 
 use crate::campaign::Campaign;
 use crate::llm::{CallRecord, CallRequest, LlmError};
-use crate::memory::Recalled;
 use crate::rules::{Change, Roll, WorldState};
 use crate::session::drafts;
 use crate::session::observation::Observation;
+use crate::session::recalled::Recalled;
 use crate::session::skills::{SessionSkills, SkillAttempt};
 use crate::session::stream::{Message, StateEntry, Stream};
 use crate::skills::Health;

@@ -1,5 +1,6 @@
-//! Per-character observations and their decay (seed 003 "Observation Priority & Decay"), computed on read and never written back.
+//! Per-character observations and their decay, computed on read and never written back.
 //!
+//! Seed 003 "Observation Priority & Decay":
 //! `priority = importance × exp(−λ × age_minutes) × (1 + min(reinforcement, 3) × 0.15)`.
 //!
 //! Age is measured on the save's *play clock* (minutes of play, advanced by each

@@ -1,5 +1,6 @@
-//! The message stream of seed 004: append-only messages with owner, type, turn and sequence, and the visibility matrix deciding what each stage sees.
+//! The message stream (seed 004) and the visibility matrix deciding what each stage sees.
 //!
+//! Messages are append-only, each with an owner, a kind, a turn and a sequence.
 //! Every model call appends exactly one message; the orchestrator appends
 //! scene markers and system notes. A stage never reads the stream directly:
 //! it gets [`view`] for its [`Stage`], which applies seed 004's matrix:

@@ -1,42 +1,23 @@
-//! Save slots (on disk; in the browser, in the page's storage): named slots and an autosave per story, each a save document with a small header.
+//! The story player's save slots: named slots and an autosave per story, each a save document.
 //!
-//! Layout: `<data dir>/saves/<story id>/<slot>.json`. The data dir is
-//! `$LORELOOM_DATA_DIR` when set (tests, portable installs), else the
-//! platform's user data dir (`~/.local/share/loreloom` on Linux).
+//! Each slot is a [`SaveDocument`] with a small header (when, and a line to
+//! recognise the moment by), kept on disk or, in the browser, in the page's
+//! storage. Layout: `<data dir>/saves/<story id>/<slot>.json` (the data dir is
+//! [`crate::files::data_dir`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
+
 // The browser's clock in a web build (std's panics there); std's natively.
 use web_time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::story::SaveDocument;
+use super::SaveDocument;
 
 /// The slot written on every passage.
 pub const AUTOSAVE: &str = "autosave";
-
-/// Where Loreloom keeps saves and settings.
-pub fn data_dir() -> PathBuf {
-    std::env::var_os("LORELOOM_DATA_DIR")
-        .map(PathBuf::from)
-        .or_else(|| dirs::data_dir().map(|d| d.join("loreloom")))
-        .unwrap_or_else(|| PathBuf::from(".loreloom"))
-}
-
-/// Writes `bytes` once under `dir/<sha256>.<ext>` (the same content is the
-/// same file; written atomically) and returns the file name.
-pub fn store_content(dir: &Path, bytes: &[u8], ext: &str) -> io::Result<String> {
-    use sha2::Digest;
-    let hash = format!("{:x}", sha2::Sha256::digest(bytes));
-    let name = format!("{hash}.{ext}");
-    let path = dir.join(&name);
-    if !crate::files::is_file(&path) {
-        crate::files::write_atomically(&path, bytes)?;
-    }
-    Ok(name)
-}
 
 /// Why a slot could not be read.
 #[derive(Debug, Error)]

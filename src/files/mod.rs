@@ -1,0 +1,131 @@
+//! Loreloom's own files: the disk natively; in the browser, the page's storage over its bundle.
+//!
+//! Saves, settings, stories, campaigns, prompts and session databases all go
+//! through here (the ground floor: it imports nothing of Loreloom), and so do
+//! the places they live ([`data_dir`], [`resource_dir`]) and the content-addressed
+//! files of generated pictures ([`store_content`]).
+//!
+//! Natively these are thin wrappers over `std::fs`. In a web build there is no
+//! file system:
+//! - text Loreloom writes (save slots, settings, stories the player dropped
+//!   onto the page) goes to `localStorage` under `loreloom:<path>`: it is
+//!   synchronous, so the save code stays the same on both, and its few
+//!   megabytes hold slots and settings (a few KB each) with room to spare;
+//! - binary files (a session's SQLite database, [`write_binary`]) go to
+//!   `IndexedDB` through `web/storage.js`, which loads them all before the game
+//!   starts and writes each change behind it, so reads stay synchronous;
+//! - what ships with the page (campaigns, prompts, schemas: `bundle.json`,
+//!   made by `web/build.sh`) is read like a file, and the pictures and music it lists are fetched over HTTP.
+//!
+//! Paths keep `/` as separator.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+mod dirs;
+
+pub use dirs::{data_dir, resource_dir};
+
+/// Read a whole text file.
+pub fn read_to_string(path: &Path) -> io::Result<String> {
+    imp::read_to_string(path)
+}
+
+/// Write next to the target and rename (natively), so a failed write never
+/// clobbers what was saved; in the browser one `localStorage` write, which is
+/// all-or-nothing.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    imp::write_atomically(path, bytes)
+}
+
+/// The entries directly inside `dir` (files and folders), sorted; empty when it is none.
+pub fn list(dir: &Path) -> Vec<PathBuf> {
+    let mut found = imp::list(dir);
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Whether `path` is a file that can be read.
+pub fn is_file(path: &Path) -> bool {
+    imp::is_file(path)
+}
+
+/// Whether `path` is a folder with something in it (in the browser: a prefix of some file).
+pub fn is_dir(path: &Path) -> bool {
+    imp::is_dir(path)
+}
+
+/// Remove a file; a missing one is no error.
+pub fn remove(path: &Path) -> io::Result<()> {
+    imp::remove(path)
+}
+
+/// A whole file's bytes.
+pub fn read_binary(path: &Path) -> io::Result<Vec<u8>> {
+    imp::read_binary(path)
+}
+
+/// Write a binary file as [`write_atomically`] does (in the browser: `IndexedDB`).
+pub fn write_binary(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    imp::write_binary(path, bytes)
+}
+
+/// When the file was last written.
+pub fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    imp::modified(path)
+}
+
+/// The path made absolute with links resolved where there is a disk (the
+/// path itself in the browser, or when it cannot be resolved).
+pub fn canonical(path: &Path) -> PathBuf {
+    imp::canonical(path)
+}
+
+/// Writes `bytes` once under `dir/<sha256>.<ext>` (the same content is the
+/// same file; written atomically) and returns the file name.
+pub fn store_content(dir: &Path, bytes: &[u8], ext: &str) -> io::Result<String> {
+    use sha2::Digest;
+    let hash = format!("{:x}", sha2::Sha256::digest(bytes));
+    let name = format!("{hash}.{ext}");
+    let path = dir.join(&name);
+    if !is_file(&path) {
+        write_atomically(&path, bytes)?;
+    }
+    Ok(name)
+}
+
+#[cfg(not(target_family = "wasm"))]
+mod native;
+#[cfg(not(target_family = "wasm"))]
+use native as imp;
+
+#[cfg(target_family = "wasm")]
+mod web;
+#[cfg(target_family = "wasm")]
+use web as imp;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_files_read_back_list_and_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let slot = dir.path().join("saves/story/slot-1.json");
+        write_atomically(&slot, b"{}").unwrap();
+        assert_eq!(read_to_string(&slot).unwrap(), "{}");
+        assert!(is_file(&slot));
+        assert!(is_dir(&dir.path().join("saves")));
+        assert_eq!(
+            list(&dir.path().join("saves")),
+            vec![dir.path().join("saves/story")]
+        );
+        // No temporary file is left beside it.
+        assert_eq!(list(&dir.path().join("saves/story")), vec![slot.clone()]);
+        remove(&slot).unwrap();
+        remove(&slot).unwrap();
+        assert!(!is_file(&slot));
+        assert!(list(&dir.path().join("nowhere")).is_empty());
+    }
+}

@@ -239,7 +239,7 @@ impl From<Narrating> for NarrateVars {
             .rev()
             .find(|m| m.is_narration())
             .map(|m| brief(&m.text, 2, 300))
-            .filter(|t| crate::llm::contract::looks_like_prose(t))
+            .filter(|t| reads_as_story(t))
             .unwrap_or_default();
         Self {
             you_do: if n.player {
@@ -267,6 +267,14 @@ impl From<Narrating> for NarrateVars {
             scene_lore: n.scene_lore,
         }
     }
+}
+
+/// Whether a narration reads as a story to show again: prose (no markup,
+/// no JSON), its dialogue allowed. (`looks_like_prose` alone refuses any
+/// quotation mark, which dropped every "Just before" with speech in it: the
+/// tuned model was trained on those lines, the game never sent them.)
+fn reads_as_story(text: &str) -> bool {
+    crate::llm::contract::looks_like_prose(&text.replace('"', ""))
 }
 
 /// What the choice stage is told, before the prompt's derived lines.
@@ -459,4 +467,61 @@ pub fn to_value(vars: &impl Serialize) -> Value {
         tracing::error!("prompt variables did not serialise: {e}");
         Value::Null
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HistoryLine, NarrateVars, Narrating};
+
+    fn narrating(just_before: &str) -> Narrating {
+        Narrating {
+            calibration: Default::default(),
+            tone: String::new(),
+            world: Default::default(),
+            history: vec![HistoryLine {
+                kind: "narration".into(),
+                owner: "narrator".into(),
+                text: just_before.into(),
+            }],
+            actor: Default::default(),
+            player: true,
+            intention: "I ask Hesper about my letter.".into(),
+            whisper_to: String::new(),
+            outcome: "Failure (6 on 2d6+stat). It does not work.".into(),
+            blocked: String::new(),
+            lore: Vec::new(),
+            memories: Vec::new(),
+            regard: Vec::new(),
+            beat: None,
+            earlier: Vec::new(),
+            scene_lore: serde_json::Value::Null,
+            skills: vec!["weather: fog".into()],
+        }
+    }
+
+    #[test]
+    fn a_narration_with_speech_is_shown_again_and_markup_is_not() {
+        let said = NarrateVars::from(narrating(
+            "Hesper turns the ledger to the lamp. \"Not here,\" she says. The fog thickens.",
+        ));
+        assert_eq!(
+            said.just_before,
+            "Hesper turns the ledger to the lamp. \"Not here,\" she says."
+        );
+        let garbled = NarrateVars::from(narrating("{\"narration\": \"The fog.\"}"));
+        assert_eq!(garbled.just_before, "");
+    }
+
+    #[test]
+    fn the_derived_lines_are_made_from_the_raw_ones() {
+        let vars = NarrateVars::from(narrating("The fog thickens."));
+        assert_eq!(vars.you_do, "ask Hesper about your letter");
+        assert_eq!(vars.outcome_words, "Failure. It does not work.");
+        assert_eq!(vars.skills, ["weather: fog"]);
+        let npc = NarrateVars::from(Narrating {
+            player: false,
+            ..narrating("The fog thickens.")
+        });
+        assert!(npc.you_do.is_empty() && npc.skills.is_empty());
+    }
 }

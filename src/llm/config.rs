@@ -232,7 +232,7 @@ impl Default for ModelsConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ModelsTextError {
     #[error(transparent)]
-    Ron(#[from] ron::error::SpannedError),
+    Ron(Box<ron::error::SpannedError>),
     #[error("`{tier}` is named as a tier but has no entry under `models`")]
     UnknownTier { tier: String },
 }
@@ -274,7 +274,7 @@ impl ModelsConfig {
     }
 
     pub fn parse(text: &str) -> Result<Self, ModelsTextError> {
-        let config: Self = ron::from_str(text)?;
+        let config: Self = ron::from_str(text).map_err(|e| ModelsTextError::Ron(Box::new(e)))?;
         for tier in [&config.small, &config.large] {
             if !config.models.contains_key(tier) {
                 return Err(ModelsTextError::UnknownTier { tier: tier.clone() });

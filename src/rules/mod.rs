@@ -6,20 +6,21 @@
 //! resulting state operations through [`WorldState::apply`].
 //!
 //! The rooms, bottom up (each imports only those above it): [`dice`], [`op`]
-//! (the op vocabulary), [`ruleset`], [`state`] (the world), [`apply`] (ops
-//! applied to the world), [`standing`] (reputation and perception), [`offer`]
-//! (ops the extractors may offer).
+//! (the op vocabulary), [`refusal`] (why ops are refused), [`ruleset`],
+//! [`state`] (the world), [`apply`] (ops applied to the world), [`standing`]
+//! (reputation and perception), [`offer`] (ops the extractors may offer).
 
 pub mod apply;
 pub mod dice;
 pub mod offer;
 pub mod op;
+pub mod refusal;
 pub mod ruleset;
 pub mod standing;
 pub mod state;
 
-pub use apply::{Refusal, StateOpError};
 pub use dice::{Dice, DiceError, DiceExpr, Modifiers, Roll};
 pub use op::{Change, OpKind, StateOp, Target};
+pub use refusal::{Refusal, StateOpError};
 pub use ruleset::{Band, Check, CheckOutcome, Ruleset, RulesetError, Tier};
 pub use state::{BeatStatus, WorldState};

@@ -73,7 +73,9 @@ impl Job {
         }
     }
 
-    /// Tells the caller the call failed before its first attempt.
+    /// Tells the caller the call failed before its first attempt (a native
+    /// worker whose model did not load; in the browser a call fails earlier).
+    #[cfg_attr(target_family = "wasm", allow(dead_code))]
     pub fn fail_early(&self, message: String) {
         let outcome =
             CallOutcome::setup_failed(&self.stage, &self.model_key, message, now_seconds());

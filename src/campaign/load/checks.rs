@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::PLAYER;
+use super::{Against, PLAYER};
 use crate::campaign::format::AssetMeta;
 use crate::campaign::report::Report;
 
@@ -52,29 +52,32 @@ fn is_iso8601(text: &str) -> bool {
         .is_valid(&Value::String(text.to_owned()))
 }
 
-pub(super) fn check_stats(
-    report: &mut Report,
-    validator: Option<&jsonschema::Validator>,
-    rel: &Path,
-    line: Option<usize>,
-    ruleset: &str,
-    stats: &serde_json::Map<String, Value>,
-) {
-    let Some(v) = validator else {
-        return;
-    };
-    let value = Value::Object(stats.clone());
-    for e in v.iter_errors(&value) {
-        let ptr = e.instance_path().to_string();
-        report.error(
-            rel,
-            line,
-            format!(
-                "stats {} do not fit ruleset `{ruleset}`'s character_stat_schema: {}{e}",
-                crate::campaign::brief(&value),
-                field_of(&ptr)
-            ),
-        );
+impl Against<'_> {
+    /// A stat block (at `rel`, `line`) fits the ruleset's `character_stat_schema`.
+    pub(super) fn check_stats(
+        &self,
+        report: &mut Report,
+        rel: &Path,
+        line: Option<usize>,
+        stats: &serde_json::Map<String, Value>,
+    ) {
+        let Some(v) = &self.stats else {
+            return;
+        };
+        let ruleset = &self.ruleset.id;
+        let value = Value::Object(stats.clone());
+        for e in v.iter_errors(&value) {
+            let ptr = e.instance_path().to_string();
+            report.error(
+                rel,
+                line,
+                format!(
+                    "stats {} do not fit ruleset `{ruleset}`'s character_stat_schema: {}{e}",
+                    crate::campaign::brief(&value),
+                    field_of(&ptr)
+                ),
+            );
+        }
     }
 }
 

@@ -7,7 +7,6 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::checks::check_stats;
 use super::{Against, Assembly, Collected, Loader, PLAYER};
 use crate::campaign::{Character, CharacterKind, Origin};
 use crate::rules::state::CharacterState;
@@ -20,14 +19,7 @@ impl Loader {
         if let Some(p) = &c.player
             && let Some(stats) = &p.value.stats
         {
-            check_stats(
-                &mut self.report,
-                against.stats.as_ref(),
-                &p.rel,
-                p.line("/stats"),
-                &against.ruleset.id,
-                stats,
-            );
+            against.check_stats(&mut self.report, &p.rel, p.line("/stats"), stats);
             player_stats = Some(stats.clone());
         }
         a.characters.insert(
@@ -68,14 +60,7 @@ impl Loader {
         for (id, p) in &c.npcs {
             let profile = &p.value;
             if let Some(stats) = &profile.stats {
-                check_stats(
-                    &mut self.report,
-                    against.stats.as_ref(),
-                    &p.rel,
-                    p.line("/stats"),
-                    &against.ruleset.id,
-                    stats,
-                );
+                against.check_stats(&mut self.report, &p.rel, p.line("/stats"), stats);
             }
             let portrait = profile.portrait.as_ref().map(PathBuf::from);
             if let Some(portrait) = &portrait

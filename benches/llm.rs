@@ -138,7 +138,7 @@ fn main() {
     let prompt_rate = prefix_reuse(&mut llama, &prompts, &context, &tail);
     grammar_cost(&mut llama, &prompts, &tail);
 
-    // 4. The same work through llama-server (OpenAI-compatible HTTP, streaming).
+    // Step 4: the same work through llama-server (OpenAI-compatible HTTP, streaming).
     let Some(bin) = std::env::var_os("LORELOOM_LLAMA_SERVER").map(PathBuf::from) else {
         println!("llama-server: skipped (set LORELOOM_LLAMA_SERVER; ./run.sh test builds it)");
         return;
@@ -208,8 +208,8 @@ fn material(model: &Path, passages: &[String]) -> (String, Vec<String>) {
     (context, openings)
 }
 
-/// 1. Threads: generation speed with 1 and 2 inference threads; the fastest
-/// thread count and its rate.
+/// Step 1, threads: generation speed with 1 and 2 inference threads; the
+/// fastest thread count and its rate.
 fn fastest_threads(model: &Path, prompts: &PromptRegistry, tail: &[&String]) -> (u32, f64) {
     let mut best = (1, 0.0);
     for threads in [1u32, 2] {
@@ -230,8 +230,8 @@ fn fastest_threads(model: &Path, prompts: &PromptRegistry, tail: &[&String]) -> 
     best
 }
 
-/// 2. Prefix reuse: cold (everything evaluated) vs warm (only the suffix);
-/// the in-process prompt evaluation rate.
+/// Step 2, prefix reuse: cold (everything evaluated) vs warm (only the
+/// suffix); the in-process prompt evaluation rate.
 fn prefix_reuse(
     llama: &mut LlamaCppBackend,
     prompts: &PromptRegistry,
@@ -268,7 +268,7 @@ fn prefix_reuse(
     prompt_rate
 }
 
-/// 3. Grammar-constrained generation vs free.
+/// Step 3, grammar: constrained generation vs free.
 fn grammar_cost(llama: &mut LlamaCppBackend, prompts: &PromptRegistry, tail: &[&String]) {
     let schema = json!({
         "type": "object", "additionalProperties": false, "required": ["action_text", "intent_tags"],

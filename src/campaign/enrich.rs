@@ -401,3 +401,84 @@ pub fn write(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<PathBuf>, E
     }
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lighthouse() -> Campaign {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/minimal-lighthouse");
+        let (campaign, report) = super::super::load(&root, &[super::super::system_rulesets()]);
+        campaign.unwrap_or_else(|| panic!("{report}"))
+    }
+
+    fn source() -> Source {
+        Source {
+            model: "small".into(),
+            prompt: "enrich@v1".into(),
+            seed: 1,
+        }
+    }
+
+    fn answer() -> Value {
+        json!({
+            "npcs": [
+                {"name": "Morwen Tate", "role": "Keeper of the Gull Rock light", "traits": [" stubborn ", "proud"],
+                 "motivation": "Keep the light burning", "appearance": "Small, weathered", "speech": ""},
+                {"name": "{\"name\": 1}", "role": "Nobody", "traits": ["odd"],
+                 "motivation": "None", "appearance": "", "speech": ""}
+            ],
+            "beats": [
+                {"title": "The Letter", "description": "The player reads the letter Morwen left.",
+                 "priority": "critical", "from_scene": 2, "when": ""},
+                {"title": "The Letter", "description": "A second beat with the same title.",
+                 "priority": "low", "from_scene": 1, "when": "at dusk"}
+            ],
+            "lore": [
+                {"title": "The Causeway Tides", "text": "At spring tides the causeway floods in eleven minutes."},
+                {"title": "{}", "text": "A title that is markup makes no file of its own."}
+            ],
+            "rules": ["  The causeway is crossed at low water only.  ", "Nothing supernatural happens here."]
+        })
+    }
+
+    #[test]
+    fn an_answer_becomes_generated_files_of_what_reads_as_prose() {
+        let files = files(&lighthouse(), &answer(), &source()).unwrap();
+        let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "characters/npcs/morwen_tate/profile_generated.json",
+                "plot/beats_generated.json",
+                "lore/the_causeway_tides_generated.md",
+                "world/rules_generated.md",
+            ]
+        );
+        let profile: NpcProfile = serde_json::from_str(&files[0].1).unwrap();
+        assert_eq!(profile.personality.traits, ["stubborn", "proud"]);
+        assert!(profile.speech_patterns.is_none() && profile.generated);
+        let beats: BeatsFile = serde_json::from_str(&files[1].1).unwrap();
+        assert_eq!(beats.beats.len(), 1, "the first of two ids is kept");
+        assert!(!beats.beats[0].skippable);
+        assert!(
+            files[3]
+                .1
+                .contains("- The causeway is crossed at low water only.\n")
+        );
+    }
+
+    /// Typing the answer (issue #39): one outside the stage's contract is
+    /// refused whole; before, its readable parts were written and the rest
+    /// dropped. The game and the CLI only pass answers the contract accepted.
+    #[test]
+    fn an_answer_outside_its_contract_is_refused_whole() {
+        let mut answer = answer();
+        answer.as_object_mut().unwrap().remove("rules");
+        let err = files(&lighthouse(), &answer, &source()).unwrap_err();
+        assert!(
+            matches!(&err, EnrichError::Answer(m) if m.contains("rules")),
+            "{err}"
+        );
+    }
+}

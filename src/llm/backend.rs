@@ -148,7 +148,7 @@ pub enum FinishReason {
 
 /// The figures one generation leaves: tokens in, out and cached, and its timing.
 ///
-/// [`Generated`] and the call record's [`Attempt`](super::record::Attempt)
+/// [`Generated`] and the call record's `Attempt` (`llm/record.rs`)
 /// both carry it flattened, so their serialised form is the flat one it
 /// always was (recorded calls in old saves still read and replay).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

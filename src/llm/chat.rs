@@ -1,6 +1,6 @@
 //! The OpenAI-compatible chat API's wire format: the request body, the streamed events read back.
 //!
-//! Shared by the native HTTP backend ([`super::openai`]) and the browser's
+//! Shared by the native HTTP backend (`llm/openai.rs`) and the browser's
 //! `fetch` backend: the server-sent events are read back into text.
 
 use serde_json::{Value, json};

@@ -17,7 +17,6 @@ use crossbeam_channel::{Receiver, Sender};
 use serde_json::Value;
 
 use super::backend::{Backend, BackendError, Sampling};
-use super::call::{CallHandle, CallRequest, LlmError, LlmEvent};
 use super::config::{BackendConfig, ConfigError, ModelsConfig};
 use super::contract::{Contract, ContractError};
 use super::policy::Job;
@@ -27,8 +26,9 @@ use super::scripted::ScriptedBackend;
 use super::worker::{BackendFactory, Work};
 
 /// Shims (issue #39): these lived here before `llm/` was split; callers name
-/// `crate::llm::{…}` (or `llm::call`, `llm::worker`) instead.
-pub use super::call::{CallOutcome, Check};
+/// `crate::llm::{…}` (or `llm::call`, `llm::worker`) instead. This file uses
+/// the call types too: when the shim goes, the line stays as a private `use`.
+pub use super::call::{CallHandle, CallOutcome, CallRequest, Check, LlmError, LlmEvent};
 pub use super::worker::open_backend;
 
 /// Why the gateway the game uses could not be opened.

@@ -18,7 +18,7 @@
 //! | `thread` | `threads.<id>.status` | `open`, `active`, `resolved`, `failed` or `abandoned` |
 //! | `set`, `increment`, `decrement` | `perception.<npc>`, `reputation.<faction>` | a number; scores stay in −[`SCALE`]..=[`SCALE`] |
 //!
-//! Applying them to the world is [`super::apply`]'s; this file names them only.
+//! Applying them to the world is `rules/apply.rs`'s; this file names them only.
 
 use std::fmt;
 

@@ -2,8 +2,8 @@
 //!
 //! One session's mutable world ([`WorldState`]), saved with every scene
 //! snapshot, rewound with it and replayed exactly. It changes only through
-//! typed operations ([`super::op`]), applied a batch at a time by
-//! [`super::apply`].
+//! typed operations (`rules/op.rs`), applied a batch at a time by
+//! `rules/apply.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -127,116 +127,18 @@ fn main() {
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
     let passages = lore();
     println!("model: {}", model.display());
-
-    // A 1,500-token world context, and short questions (< 100 tokens) after it.
-    let probe = LlamaCppBackend::open(&model, 4096, 1, 4).unwrap();
-    let mut context = String::new();
-    for p in passages.iter().cycle() {
-        if probe.tokenize(&context).len() >= PREFIX_TOKENS {
-            break;
-        }
-        context.push_str(p);
-        context.push_str("\n\n");
-    }
-    // Short questions: the opening of each passage, cut at a word boundary (< 100 tokens).
-    let openings: Vec<String> = passages
-        .iter()
-        .map(|p| {
-            let cut = p
-                .char_indices()
-                .take_while(|(i, _)| *i < 240)
-                .filter(|(_, c)| c.is_whitespace())
-                .last()
-                .map_or(p.len(), |(i, _)| i);
-            p[..cut].to_string()
-        })
-        .filter(|p| !p.is_empty())
-        .collect();
+    let (context, openings) = material(&model, &passages);
     let tail: Vec<&String> = openings.iter().take(RUNS * 2).collect();
     assert!(
         tail.len() > RUNS,
         "the story has short passages to ask about"
     );
-    drop(probe);
-
-    // 1. Threads: generation speed with 1 and 2 inference threads.
-    let mut best = (1, 0.0);
-    for threads in [1u32, 2] {
-        let mut llama = LlamaCppBackend::open(&model, 4096, threads, 4).unwrap();
-        let rates: Vec<f64> = (0..RUNS)
-            .map(|i| {
-                let r = request(&prompts, "", tail[i], u32::try_from(i).unwrap_or(0));
-                gen_rate(&llama.generate(&r, &mut |_| true).unwrap())
-            })
-            .collect();
-        let rate = median(rates);
-        println!("in-process generation, {threads} thread(s): {rate:.1} tok/s");
-        if rate > best.1 {
-            best = (threads, rate);
-        }
-    }
-    let threads = best.0;
-    println!("fastest thread count here: {threads}");
-
-    // 2. Prefix reuse: cold (everything evaluated) vs warm (only the suffix).
+    let (threads, best_rate) = fastest_threads(&model, &prompts, &tail);
     let mut llama = LlamaCppBackend::open(&model, 4096, threads, 4).unwrap();
-    let mut cold = Vec::new();
-    let mut warm = Vec::new();
-    let mut prompt_rate = Vec::new();
-    let mut suffix_tokens = 0;
-    for i in 0..RUNS {
-        llama.clear_caches();
-        let mut r = request(&prompts, &context, tail[i], 1);
-        r.sampling.max_tokens = 1;
-        let g = llama.generate(&r, &mut |_| true).unwrap();
-        cold.push(ms(g.time_to_first_token));
-        prompt_rate.push(f64::from(g.tokens_in) / g.time_to_first_token.as_secs_f64());
-        let mut r = request(&prompts, &context, tail[i + 1], 1);
-        r.sampling.max_tokens = 1;
-        let g = llama.generate(&r, &mut |_| true).unwrap();
-        suffix_tokens = g.tokens_in - g.cached_tokens;
-        warm.push(ms(g.time_to_first_token));
-    }
-    let (cold, warm) = (median(cold), median(warm));
-    println!(
-        "prompt evaluation in-process: {:.0} tok/s (cold {PREFIX_TOKENS}-token prefix)",
-        median(prompt_rate.clone())
-    );
-    println!(
-        "time to first token, {PREFIX_TOKENS}-token prefix + {suffix_tokens}-token suffix: cold {cold:.0} ms, warm {warm:.0} ms, ratio {:.1}x; target warm < 300 ms: {}",
-        cold / warm,
-        if warm < 300.0 { "PASS" } else { "FAIL" }
-    );
+    let prompt_rate = prefix_reuse(&mut llama, &prompts, &context, &tail);
+    grammar_cost(&mut llama, &prompts, &tail);
 
-    // 3. Grammar-constrained generation vs free.
-    let schema = json!({
-        "type": "object", "additionalProperties": false, "required": ["action_text", "intent_tags"],
-        "properties": {
-            "action_text": {"type": "string", "minLength": 1, "maxLength": 400},
-            "intent_tags": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 32}}
-        }
-    });
-    let mut free = Vec::new();
-    let mut constrained = Vec::new();
-    for (i, passage) in tail.iter().take(RUNS).enumerate() {
-        let seed = u32::try_from(i).unwrap_or(0);
-        free.push(gen_rate(
-            &llama
-                .generate(&request(&prompts, "", passage, seed), &mut |_| true)
-                .unwrap(),
-        ));
-        let mut r = request(&prompts, "", passage, seed);
-        r.json_schema = Some(schema.clone());
-        r.cache_slot = "json".into();
-        constrained.push(gen_rate(&llama.generate(&r, &mut |_| true).unwrap()));
-    }
-    let (free, constrained) = (median(free), median(constrained));
-    println!(
-        "grammar-constrained generation: {constrained:.1} tok/s vs free {free:.1} tok/s (ratio {:.2})",
-        constrained / free
-    );
-
-    // 4. The same work through llama-server (OpenAI-compatible HTTP, streaming).
+    // Step 4: the same work through llama-server (OpenAI-compatible HTTP, streaming).
     let Some(bin) = std::env::var_os("LORELOOM_LLAMA_SERVER").map(PathBuf::from) else {
         println!("llama-server: skipped (set LORELOOM_LLAMA_SERVER; ./run.sh test builds it)");
         return;
@@ -273,7 +175,125 @@ fn main() {
     );
     println!(
         "in-process / server: generation {:.2}x, prompt {:.2}x",
-        best.1 / server_rate,
-        median(prompt_rate) / server_prompt
+        best_rate / server_rate,
+        prompt_rate / server_prompt
+    );
+}
+
+/// A 1,500-token world context, and short questions (< 100 tokens) to ask after it.
+fn material(model: &Path, passages: &[String]) -> (String, Vec<String>) {
+    let probe = LlamaCppBackend::open(model, 4096, 1, 4).unwrap();
+    let mut context = String::new();
+    for p in passages.iter().cycle() {
+        if probe.tokenize(&context).len() >= PREFIX_TOKENS {
+            break;
+        }
+        context.push_str(p);
+        context.push_str("\n\n");
+    }
+    // Short questions: the opening of each passage, cut at a word boundary (< 100 tokens).
+    let openings: Vec<String> = passages
+        .iter()
+        .map(|p| {
+            let cut = p
+                .char_indices()
+                .take_while(|(i, _)| *i < 240)
+                .filter(|(_, c)| c.is_whitespace())
+                .last()
+                .map_or(p.len(), |(i, _)| i);
+            p[..cut].to_string()
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    (context, openings)
+}
+
+/// Step 1, threads: generation speed with 1 and 2 inference threads; the
+/// fastest thread count and its rate.
+fn fastest_threads(model: &Path, prompts: &PromptRegistry, tail: &[&String]) -> (u32, f64) {
+    let mut best = (1, 0.0);
+    for threads in [1u32, 2] {
+        let mut llama = LlamaCppBackend::open(model, 4096, threads, 4).unwrap();
+        let rates: Vec<f64> = (0..RUNS)
+            .map(|i| {
+                let r = request(prompts, "", tail[i], u32::try_from(i).unwrap_or(0));
+                gen_rate(&llama.generate(&r, &mut |_| true).unwrap())
+            })
+            .collect();
+        let rate = median(rates);
+        println!("in-process generation, {threads} thread(s): {rate:.1} tok/s");
+        if rate > best.1 {
+            best = (threads, rate);
+        }
+    }
+    println!("fastest thread count here: {}", best.0);
+    best
+}
+
+/// Step 2, prefix reuse: cold (everything evaluated) vs warm (only the
+/// suffix); the in-process prompt evaluation rate.
+fn prefix_reuse(
+    llama: &mut LlamaCppBackend,
+    prompts: &PromptRegistry,
+    context: &str,
+    tail: &[&String],
+) -> f64 {
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    let mut prompt_rate = Vec::new();
+    let mut suffix_tokens = 0;
+    for i in 0..RUNS {
+        llama.clear_caches();
+        let mut r = request(prompts, context, tail[i], 1);
+        r.sampling.max_tokens = 1;
+        let g = llama.generate(&r, &mut |_| true).unwrap();
+        cold.push(ms(g.time_to_first_token));
+        prompt_rate.push(f64::from(g.tokens_in) / g.time_to_first_token.as_secs_f64());
+        let mut r = request(prompts, context, tail[i + 1], 1);
+        r.sampling.max_tokens = 1;
+        let g = llama.generate(&r, &mut |_| true).unwrap();
+        suffix_tokens = g.tokens_in - g.cached_tokens;
+        warm.push(ms(g.time_to_first_token));
+    }
+    let (cold, warm) = (median(cold), median(warm));
+    let prompt_rate = median(prompt_rate);
+    println!(
+        "prompt evaluation in-process: {prompt_rate:.0} tok/s (cold {PREFIX_TOKENS}-token prefix)"
+    );
+    println!(
+        "time to first token, {PREFIX_TOKENS}-token prefix + {suffix_tokens}-token suffix: cold {cold:.0} ms, warm {warm:.0} ms, ratio {:.1}x; target warm < 300 ms: {}",
+        cold / warm,
+        if warm < 300.0 { "PASS" } else { "FAIL" }
+    );
+    prompt_rate
+}
+
+/// Step 3, grammar: constrained generation vs free.
+fn grammar_cost(llama: &mut LlamaCppBackend, prompts: &PromptRegistry, tail: &[&String]) {
+    let schema = json!({
+        "type": "object", "additionalProperties": false, "required": ["action_text", "intent_tags"],
+        "properties": {
+            "action_text": {"type": "string", "minLength": 1, "maxLength": 400},
+            "intent_tags": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 32}}
+        }
+    });
+    let mut free = Vec::new();
+    let mut constrained = Vec::new();
+    for (i, passage) in tail.iter().take(RUNS).enumerate() {
+        let seed = u32::try_from(i).unwrap_or(0);
+        free.push(gen_rate(
+            &llama
+                .generate(&request(prompts, "", passage, seed), &mut |_| true)
+                .unwrap(),
+        ));
+        let mut r = request(prompts, "", passage, seed);
+        r.json_schema = Some(schema.clone());
+        r.cache_slot = "json".into();
+        constrained.push(gen_rate(&llama.generate(&r, &mut |_| true).unwrap()));
+    }
+    let (free, constrained) = (median(free), median(constrained));
+    println!(
+        "grammar-constrained generation: {constrained:.1} tok/s vs free {free:.1} tok/s (ratio {:.2})",
+        constrained / free
     );
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use loreloom::campaign::files::{Beat, Conditions, Priority, SceneWindow, Timeout};
+use loreloom::campaign::format::{Beat, Conditions, Priority, SceneWindow, Timeout};
 use loreloom::rules::{BeatStatus, WorldState};
 use loreloom::session::beats::{current, transition};
 

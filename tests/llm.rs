@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use loreloom::llm::gateway::REPAIR_STAGE;
+use loreloom::llm::REPAIR_STAGE;
 use loreloom::llm::{
     AttemptKind, CallRequest, Contract, Gateway, LlmError, LlmEvent, ModelsConfig, PromptRegistry,
     Role, Script, ScriptedBackend,

@@ -303,6 +303,10 @@ fn rolls_replay_exactly_and_a_wrong_recording_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "every op kind against one world, each refusal beside the op it refuses"
+)]
 fn state_ops_are_typed_checked_and_atomic() {
     let r = ruleset("default-2d6");
     let mut world: WorldState = serde_json::from_value(json!({

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use loreloom::campaign::files;
+use loreloom::campaign::format as files;
 use loreloom::rules::{Roll, Ruleset, StateOp};
 use loreloom::story::model::StoryFile;
 use schemars::Schema;

@@ -1,7 +1,8 @@
-//! Campaigns (seed 002 §6.2, seed 003, seed 001 content packs): load a campaign folder into a plain-Rust model, validating every file.
+//! Campaigns: load a campaign folder into a plain-Rust model, validating every file.
 //!
+//! The formats are seed 002 §6.2's, seed 003's and seed 001's content packs.
 //! Only `manifest.json` is required. Structured files are checked against the
-//! schemas generated from [`files`] (`schemas/campaign/`), then against each
+//! schemas generated from [`format`] (`schemas/campaign/`), then against each
 //! other and the campaign's ruleset: stat blocks against its
 //! `character_stat_schema`, scene seeds against its `scene_state_schema`,
 //! references between beats, scenarios, characters, places and packs. Every
@@ -9,7 +10,7 @@
 //! assets are warnings. The session (#6) turns a [`Campaign`] into entities.
 
 pub mod enrich;
-pub mod files;
+pub mod format;
 mod load;
 pub mod report;
 pub mod source;
@@ -19,7 +20,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub use files::{
+/// Shim (issue #39): the formats' old path, `campaign::files`; callers name
+/// `campaign::format` (or `campaign::{…}`) instead.
+pub use format as files;
+pub use format::{
     AssetMeta, Beat, Entity, EntryKind, Frontmatter, Manifest, NpcProfile, PackManifest,
     PlayerTemplate, Priority, Scenario, WorldFile,
 };

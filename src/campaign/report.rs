@@ -1,4 +1,6 @@
-//! Campaign validation findings: each names the file (relative to the campaign) and, for JSON and YAML, the line.
+//! Campaign validation findings: each names its file and, for JSON and YAML, its line.
+//!
+//! Files are named relative to the campaign.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Reading campaign files: JSON and YAML checked against their schemas, with every problem placed on a line.
+//! Reading campaign files: JSON and YAML checked against their schemas, every problem on a line.
 //!
 //! JSON is parsed twice when it is wrong: `serde_json` for the value (its
 //! errors carry a line), then `jsonc-parser`'s AST to find the line of the

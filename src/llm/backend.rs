@@ -146,11 +146,13 @@ pub enum FinishReason {
     Cancelled,
 }
 
-/// What a backend generated, with the figures a call record keeps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Generated {
-    pub text: String,
-    pub finish: FinishReason,
+/// The figures one generation leaves: tokens in, out and cached, and its timing.
+///
+/// [`Generated`] and the call record's `Attempt` (`llm/record.rs`)
+/// both carry it flattened, so their serialised form is the flat one it
+/// always was (recorded calls in old saves still read and replay).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
     /// Prompt tokens (including the cached prefix).
     pub tokens_in: u32,
     pub tokens_out: u32,
@@ -160,6 +162,25 @@ pub struct Generated {
     pub time_to_first_token: Duration,
     #[serde(with = "millis")]
     pub total: Duration,
+}
+
+/// What a backend generated, with the figures a call record keeps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Generated {
+    pub text: String,
+    pub finish: FinishReason,
+    #[serde(flatten)]
+    pub usage: Usage,
+}
+
+/// Shim (issue #39): `generated.tokens_in` reads on through to [`Usage`];
+/// new code names `generated.usage`.
+impl std::ops::Deref for Generated {
+    type Target = Usage;
+
+    fn deref(&self) -> &Usage {
+        &self.usage
+    }
 }
 
 /// A backend failure. Transient ones are worth retrying; the others are not.

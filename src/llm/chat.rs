@@ -1,9 +1,12 @@
-//! The OpenAI-compatible chat API's wire format, shared by the native HTTP backend ([`super::openai`]) and the browser's `fetch` backend: the request body, and the streamed server-sent events read back into text.
+//! The OpenAI-compatible chat API's wire format: the request body, the streamed events read back.
+//!
+//! Shared by the native HTTP backend (`llm/openai.rs`) and the browser's
+//! `fetch` backend: the server-sent events are read back into text.
 
 use serde_json::{Value, json};
 use web_time::Instant;
 
-use super::backend::{BackendError, FinishReason, GenerateRequest, Generated};
+use super::backend::{BackendError, FinishReason, GenerateRequest, Generated, Usage};
 use super::stream::TextStream;
 
 /// The request body for `request` to `model`.
@@ -179,11 +182,13 @@ impl EventStream {
         Generated {
             text: self.stream.into_text(),
             finish: self.finish,
-            tokens_in: count(self.prompt_tokens, 0),
-            tokens_out: count(self.completion_tokens, self.chunks),
-            cached_tokens: count(self.cached_tokens, 0),
-            time_to_first_token: self.first.unwrap_or_else(|| self.start.elapsed()),
-            total: self.start.elapsed(),
+            usage: Usage {
+                tokens_in: count(self.prompt_tokens, 0),
+                tokens_out: count(self.completion_tokens, self.chunks),
+                cached_tokens: count(self.cached_tokens, 0),
+                time_to_first_token: self.first.unwrap_or_else(|| self.start.elapsed()),
+                total: self.start.elapsed(),
+            },
         }
     }
 }

@@ -228,10 +228,22 @@ impl Default for ModelsConfig {
     }
 }
 
+/// Why the text of a `models.ron` is not a configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelsTextError {
+    #[error(transparent)]
+    Ron(Box<ron::error::SpannedError>),
+    #[error("`{tier}` is named as a tier but has no entry under `models`")]
+    UnknownTier { tier: String },
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{}: {message}; fix the file or delete it to get the defaults back", path.display())]
-    Parse { path: PathBuf, message: String },
+    #[error("{}: {source}; fix the file or delete it to get the defaults back", path.display())]
+    Parse {
+        path: PathBuf,
+        source: ModelsTextError,
+    },
     #[error("cannot read {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -255,19 +267,17 @@ impl ModelsConfig {
     pub fn load(data_dir: &Path) -> Result<Self, ConfigError> {
         let path = Self::path(data_dir);
         match crate::files::read_to_string(&path) {
-            Ok(text) => Self::parse(&text).map_err(|message| ConfigError::Parse { path, message }),
+            Ok(text) => Self::parse(&text).map_err(|source| ConfigError::Parse { path, source }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(source) => Err(ConfigError::Io { path, source }),
         }
     }
 
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let config: Self = ron::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Self, ModelsTextError> {
+        let config: Self = ron::from_str(text).map_err(|e| ModelsTextError::Ron(Box::new(e)))?;
         for tier in [&config.small, &config.large] {
             if !config.models.contains_key(tier) {
-                return Err(format!(
-                    "`{tier}` is named as a tier but has no entry under `models`"
-                ));
+                return Err(ModelsTextError::UnknownTier { tier: tier.clone() });
             }
         }
         Ok(config)
@@ -371,7 +381,9 @@ mod tests {
 
     #[test]
     fn a_tier_must_name_a_known_key() {
-        let err = ModelsConfig::parse(r#"(small: "a", large: "a", models: {})"#).unwrap_err();
+        let err = ModelsConfig::parse(r#"(small: "a", large: "a", models: {})"#)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`a`"), "{err}");
     }
 

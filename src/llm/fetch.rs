@@ -1,4 +1,7 @@
-//! The browser's model backend (issue #26): an OpenAI-compatible server (llama-server on the player's machine) called with `fetch`, its server-sent events read from the response's stream as they arrive.
+//! The browser's model backend (issue #26): an OpenAI-compatible server called with `fetch`.
+//!
+//! The server is llama-server on the player's machine; its server-sent
+//! events are read from the response's stream as they arrive.
 //!
 //! The page has no threads to block, so this backend is a [`Generate`]: the
 //! gateway runs its call policy as a task of the page and the frame polls the

@@ -26,7 +26,7 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
-use super::backend::{Backend, BackendError, FinishReason, GenerateRequest, Generated};
+use super::backend::{Backend, BackendError, FinishReason, GenerateRequest, Generated, Usage};
 use super::stream::TextStream;
 
 /// Tokens evaluated per decode call while reading a prompt.
@@ -593,11 +593,13 @@ impl Backend for LlamaCppBackend {
         Ok(Generated {
             text: stream.into_text(),
             finish,
-            tokens_in: u32::try_from(tokens.len()).unwrap_or(u32::MAX),
-            tokens_out,
-            cached_tokens: u32::try_from(common).unwrap_or(u32::MAX),
-            time_to_first_token: first_token.unwrap_or_else(|| start.elapsed()),
-            total: start.elapsed(),
+            usage: Usage {
+                tokens_in: u32::try_from(tokens.len()).unwrap_or(u32::MAX),
+                tokens_out,
+                cached_tokens: u32::try_from(common).unwrap_or(u32::MAX),
+                time_to_first_token: first_token.unwrap_or_else(|| start.elapsed()),
+                total: start.elapsed(),
+            },
         })
     }
 }

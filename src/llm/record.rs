@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::backend::{FinishReason, Message, Sampling, millis};
+use super::backend::{FinishReason, Message, Sampling, Usage, millis};
 
 /// Why an attempt was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,13 +36,19 @@ pub struct Attempt {
     pub finish: Option<FinishReason>,
     /// Why the output was refused, if it was.
     pub errors: Vec<String>,
-    pub tokens_in: u32,
-    pub tokens_out: u32,
-    pub cached_tokens: u32,
-    #[serde(with = "millis")]
-    pub time_to_first_token: Duration,
-    #[serde(with = "millis")]
-    pub total: Duration,
+    /// Tokens and timing (zero when the backend failed); serialised flat.
+    #[serde(flatten)]
+    pub usage: Usage,
+}
+
+/// Shim (issue #39): `attempt.tokens_in` reads on through to [`Usage`];
+/// new code names `attempt.usage`.
+impl std::ops::Deref for Attempt {
+    type Target = Usage;
+
+    fn deref(&self) -> &Usage {
+        &self.usage
+    }
 }
 
 /// Now, in seconds since the Unix epoch (as [`CallRecord::started_at`]).
@@ -75,6 +81,23 @@ pub struct CallRecord {
 }
 
 impl CallRecord {
+    /// The record of a call that ended before its first attempt, and `error` why.
+    pub fn unstarted(stage: &str, model_key: &str, error: String, started_at: f64) -> Self {
+        Self {
+            stage: stage.to_owned(),
+            prompt_id: String::new(),
+            prompt_version: String::new(),
+            model_key: model_key.to_owned(),
+            backend: String::new(),
+            contract: None,
+            attempts: Vec::new(),
+            output: None,
+            error: Some(error),
+            started_at,
+            total: Duration::ZERO,
+        }
+    }
+
     /// The first attempt (the rendered stage prompt).
     pub fn first(&self) -> Option<&Attempt> {
         self.attempts.first()
@@ -87,22 +110,22 @@ impl CallRecord {
     }
 
     pub fn tokens_in(&self) -> u32 {
-        self.attempts.iter().map(|a| a.tokens_in).sum()
+        self.attempts.iter().map(|a| a.usage.tokens_in).sum()
     }
 
     pub fn tokens_out(&self) -> u32 {
-        self.attempts.iter().map(|a| a.tokens_out).sum()
+        self.attempts.iter().map(|a| a.usage.tokens_out).sum()
     }
 
     pub fn cached_tokens(&self) -> u32 {
-        self.attempts.iter().map(|a| a.cached_tokens).sum()
+        self.attempts.iter().map(|a| a.usage.cached_tokens).sum()
     }
 
     /// Time to first token of the first attempt.
     pub fn time_to_first_token(&self) -> Duration {
         self.attempts
             .first()
-            .map(|a| a.time_to_first_token)
+            .map(|a| a.usage.time_to_first_token)
             .unwrap_or_default()
     }
 
@@ -111,12 +134,17 @@ impl CallRecord {
         let secs: f64 = self
             .attempts
             .iter()
-            .map(|a| a.total.saturating_sub(a.time_to_first_token).as_secs_f64())
+            .map(|a| {
+                a.usage
+                    .total
+                    .saturating_sub(a.usage.time_to_first_token)
+                    .as_secs_f64()
+            })
             .sum();
         let out: u32 = self
             .attempts
             .iter()
-            .map(|a| a.tokens_out.saturating_sub(1))
+            .map(|a| a.usage.tokens_out.saturating_sub(1))
             .sum();
         if secs > 0.0 {
             f64::from(out) / secs
@@ -145,5 +173,47 @@ impl CallRecord {
             self.tokens_per_second(),
             outcome
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An attempt as saves recorded it before [`Usage`] existed: flat figures.
+    const RECORDED: &str = r#"{"kind":"retry","prompt_id":"narrate@v4","messages":[{"role":"user","content":"Go on."}],"sampling":{"temperature":0.5,"top_p":null,"top_k":40,"repeat_penalty":null,"max_tokens":64,"stop":["\n\n"],"seed":8},"raw_output":"The tide turns.","finish":"stop","errors":["not JSON"],"tokens_in":120,"tokens_out":5,"cached_tokens":96,"time_to_first_token":12.5,"total":80.0}"#;
+
+    #[test]
+    fn attempts_in_old_saves_read_and_write_back_unchanged() {
+        let attempt: Attempt = serde_json::from_str(RECORDED).unwrap();
+        assert_eq!(attempt.kind, AttemptKind::Retry);
+        assert_eq!(attempt.errors, ["not JSON"]);
+        assert_eq!(
+            attempt.usage,
+            Usage {
+                tokens_in: 120,
+                tokens_out: 5,
+                cached_tokens: 96,
+                time_to_first_token: Duration::from_micros(12_500),
+                total: Duration::from_millis(80),
+            }
+        );
+        assert_eq!(serde_json::to_string(&attempt).unwrap(), RECORDED);
+    }
+
+    #[test]
+    fn a_record_sums_its_attempts_figures() {
+        let attempt: Attempt = serde_json::from_str(RECORDED).unwrap();
+        let mut record = CallRecord::unstarted("narrate", "small", "x".into(), 0.0);
+        record.attempts = vec![attempt.clone(), attempt];
+        assert_eq!(
+            (
+                record.tokens_in(),
+                record.tokens_out(),
+                record.cached_tokens()
+            ),
+            (240, 10, 192)
+        );
+        assert_eq!(record.time_to_first_token(), Duration::from_micros(12_500));
     }
 }

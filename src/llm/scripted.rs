@@ -5,13 +5,13 @@
 //! if given) matches; replies without either match any call, in order. Replies
 //! stream word by word like a real model.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, BackendError, FinishReason, GenerateRequest, Generated};
+use super::backend::{Backend, BackendError, FinishReason, GenerateRequest, Generated, Usage};
 use super::record::CallRecord;
 use super::stream::TextStream;
 
@@ -33,14 +33,39 @@ pub struct Script {
     pub replies: Vec<Reply>,
 }
 
+/// Why a script file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("cannot read the script {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not a reply script: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        source: serde_path_to_error::Error<serde_json::Error>,
+    },
+}
+
 impl Script {
     /// Reads a script file.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the script {}: {e}", path.display()))?;
+    pub fn read(path: &Path) -> Result<Self, ScriptError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
         let de = &mut serde_json::Deserializer::from_str(&text);
-        serde_path_to_error::deserialize(de)
-            .map_err(|e| format!("{}: not a reply script: {e}", path.display()))
+        serde_path_to_error::deserialize(de).map_err(|source| ScriptError::Parse {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// Shim (issue #39): [`Script::read`] with its error as text, for the
+    /// callers not yet moved to the typed error.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        Self::read(path).map_err(|e| e.to_string())
     }
 
     /// Replies that replay recorded calls exactly: every attempt's raw output, in order.
@@ -161,11 +186,13 @@ impl Backend for ScriptedBackend {
         Ok(Generated {
             text: stream.into_text(),
             finish,
-            tokens_in: u32::try_from(words_in).unwrap_or(u32::MAX),
-            tokens_out,
-            cached_tokens: 0,
-            time_to_first_token: first.unwrap_or_default(),
-            total: start.elapsed(),
+            usage: Usage {
+                tokens_in: u32::try_from(words_in).unwrap_or(u32::MAX),
+                tokens_out,
+                cached_tokens: 0,
+                time_to_first_token: first.unwrap_or_default(),
+                total: start.elapsed(),
+            },
         })
     }
 }
@@ -261,6 +288,17 @@ mod tests {
         let err = Script::load(&path).unwrap_err();
         assert!(
             err.contains("script.json") && err.contains("replies[0]"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_script_is_a_read_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Script::read(&dir.path().join("none.json")).unwrap_err();
+        assert!(matches!(err, ScriptError::Read { .. }), "{err}");
+        assert!(
+            err.to_string().starts_with("cannot read the script"),
             "{err}"
         );
     }

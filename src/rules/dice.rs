@@ -1,4 +1,4 @@
-//! The dice tool (seed 003): parse `NdM±K` sums, roll them with a seeded `ChaCha8` stream, record and replay every roll.
+//! The dice tool (seed 003): `NdM±K` sums rolled on a seeded `ChaCha8` stream, then replayed.
 //!
 //! Grammar: terms joined by `+` or `-` (spaces allowed): `NdM` (N defaults to 1),
 //! an integer, or a named modifier (`mod`, `shyness`) whose value the caller
@@ -128,6 +128,82 @@ impl Cursor<'_> {
         &self.text[start..self.at]
     }
 
+    /// A term starting with a digit or `d`: dice (`2d6`, `d20`; their count
+    /// added to `dice_total`) or a constant.
+    fn number_term(
+        &mut self,
+        sign: Sign,
+        term_start: usize,
+        dice_total: &mut u64,
+    ) -> Result<Term, DiceError> {
+        let text = self.text;
+        let expr = || text.to_owned();
+        let digits = self.take_while(|b| b.is_ascii_digit()).to_owned();
+        if !matches!(self.peek(), Some(b'd' | b'D')) {
+            let value = parse_bounded(&digits, MAX_CONSTANT.unsigned_abs() + 1);
+            if value > MAX_CONSTANT.unsigned_abs() {
+                return Err(DiceError::NumberTooLarge {
+                    expr: expr(),
+                    number: digits,
+                });
+            }
+            return Ok(Term::Constant(
+                sign.apply(i64::try_from(value).unwrap_or(MAX_CONSTANT)),
+            ));
+        }
+        self.at += 1;
+        let sides_text = self.take_while(|b| b.is_ascii_digit()).to_owned();
+        if sides_text.is_empty() {
+            return Err(self.unexpected("the number of sides after `d`"));
+        }
+        let term_text = self.text[term_start..self.at].to_owned();
+        let count = if digits.is_empty() {
+            1
+        } else {
+            parse_bounded(&digits, u64::from(MAX_DICE) + 1)
+        };
+        let sides = parse_bounded(&sides_text, u64::from(MAX_SIDES) + 1);
+        if count == 0 {
+            return Err(DiceError::ZeroDice {
+                expr: expr(),
+                term: term_text,
+            });
+        }
+        if !(2..=u64::from(MAX_SIDES)).contains(&sides) {
+            return Err(DiceError::BadSides {
+                expr: expr(),
+                term: term_text,
+                sides,
+            });
+        }
+        *dice_total += count;
+        if *dice_total > u64::from(MAX_DICE) {
+            return Err(DiceError::TooManyDice {
+                expr: expr(),
+                count: *dice_total,
+            });
+        }
+        Ok(Term::Dice {
+            sign,
+            count: u32::try_from(count).unwrap_or(MAX_DICE),
+            sides: u32::try_from(sides).unwrap_or(MAX_SIDES),
+        })
+    }
+
+    /// A term starting with a letter: a named modifier (but not a die
+    /// missing its sides).
+    fn named_term(&mut self, sign: Sign, term_start: usize) -> Result<Term, DiceError> {
+        let name = self
+            .take_while(|b| b.is_ascii_alphanumeric() || b == b'_')
+            .to_owned();
+        if name.eq_ignore_ascii_case("d") {
+            // A die missing its sides, not a modifier called `d`.
+            self.at = term_start;
+            return Err(self.unexpected("a die like `2d6`, a number or a modifier name"));
+        }
+        Ok(Term::Named { sign, name })
+    }
+
     fn unexpected(&self, expected: &'static str) -> DiceError {
         let found = self.text[self.at..]
             .chars()
@@ -183,66 +259,10 @@ impl DiceExpr {
                     if cur.peek().is_some_and(|b| b.is_ascii_digit())
                         || cur.bytes.get(cur.at + 1).is_some_and(u8::is_ascii_digit) =>
                 {
-                    let digits = cur.take_while(|b| b.is_ascii_digit()).to_owned();
-                    if matches!(cur.peek(), Some(b'd' | b'D')) {
-                        cur.at += 1;
-                        let sides_text = cur.take_while(|b| b.is_ascii_digit()).to_owned();
-                        if sides_text.is_empty() {
-                            return Err(cur.unexpected("the number of sides after `d`"));
-                        }
-                        let term_text = text[term_start..cur.at].to_owned();
-                        let count = if digits.is_empty() {
-                            1
-                        } else {
-                            parse_bounded(&digits, u64::from(MAX_DICE) + 1)
-                        };
-                        let sides = parse_bounded(&sides_text, u64::from(MAX_SIDES) + 1);
-                        if count == 0 {
-                            return Err(DiceError::ZeroDice {
-                                expr: expr(),
-                                term: term_text,
-                            });
-                        }
-                        if !(2..=u64::from(MAX_SIDES)).contains(&sides) {
-                            return Err(DiceError::BadSides {
-                                expr: expr(),
-                                term: term_text,
-                                sides,
-                            });
-                        }
-                        dice_total += count;
-                        if dice_total > u64::from(MAX_DICE) {
-                            return Err(DiceError::TooManyDice {
-                                expr: expr(),
-                                count: dice_total,
-                            });
-                        }
-                        Term::Dice {
-                            sign,
-                            count: u32::try_from(count).unwrap_or(MAX_DICE),
-                            sides: u32::try_from(sides).unwrap_or(MAX_SIDES),
-                        }
-                    } else {
-                        let value = parse_bounded(&digits, MAX_CONSTANT.unsigned_abs() + 1);
-                        if value > MAX_CONSTANT.unsigned_abs() {
-                            return Err(DiceError::NumberTooLarge {
-                                expr: expr(),
-                                number: digits,
-                            });
-                        }
-                        Term::Constant(sign.apply(i64::try_from(value).unwrap_or(MAX_CONSTANT)))
-                    }
+                    cur.number_term(sign, term_start, &mut dice_total)?
                 }
                 Some(b) if b.is_ascii_alphabetic() || b == b'_' => {
-                    let name = cur
-                        .take_while(|b| b.is_ascii_alphanumeric() || b == b'_')
-                        .to_owned();
-                    if name.eq_ignore_ascii_case("d") {
-                        // A die missing its sides, not a modifier called `d`.
-                        cur.at = term_start;
-                        return Err(cur.unexpected("a die like `2d6`, a number or a modifier name"));
-                    }
-                    Term::Named { sign, name }
+                    cur.named_term(sign, term_start)?
                 }
                 _ => return Err(cur.unexpected("a die like `2d6`, a number or a modifier name")),
             };

@@ -1,4 +1,6 @@
-//! The state ops one character's intention may change, as the JSON Schema of one op: constrained decoding can then only write ops the rules would accept.
+//! The state ops one character's intention may change, as the JSON Schema of one op.
+//!
+//! Constrained decoding can then only write ops the rules would accept.
 //!
 //! The extractor's contract (`schemas/stages/extract.schema.json`) says what an
 //! op looks like; this says which ones exist right now, from the world and the
@@ -10,8 +12,9 @@
 
 use serde_json::{Value, json};
 
+use super::op::RELATION_AXES;
 use super::ruleset::Ruleset;
-use super::state::{RELATION_AXES, WorldState};
+use super::state::WorldState;
 
 /// A tag or an item name: a short `snake_case` word.
 const WORD: &str = "[a-z][a-z0-9_]{1,30}";
@@ -39,41 +42,7 @@ pub fn extractor_ops(
             json!({"enum": places}),
         ));
     }
-    if let Some(character) = world.characters.get(owner) {
-        let mut up: Vec<(i64, String)> = Vec::new();
-        let mut down: Vec<(i64, String)> = Vec::new();
-        for stat in ruleset.stat_names() {
-            let Some(now) = character.stats.get(&stat).and_then(Value::as_i64) else {
-                continue;
-            };
-            let bound =
-                |key: &str| ruleset.character_stat_schema["properties"][&stat][key].as_i64();
-            let path = format!("characters.{owner}.stats.{stat}");
-            let room_up = bound("maximum").map_or(MAX_STEP, |max| (max - now).min(MAX_STEP));
-            let room_down = bound("minimum").map_or(MAX_STEP, |min| (now - min).min(MAX_STEP));
-            if room_up > 0 {
-                up.push((room_up, path.clone()));
-            }
-            if room_down > 0 {
-                down.push((room_down, path));
-            }
-        }
-        shapes.extend(by_room("increment", up));
-        shapes.extend(by_room("decrement", down));
-        let tags = format!("characters.{owner}.tags");
-        shapes.push(shape(
-            &json!({"const": "add_tag"}),
-            &json!({"const": tags}),
-            json!({"type": "string", "pattern": format!("^{WORD}$")}),
-        ));
-        if !character.tags.is_empty() {
-            shapes.push(shape(
-                &json!({"const": "remove_tag"}),
-                &json!({"const": tags}),
-                json!({"enum": character.tags.iter().collect::<Vec<_>>()}),
-            ));
-        }
-    }
+    shapes.extend(character_shapes(world, ruleset, owner));
     let clocks: Vec<(i64, String)> = world
         .clocks
         .values()
@@ -81,35 +50,101 @@ pub fn extractor_ops(
         .map(|c| ((c.max - c.value).min(MAX_STEP), format!("clocks.{}", c.id)))
         .collect();
     shapes.extend(by_room("tick_clock", clocks));
-    if world.characters.contains_key(owner) {
-        // A relation not yet kept starts at the range's floor (or 0), as the rules do.
-        let (lo, hi) = ruleset.relation_range();
-        let mut relations: Vec<((i64, i64), String)> = Vec::new();
-        for other in others
-            .iter()
-            .filter(|o| *o != owner && world.characters.contains_key(*o))
-        {
-            let kept = world.relations.iter().find(|r| r.is_between(owner, other));
-            for axis in RELATION_AXES {
-                let now = kept.and_then(|r| r.axis(axis)).unwrap_or(lo.max(0));
-                let room = ((now - lo).min(MAX_STEP), (hi - now).min(MAX_STEP));
-                relations.push((room, format!("relations.{owner}.{other}.{axis}")));
-            }
+    shapes.extend(relation_shapes(world, ruleset, owner, others));
+    shapes.extend(inventory_shapes(world, owner));
+    match shapes.len() {
+        0 => None,
+        1 => shapes.pop(),
+        _ => Some(json!({"anyOf": shapes})),
+    }
+}
+
+/// The owner's own changes: its integer stats, up or down by the room each
+/// has, and its tags. None when the world has no such character.
+fn character_shapes(world: &WorldState, ruleset: &Ruleset, owner: &str) -> Vec<Value> {
+    let mut shapes = Vec::new();
+    let Some(character) = world.characters.get(owner) else {
+        return shapes;
+    };
+    let mut up: Vec<(i64, String)> = Vec::new();
+    let mut down: Vec<(i64, String)> = Vec::new();
+    for stat in ruleset.stat_names() {
+        let Some(now) = character.stats.get(&stat).and_then(Value::as_i64) else {
+            continue;
+        };
+        let bound = |key: &str| ruleset.character_stat_schema["properties"][&stat][key].as_i64();
+        let path = format!("characters.{owner}.stats.{stat}");
+        let room_up = bound("maximum").map_or(MAX_STEP, |max| (max - now).min(MAX_STEP));
+        let room_down = bound("minimum").map_or(MAX_STEP, |min| (now - min).min(MAX_STEP));
+        if room_up > 0 {
+            up.push((room_up, path.clone()));
         }
-        for ((down, up), paths) in grouped(relations) {
-            shapes.push(shape(
+        if room_down > 0 {
+            down.push((room_down, path));
+        }
+    }
+    shapes.extend(by_room("increment", up));
+    shapes.extend(by_room("decrement", down));
+    let tags = format!("characters.{owner}.tags");
+    shapes.push(shape(
+        &json!({"const": "add_tag"}),
+        &json!({"const": tags}),
+        json!({"type": "string", "pattern": format!("^{WORD}$")}),
+    ));
+    if !character.tags.is_empty() {
+        shapes.push(shape(
+            &json!({"const": "remove_tag"}),
+            &json!({"const": tags}),
+            json!({"enum": character.tags.iter().collect::<Vec<_>>()}),
+        ));
+    }
+    shapes
+}
+
+/// The owner's relations with the `others` present, each axis within its
+/// room in the ruleset's range.
+fn relation_shapes(
+    world: &WorldState,
+    ruleset: &Ruleset,
+    owner: &str,
+    others: &[String],
+) -> Vec<Value> {
+    if !world.characters.contains_key(owner) {
+        return Vec::new();
+    }
+    // A relation not yet kept starts at the range's floor (or 0), as the rules do.
+    let (lo, hi) = ruleset.relation_range();
+    let mut relations: Vec<((i64, i64), String)> = Vec::new();
+    for other in others
+        .iter()
+        .filter(|o| *o != owner && world.characters.contains_key(*o))
+    {
+        let kept = world.relations.iter().find(|r| r.is_between(owner, other));
+        for axis in RELATION_AXES {
+            let now = kept.and_then(|r| r.axis(axis)).unwrap_or(lo.max(0));
+            let room = ((now - lo).min(MAX_STEP), (hi - now).min(MAX_STEP));
+            relations.push((room, format!("relations.{owner}.{other}.{axis}")));
+        }
+    }
+    grouped(relations)
+        .into_iter()
+        .map(|((down, up), paths)| {
+            shape(
                 &json!({"const": "relation"}),
                 &json!({"enum": paths}),
                 json!({"type": "integer", "minimum": -down, "maximum": up}),
-            ));
-        }
-    }
-    // Gaining a thing the owner names; losing only what it holds, at most all of it.
-    shapes.push(shape(
+            )
+        })
+        .collect()
+}
+
+/// Gaining a thing the owner names; losing only what it holds, at most all of it.
+fn inventory_shapes(world: &WorldState, owner: &str) -> Vec<Value> {
+    let mut shapes = vec![shape(
         &json!({"const": "inventory"}),
         &json!({"type": "string", "pattern": format!("^inventory\\.{}\\.{WORD}$", regex_escape(owner))}),
         json!({"type": "integer", "minimum": 1, "maximum": MAX_STEP}),
-    ));
+    )];
     let held: Vec<(i64, String)> = world
         .inventory
         .get(owner)
@@ -129,11 +164,7 @@ pub fn extractor_ops(
             json!({"type": "integer", "minimum": -room, "maximum": -1}),
         ));
     }
-    match shapes.len() {
-        0 => None,
-        1 => shapes.pop(),
-        _ => Some(json!({"anyOf": shapes})),
-    }
+    shapes
 }
 
 /// The offer for the prompt, short (the grammar holds the amounts): the paths

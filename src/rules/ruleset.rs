@@ -1,4 +1,7 @@
-//! Rulesets (seed 003): rulebook text, the character stat and scene state JSON Schemas, and mechanics as data (checks, bands, triggers).
+//! Rulesets (seed 003): rulebook text, stat and scene schemas, and mechanics as data.
+//!
+//! The mechanics are checks, their bands and triggers; the schemas are JSON
+//! Schemas of a character's stat block and of the scene state.
 //!
 //! A ruleset lives in a folder: `ruleset.json` (this model, the source of
 //! `schemas/campaign/ruleset.schema.json`) and `rulebook.md` (the DM-style
@@ -13,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::dice::{DiceError, DiceExpr, Modifiers, Roll};
-use super::state::StateOp;
+use super::op::{StateOp, schema_at};
 
 /// The file holding a ruleset's data.
 pub const RULESET_FILE: &str = "ruleset.json";
@@ -375,7 +378,7 @@ impl Ruleset {
             }
         }
         for trigger in &self.mechanics_guidance.triggers {
-            if super::state::schema_at(&self.scene_state_schema, &split(&trigger.path)).is_none() {
+            if schema_at(&self.scene_state_schema, &split(&trigger.path)).is_none() {
                 out.push(format!(
                     "trigger on `{}`: the scene state schema declares no such path",
                     trigger.path

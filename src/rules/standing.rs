@@ -1,4 +1,7 @@
-//! Faction reputation and NPC perception (seed 002 §4.1.4, §4.2.3, §7.6): scores in −100..=100, their initialisation, tiers, dice modifiers, decay and the choice filter.
+//! Faction reputation and NPC perception: scores in −100..=100, their start, tiers and decay.
+//!
+//! Seed 002 §4.1.4, §4.2.3, §7.6: the scores' initialisation, tiers, dice
+//! modifiers, decay and the choice filter.
 //!
 //! Plain Rust over [`WorldState`]: the scores live in the world (so they are
 //! saved with every scene snapshot, rewound with it and replayed exactly) and
@@ -14,10 +17,10 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::state::{Change, OpKind, StateOp, WorldState};
+pub use super::op::SCALE;
+use super::op::{Change, OpKind, StateOp};
+use super::state::WorldState;
 
-/// The bounds of every score.
-pub const SCALE: f64 = 100.0;
 /// Perception above this enables cooperation; below its negative hides friendly options (§4.2.1).
 pub const COOPERATION: f64 = 30.0;
 

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::campaign::files::{Beat, Priority};
+use crate::campaign::format::{Beat, Priority};
 use crate::rules::{BeatStatus, WorldState};
 
 /// Scenes a satisfied beat may wait before it must trigger (seed 002 §7.5).

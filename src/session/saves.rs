@@ -51,7 +51,7 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), ControllerE
         calibration
             .npcs_per_turn
             .or(campaign.manifest.npcs_per_turn)
-            .unwrap_or(crate::campaign::files::DEFAULT_NPCS_PER_TURN),
+            .unwrap_or(crate::campaign::format::DEFAULT_NPCS_PER_TURN),
     );
     let state = opening(
         campaign.clone(),

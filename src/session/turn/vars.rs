@@ -471,19 +471,19 @@ pub fn to_value(vars: &impl Serialize) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::{HistoryLine, NarrateVars, Narrating};
+    use super::{Calibration, HistoryLine, NarrateVars, NarrateWorld, Narrating, Who};
 
     fn narrating(just_before: &str) -> Narrating {
         Narrating {
-            calibration: Default::default(),
+            calibration: Calibration::default(),
             tone: String::new(),
-            world: Default::default(),
+            world: NarrateWorld::default(),
             history: vec![HistoryLine {
                 kind: "narration".into(),
                 owner: "narrator".into(),
                 text: just_before.into(),
             }],
-            actor: Default::default(),
+            actor: Who::default(),
             player: true,
             intention: "I ask Hesper about my letter.".into(),
             whisper_to: String::new(),

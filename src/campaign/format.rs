@@ -1,4 +1,8 @@
-//! The structured files of a campaign (seed 002 §6.2, seed 003, seed 001 content packs) as Rust types; `schemas/campaign/` is generated from them.
+//! The campaign file formats as Rust types: every structured file, serde's model of it.
+//!
+//! The formats are seed 002 §6.2's, seed 003's and seed 001's content packs;
+//! `schemas/campaign/` is generated from these types (the counterpart of
+//! `story/model.rs` for `story.json`).
 //!
 //! Every struct denies unknown fields, so a misspelt key is an error with a
 //! line rather than silently ignored data. Loreloom's extensions to the seed

@@ -1,0 +1,313 @@
+//! Seed 003's call policy: repair → retry → typed failure, for native workers and the browser.
+//!
+//! Structured stages: invalid output → one repair prompt (`prompts/repair/`)
+//! with the invalid output and the validation errors → one full retry with the
+//! next seed → [`LlmError::InvalidOutput`] naming stage, model key and reason.
+//! Prose stages that ask for drafts sample the prompt once per draft instead.
+//! The policy awaits a [`Generate`]: a native worker drives a blocking backend
+//! through it, the browser a `fetch` one as a task of the page.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossbeam_channel::Sender;
+use serde_json::{Value, json};
+use web_time::Instant;
+
+use super::backend::{BackendError, Generate, GenerateRequest, Message, Sampling};
+use super::call::{CallOutcome, Check, LlmError, LlmEvent};
+use super::contract::Contract;
+use super::prompts::PromptRegistry;
+use super::record::{Attempt, AttemptKind, CallRecord, now_seconds};
+
+/// The stage whose prompt repairs invalid structured output.
+pub const REPAIR_STAGE: &str = "repair";
+
+/// A call made ready to run: its prompt rendered, its contract narrowed, its
+/// sampling merged, and the channel its caller listens on.
+pub(super) struct Job {
+    pub id: u64,
+    pub model_key: String,
+    /// Runs on the key's background lane (see [`CallRequest::background`]);
+    /// in the browser the server schedules.
+    ///
+    /// [`CallRequest::background`]: super::CallRequest::background
+    #[cfg_attr(target_family = "wasm", allow(dead_code))]
+    pub background: bool,
+    pub stage: String,
+    pub version: String,
+    pub messages: Vec<Message>,
+    pub sampling: Sampling,
+    pub cache_slot: String,
+    pub contract: Option<Contract>,
+    pub check: Option<Check>,
+    /// Samples to answer with (more than one only for prose stages that asked).
+    pub drafts: u32,
+    pub prompts: Arc<PromptRegistry>,
+    pub events: Sender<LlmEvent>,
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Job {
+    /// `stage@version` of the job's prompt.
+    pub fn prompt_id(&self) -> String {
+        format!("{}@{}", self.stage, self.version)
+    }
+
+    /// What the backend is asked: `messages` under `sampling`, decoded to the
+    /// job's contract, in `cache_slot`.
+    pub fn request(
+        &self,
+        prompt_id: String,
+        messages: Vec<Message>,
+        sampling: Sampling,
+        cache_slot: &str,
+    ) -> GenerateRequest {
+        GenerateRequest {
+            stage: self.stage.clone(),
+            prompt_id,
+            messages,
+            sampling,
+            json_schema: self.contract.as_ref().map(|c| c.schema().clone()),
+            cache_slot: cache_slot.to_owned(),
+        }
+    }
+
+    /// Tells the caller the call failed before its first attempt (a native
+    /// worker whose model did not load; in the browser a call fails earlier).
+    #[cfg_attr(target_family = "wasm", allow(dead_code))]
+    pub fn fail_early(&self, message: String) {
+        let outcome =
+            CallOutcome::setup_failed(&self.stage, &self.model_key, message, now_seconds());
+        let _ = self.events.send(LlmEvent::Finished(Box::new(outcome)));
+    }
+}
+
+/// Runs one call with the repair → retry policy and sends its outcome.
+pub(super) async fn run_call<B: Generate>(backend: &mut B, job: Job) {
+    let started = Instant::now();
+    let mut record = CallRecord {
+        stage: job.stage.clone(),
+        prompt_id: job.prompt_id(),
+        prompt_version: job.version.clone(),
+        model_key: job.model_key.clone(),
+        backend: backend.name().to_owned(),
+        contract: job.contract.as_ref().map(|c| c.name().to_owned()),
+        attempts: Vec::new(),
+        output: None,
+        error: None,
+        started_at: now_seconds(),
+        total: std::time::Duration::ZERO,
+    };
+    let result = policy(
+        &mut Attempter {
+            backend,
+            job: &job,
+            record: &mut record,
+        },
+        &job,
+    )
+    .await;
+    record.total = started.elapsed();
+    match &result {
+        Ok(value) => record.output = Some(value.clone()),
+        Err(e) => record.error = Some(e.to_string()),
+    }
+    tracing::debug!(call = job.id, "{}", record.summary());
+    let _ = job
+        .events
+        .send(LlmEvent::Finished(Box::new(CallOutcome { result, record })));
+}
+
+async fn policy<B: Generate>(attempt: &mut Attempter<'_, B>, job: &Job) -> Result<Value, LlmError> {
+    if job.drafts > 1 && job.contract.is_none() {
+        let mut drafts = Vec::new();
+        for k in 0..job.drafts {
+            let sampling = next_seed(&job.sampling, k);
+            let text = attempt
+                .run(
+                    AttemptKind::Draft,
+                    job.messages.clone(),
+                    &sampling,
+                    &job.cache_slot,
+                )
+                .await?;
+            drafts.push(Value::String(text));
+        }
+        return Ok(Value::Array(drafts));
+    }
+    let first = attempt
+        .run(
+            AttemptKind::First,
+            job.messages.clone(),
+            &job.sampling,
+            &job.cache_slot,
+        )
+        .await?;
+    let Some(contract) = &job.contract else {
+        return Ok(Value::String(first));
+    };
+    let errors = match validate(contract, job.check.as_ref(), &first) {
+        Ok(v) => return Ok(v),
+        Err(errors) => errors,
+    };
+    attempt.refused(&errors);
+
+    // 1. One repair prompt with the invalid output and what is wrong with it.
+    let errors = match attempt.repair(contract, first, errors).await? {
+        Ok(v) => return Ok(v),
+        Err(errors) => errors,
+    };
+    attempt.refused(&errors);
+
+    // 2. One full retry of the stage with the next seed.
+    let sampling = next_seed(&job.sampling, 1);
+    let text = attempt
+        .run(
+            AttemptKind::Retry,
+            job.messages.clone(),
+            &sampling,
+            &job.cache_slot,
+        )
+        .await?;
+    validate(contract, job.check.as_ref(), &text).map_err(|errors| {
+        attempt.refused(&errors);
+        LlmError::InvalidOutput {
+            stage: job.stage.clone(),
+            model_key: job.model_key.clone(),
+            reason: errors.join("; "),
+        }
+    })
+}
+
+/// `sampling` with its seed moved on by `k` (drafts, the retry).
+fn next_seed(sampling: &Sampling, k: u32) -> Sampling {
+    let mut next = sampling.clone();
+    next.seed = next.seed.wrapping_add(k);
+    next
+}
+
+fn validate(contract: &Contract, check: Option<&Check>, text: &str) -> Result<Value, Vec<String>> {
+    let value = contract.check(text)?;
+    if let Some(check) = check {
+        check(&value)?;
+    }
+    Ok(value)
+}
+
+/// Runs a job's attempts on one backend and writes each into the call's record.
+struct Attempter<'a, B> {
+    backend: &'a mut B,
+    job: &'a Job,
+    record: &'a mut CallRecord,
+}
+
+impl<B: Generate> Attempter<'_, B> {
+    /// One generation: streams its tokens to the caller (drafts excepted),
+    /// stops when the caller cancels, and records it as an [`Attempt`].
+    async fn run(
+        &mut self,
+        kind: AttemptKind,
+        messages: Vec<Message>,
+        sampling: &Sampling,
+        cache_slot: &str,
+    ) -> Result<String, LlmError> {
+        let job = self.job;
+        let _ = job.events.send(LlmEvent::AttemptStarted(kind));
+        let request = job.request(
+            self.record.prompt_id.clone(),
+            messages,
+            sampling.clone(),
+            cache_slot,
+        );
+        let events = job.events.clone();
+        let cancel = job.cancel.clone();
+        let mut on_token = |t: &str| {
+            if kind != AttemptKind::Draft {
+                let _ = events.send(LlmEvent::Token(t.to_owned()));
+            }
+            !cancel.load(Ordering::Relaxed)
+        };
+        let outcome = self.backend.generate(&request, &mut on_token).await;
+        let mut entry = Attempt {
+            kind,
+            prompt_id: self.record.prompt_id.clone(),
+            messages: request.messages,
+            sampling: request.sampling,
+            raw_output: String::new(),
+            finish: None,
+            errors: Vec::new(),
+            usage: super::backend::Usage::default(),
+        };
+        match outcome {
+            Ok(generated) => {
+                entry.raw_output.clone_from(&generated.text);
+                entry.finish = Some(generated.finish);
+                entry.usage = generated.usage;
+                self.record.attempts.push(entry);
+                Ok(generated.text)
+            }
+            Err(e) => {
+                entry.errors = vec![e.to_string()];
+                self.record.attempts.push(entry);
+                Err(match e {
+                    BackendError::Cancelled => LlmError::Cancelled {
+                        stage: job.stage.clone(),
+                    },
+                    other => LlmError::Backend {
+                        stage: job.stage.clone(),
+                        model_key: job.model_key.clone(),
+                        transient: matches!(other, BackendError::Transient(_)),
+                        reason: other.to_string(),
+                    },
+                })
+            }
+        }
+    }
+
+    /// The repair attempt: the repair prompt shown the invalid `output` and
+    /// its `errors`. The inner result is the repaired value, or why it is
+    /// still refused (a repair prompt that does not render is one reason).
+    async fn repair(
+        &mut self,
+        contract: &Contract,
+        output: String,
+        errors: Vec<String>,
+    ) -> Result<Result<Value, Vec<String>>, LlmError> {
+        let job = self.job;
+        let vars = json!({
+            "stage": job.stage,
+            "contract": serde_json::to_string_pretty(contract.schema()).unwrap_or_default(),
+            "output": output,
+            "errors": errors,
+        });
+        let repair = match job.prompts.render(REPAIR_STAGE, None, &vars) {
+            Ok(repair) => repair,
+            Err(e) => {
+                return Ok(Err(vec![format!(
+                    "the repair prompt could not be rendered: {e}"
+                )]));
+            }
+        };
+        let repair_id = repair.id();
+        let text = self
+            .run(
+                AttemptKind::Repair,
+                repair.messages,
+                &job.sampling,
+                REPAIR_STAGE,
+            )
+            .await?;
+        if let Some(a) = self.record.attempts.last_mut() {
+            a.prompt_id = repair_id;
+        }
+        Ok(validate(contract, job.check.as_ref(), &text))
+    }
+
+    /// Writes why the last attempt's output was refused into its record.
+    fn refused(&mut self, errors: &[String]) {
+        if let Some(a) = self.record.attempts.last_mut() {
+            a.errors = errors.to_vec();
+        }
+    }
+}

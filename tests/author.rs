@@ -7,7 +7,18 @@ mod common;
 use std::path::Path;
 
 use loreloom::author::{EdgeType, Graph, GraphError, Mutation, NodeType, Rule, Stage};
+use loreloom::llm::LlmError;
 use serde_json::{Value, json};
+
+/// A model call that fails, as the gateway says it (the model refused `prompt`).
+fn refused(prompt: &str, why: &str) -> LlmError {
+    LlmError::Backend {
+        stage: prompt.to_owned(),
+        model_key: "test".into(),
+        reason: why.into(),
+        transient: false,
+    }
+}
 
 /// DREAM's three calls, answered by the scripted model.
 fn dream_script(dir: &Path) -> std::path::PathBuf {
@@ -904,7 +915,7 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
                 assert_eq!(vars["candidates"][0]["place"], "quay");
                 Ok(json!({"merge": [7, 1], "reasons": "one scene at the quay"}))
             }
-            _ => Err("no labels in this test".to_owned()),
+            other => Err(refused(other, "no labels in this test")),
         }
     };
     let grown = loreloom::author::grow_stage::run(&mut g, "Mara on the quay", &mut ask).unwrap();
@@ -1148,7 +1159,7 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
                     {"n": 3, "entity": "keeper", "details": {"mood": "lost"}}
                 ]}))
             }
-            _ => Err("no labels in this test".to_owned()),
+            other => Err(refused(other, "no labels in this test")),
         }
     };
     let grown = loreloom::author::grow_stage::run(&mut g, "Mara and the tide", &mut ask).unwrap();
@@ -1254,7 +1265,7 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
 /// story's codex passes the player's validation.
 fn dress_the_tide(g: &mut Graph) {
     use loreloom::author::dress_stage;
-    let mut ask = |prompt: &str, _vars: Value| -> Result<Value, String> {
+    let mut ask = |prompt: &str, _vars: Value| -> Result<Value, LlmError> {
         assert_eq!(prompt, "author/dress_art");
         Ok(
             json!({"style": "woodcut", "medium": "ink on paper", "palette": ["ochre", "sea green"],
@@ -1263,7 +1274,7 @@ fn dress_the_tide(g: &mut Graph) {
     };
     dress_stage::art(g, "woodcut prints", &mut ask).unwrap();
     let mut codex_calls: Vec<Value> = Vec::new();
-    let mut ask = |prompt: &str, vars: Value| -> Result<Value, String> {
+    let mut ask = |prompt: &str, vars: Value| -> Result<Value, LlmError> {
         match prompt {
             "author/dress_brief" => Ok(json!({"category": "scene", "subject": "the quay at dawn",
                 "composition": "", "mood": "calm", "negative": "", "caption": "Where the tide turns",
@@ -1283,7 +1294,7 @@ fn dress_the_tide(g: &mut Graph) {
             }
             "author/dress_codex" => Ok(json!({"tiers": [
                 {"rank": 1, "visible_when": [], "content": format!("What the quay says of {}.", vars["entity"]["name"].as_str().unwrap())}]})),
-            other => Err(format!("unexpected {other}")),
+            other => Err(refused(other, "unexpected")),
         }
     };
     let report = dress_stage::briefs(g, &mut ask).unwrap();

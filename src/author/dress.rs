@@ -1,13 +1,26 @@
-//! DRESS's deterministic rules (seed 000 Stage 6, QuestFoundry's `procedures/dress.md`): the hybrid priority score of an illustration brief, the author's image budget, the diegetic check on captions and codex entries, the codex tiers' gates and spoiler direction, and the prompt an image provider is given.
+//! DRESS's deterministic rules: brief scores, the image budget, diegetic checks, image prompts.
+//!
+//! Seed 000 Stage 6, QuestFoundry's `procedures/dress.md`: the hybrid priority score of an
+//! illustration brief, the author's image budget (and the briefs ranked for it, as the graph
+//! holds them), the diegetic check on captions and codex entries, the codex tiers' gates and
+//! spoiler direction, and the prompt an image provider is given.
 
 use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::graph::{Graph, GraphError};
+use super::ontology::NodeType;
 
 /// Where the author's image budget is kept (graph meta).
 pub const BUDGET_KEY: &str = "dress.budget";
+
+/// The id of the art direction node.
+pub const ART_DIRECTION: &str = "art_direction";
 
 /// The categories an illustration may have (the player's).
 pub const CATEGORIES: [&str; 4] = ["scene", "portrait", "vista", "item_detail"];
@@ -33,6 +46,22 @@ pub struct Position {
 }
 
 impl Position {
+    /// The rules that hold here, by name (`spine`, `branch_opening`, `ending`, `climax`,
+    /// `new_location`, `transition`), for the brief's prompt to put in words.
+    pub fn flags(&self) -> Vec<&'static str> {
+        [
+            (self.spine, "spine"),
+            (self.branch_opening, "branch_opening"),
+            (self.ending, "ending"),
+            (self.climax, "climax"),
+            (self.new_location, "new_location"),
+            (self.transition, "transition"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
     /// The structural base score and what made it (seed: spine +3, branch
     /// opening +2, ending +2, climax +2, new location +1, transition −1).
     pub fn base(&self) -> (i32, Vec<&'static str>) {
@@ -110,14 +139,24 @@ impl fmt::Display for Budget {
     }
 }
 
+/// A budget the author wrote that is none of the budgets.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is no image budget: none, priority-1, priority-2, priority-3, top-N or all")]
+pub struct UnknownBudget(pub String);
+
+/// Why the budget kept at gate 2 could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BudgetError {
+    #[error(transparent)]
+    Unknown(#[from] UnknownBudget),
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+}
+
 impl FromStr for Budget {
-    type Err = String;
+    type Err = UnknownBudget;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || {
-            format!(
-                "`{s}` is no image budget: none, priority-1, priority-2, priority-3, top-N or all"
-            )
-        };
+        let bad = || UnknownBudget(s.to_owned());
         match s.trim() {
             "none" => Ok(Budget::None),
             "all" => Ok(Budget::All),
@@ -154,6 +193,39 @@ pub fn rank(briefs: &mut [Ranked]) {
             &b.id,
         ))
     });
+}
+
+/// The briefs in the graph, ranked for the budget.
+pub fn ranked_briefs(graph: &Graph) -> Result<Vec<Ranked>, GraphError> {
+    let mut out: Vec<Ranked> = graph
+        .nodes(NodeType::IllustrationBrief)?
+        .into_iter()
+        .map(|b| Ranked {
+            priority: b
+                .data
+                .get("priority")
+                .and_then(Value::as_u64)
+                .and_then(|p| u8::try_from(p).ok()),
+            score: b
+                .data
+                .get("score")
+                .and_then(Value::as_i64)
+                .and_then(|s| i32::try_from(s).ok())
+                .unwrap_or(0),
+            id: b.id,
+        })
+        .collect();
+    rank(&mut out);
+    Ok(out)
+}
+
+/// The author's budget, as kept at gate 2 (`None` until it is chosen).
+pub fn budget(graph: &Graph) -> Result<Option<Budget>, BudgetError> {
+    Ok(graph
+        .meta(BUDGET_KEY)?
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .map(|s| s.parse())
+        .transpose()?)
 }
 
 impl Budget {
@@ -266,13 +338,14 @@ pub fn usable_palette(entries: &[String]) -> (Vec<String>, Vec<String>) {
     })
 }
 
-/// A codex tier as the model proposes it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A codex tier as the model proposes it (the `dress_codex` contract's tier).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Tier {
     pub rank: u32,
-    #[serde(default)]
     pub visible_when: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub title: Option<String>,
     pub content: String,
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::graph::{Graph, GraphError};
-use super::model::{EdgeType, NodeType};
+use super::ontology::{EdgeType, NodeType};
 use crate::story::model::{
     Appearance, ArtDirection, Choice, Codeword, CodewordKind, CodexEntry, Entity, Illustration,
     IllustrationCategory, Passage, Relationship, STORY_FORMAT, STORY_FORMAT_VERSION, StoryFile,
@@ -146,7 +146,7 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
         codex: codex(graph)?,
         illustrations,
         art_direction: graph
-            .node(super::dress_stage::ART_DIRECTION)?
+            .node(super::dress::ART_DIRECTION)?
             .map(|a| ArtDirection {
                 id: a.id.clone(),
                 style: a.str("style").unwrap_or_default().to_owned(),

@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::model::{EdgeType, NodeType, Stage, parse_path_id};
+use super::ontology::{EdgeType, NodeType, Stage, parse_path_id};
 
 /// The schema of `graph.db`. Rollback-journal mode (not WAL): the database is
 /// one file, so a snapshot is a copy and a rollback restores it byte for byte.
@@ -63,6 +64,27 @@ impl Node {
     /// A field as a list of strings (missing or not a list: empty).
     pub fn strings(&self, key: &str) -> Vec<String> {
         strings(self.data.get(key))
+    }
+
+    /// Whether a field is JSON `true` (missing or anything else: no).
+    pub fn flag(&self, key: &str) -> bool {
+        self.data.get(key) == Some(&Value::Bool(true))
+    }
+
+    /// A field read as `T` (`None` when missing or not a `T`: the data may be an author's edit).
+    pub fn field<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        self.data.get(key).and_then(|v| T::deserialize(v).ok())
+    }
+
+    /// A list field's items that read as `T` (the others skipped).
+    pub fn items<T: DeserializeOwned>(&self, key: &str) -> Vec<T> {
+        self.data
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| T::deserialize(v).ok())
+            .collect()
     }
 }
 

@@ -1,4 +1,7 @@
-//! The authoring pipeline (#23): a project from spark through DREAM with the scripted model, its gates, review exports and byte-identical rollback; the graph store refusing what seed 000 forbids, with nothing written.
+//! The authoring pipeline (#23): a project from spark to DRESS with the scripted model.
+//!
+//! Its gates, review exports and byte-identical rollback; the graph store refusing what seed
+//! 000 forbids, with nothing written; GROW, FILL and DRESS on hand-made graphs.
 
 #![cfg(feature = "store")]
 

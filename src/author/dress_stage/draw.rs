@@ -1,4 +1,4 @@
-//! DRESS sub-stage 3: the budget's pictures drawn, the sample first, each a content-addressed asset.
+//! DRESS sub-stage 3: the budget's pictures, the sample first, each a content-addressed asset.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -205,12 +205,12 @@ fn every_answer_type_agrees_with_its_contract() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    let typed: BTreeSet<String> = types
+    let answered: BTreeSet<String> = types
         .iter()
         .map(|(p, _)| format!("{}.schema.json", p.trim_start_matches("author/")))
         .collect();
     assert_eq!(
-        typed, contracts,
+        answered, contracts,
         "one answer type per contract in schemas/author/"
     );
     for (prompt, made) in &types {

@@ -22,7 +22,7 @@ enum CommandError {
     Project(#[from] ProjectError),
     /// The model gateway or the reply script could not be set up (said in its words).
     #[error("{0}")]
-    Model(String),
+    Model(Box<dyn std::error::Error + Send + Sync>),
     #[error(
         "SHIP is deterministic and has its own command: `loreloom ship DIR --format F` (package, questfoundry, html, ink, twee, markdown, epub)"
     )]
@@ -317,9 +317,9 @@ fn not_built(stage: Stage) -> CommandError {
 
 fn run_stages(args: &RunArgs) -> Result<(), CommandError> {
     let mut project = Project::open(&args.dir)?;
-    let gateway = Gateway::standard().map_err(|e| CommandError::Model(e.to_string()))?;
+    let gateway = Gateway::standard().map_err(|e| CommandError::Model(e.into()))?;
     if let Some(file) = &args.model_script {
-        let script = Script::load(file).map_err(|e| CommandError::Model(e.to_string()))?;
+        let script = Script::load(file).map_err(|e| CommandError::Model(e.into()))?;
         gateway.register_script(&args.model, ScriptedBackend::new(script));
     }
     let interactive = !args.yes && std::io::stdin().is_terminal();

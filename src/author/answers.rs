@@ -11,8 +11,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use super::dress::Tier;
-pub use crate::story::model::IllustrationCategory;
+use super::diegetic::Tier;
+use crate::story::model::IllustrationCategory;
 
 /// An answer type and the prompt stage that answers with it.
 pub trait Answer: DeserializeOwned + JsonSchema {

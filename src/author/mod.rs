@@ -3,12 +3,13 @@
 //! A project's unified graph lives in `graph.db` (`graph`), with the seed's ownership rules
 //! (`ontology`) enforced by the store; `project` keeps its snapshots and gates, `review` its
 //! exports for the author. The deterministic cores are `brainstorm`, `seed`, `grow`, `fill` and
-//! `dress`; the model-driven parts are `stages` (with `discuss`), `grow_stage`, `fill_stage`
+//! `dress` (with `diegetic`); the model-driven parts are `stages` (with `discuss`), `grow_stage`, `fill_stage`
 //! and `dress_stage`, which ask the model through `ask` and read its answers as `answers`.
 
 pub mod answers;
 pub mod ask;
 pub mod brainstorm;
+pub mod diegetic;
 pub mod discuss;
 pub mod dress;
 pub mod dress_stage;

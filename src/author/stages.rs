@@ -8,16 +8,13 @@ use serde_json::{Value, json};
 
 use super::answers::{BrainstormAnswer, DreamAnswer, SeedAnswer, VoiceAnswer};
 use super::ask::{Ask, StageError, with_notes};
-use super::discuss::{call, call_for, discuss};
+use super::brainstorm::brainstorm_mutations;
+use super::discuss::{Author, call, call_for, discuss};
 use super::graph::{Mutation, Node};
 use super::ontology::{EdgeType, NodeType, Stage};
 use super::project::{Project, ProjectError, Scope};
+use super::seed::seed_mutations;
 use crate::llm::{CallRequest, Gateway};
-
-pub use super::brainstorm::brainstorm_mutations;
-pub use super::discuss::{Author, MAX_ROUNDS, Unattended};
-pub use super::ontology::LAST_BUILT;
-pub use super::seed::seed_mutations;
 
 /// A stage's failure, as the project's.
 fn failed(stage: Stage) -> impl Fn(StageError) -> ProjectError {

@@ -7,11 +7,12 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::author::discuss::{Author, Unattended};
 use crate::author::dress::Budget;
 use crate::author::illustrate::Sketch;
 use crate::author::ontology::LAST_BUILT;
 use crate::author::project::io;
-use crate::author::stages::{self, Author, DressStep, FillStep, Unattended};
+use crate::author::stages::{self, DressStep, FillStep};
 use crate::author::{Project, ProjectError, Scope, Stage, review};
 use crate::llm::{Gateway, Script, ScriptedBackend};
 

@@ -9,6 +9,7 @@ use super::read::{appearances, data_of, kept_entities, short, visuals};
 use super::report::Report;
 use crate::author::answers::BriefAnswer;
 use crate::author::ask::{self, Ask, StageError, with_notes};
+use crate::author::diegetic::caption_problem;
 use crate::author::dress::{self, ART_DIRECTION, Judgement, Position};
 use crate::author::fields;
 use crate::author::graph::{Graph, GraphError, Mutation, Node};
@@ -211,13 +212,13 @@ fn brief(
         })
     };
     let mut brief: BriefAnswer = ask::answer(ask, vars(&[]))?;
-    if let Some(problem) = dress::caption_problem(&brief.caption) {
+    if let Some(problem) = caption_problem(&brief.caption) {
         notes.push(format!(
             "{}: the first caption would not do (\"{}\"); asked again",
             passage.id, brief.caption
         ));
         brief = ask::answer(ask, vars(&[problem]))?;
-        if dress::caption_problem(&brief.caption).is_some() {
+        if caption_problem(&brief.caption).is_some() {
             notes.push(format!(
                 "{}: the caption still would not do after a retry; the brief has no caption (write one at the gate)",
                 passage.id

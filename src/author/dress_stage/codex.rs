@@ -8,7 +8,7 @@ use super::read::{data_of, details_text, short};
 use super::report::Report;
 use crate::author::answers::CodexAnswer;
 use crate::author::ask::{self, Ask, StageError};
-use crate::author::dress::{self, CodexProblem, Gated, Tier};
+use crate::author::diegetic::{self, CodexProblem, Gated, Tier};
 use crate::author::fields;
 use crate::author::graph::{Graph, GraphError, Mutation, Node};
 use crate::author::ontology::{EdgeType, NodeType, Stage};
@@ -186,7 +186,7 @@ fn asked(
         let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
         let answer: CodexAnswer = ask::answer(ask, vars(said))?;
         tiers = answer.tiers;
-        problems = dress::check_codex(&mut tiers, allowed, gated);
+        problems = diegetic::check_codex(&mut tiers, allowed, gated);
         if problems.is_empty() {
             break;
         }

@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::answers::{EntityUpdate, ProseAnswer, ReviewAnswer, VoiceAnswer};
-pub use super::ask::Ask;
-use super::ask::{self, StageError};
+use super::ask::{self, Ask, StageError};
 use super::fill::{self, Problem, Rules};
 use super::graph::{Graph, Mutation, Node};
 use super::ontology::{NodeType, Stage};

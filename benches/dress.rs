@@ -1,4 +1,7 @@
-//! DRESS's built-in illustrator: drawing one brief's picture per category (rasterise and PNG-encode) and storing it content-addressed, with each picture's size.
+//! DRESS's built-in illustrator: one brief's picture per category, drawn and stored.
+//!
+//! Drawing is rasterising and PNG-encoding; storing is content-addressed; each picture's size
+//! is printed.
 //!
 //! Target (issue #24): a picture well under a second on the CPU, so a
 //! story of a hundred passages dresses in under a minute without an image

@@ -1,4 +1,6 @@
-//! GROW's deterministic phases (weave, arcs, worlds, passages, codewords, choices) on synthetic SEED graphs, and the player's validation of the result.
+//! GROW's deterministic phases on synthetic SEED graphs, and the player's validation of them.
+//!
+//! The phases: weave, arcs, worlds, passages, codewords, choices.
 //!
 //! Targets (issue #23): a medium story (80–100 beats, 6 dilemmas) under
 //! 200 ms; 500 beats under 2 s.

@@ -1,4 +1,7 @@
-//! The authoring pipeline (#23): a project from spark through DREAM with the scripted model, its gates, review exports and byte-identical rollback; the graph store refusing what seed 000 forbids, with nothing written.
+//! The authoring pipeline (#23): a project from spark to DRESS with the scripted model.
+//!
+//! Its gates, review exports and byte-identical rollback; the graph store refusing what seed
+//! 000 forbids, with nothing written; GROW, FILL and DRESS on hand-made graphs.
 
 #![cfg(feature = "store")]
 
@@ -7,7 +10,18 @@ mod common;
 use std::path::Path;
 
 use loreloom::author::{EdgeType, Graph, GraphError, Mutation, NodeType, Rule, Stage};
+use loreloom::llm::LlmError;
 use serde_json::{Value, json};
+
+/// A model call that fails, as the gateway says it (the model refused `prompt`).
+fn refused(prompt: &str, why: &str) -> LlmError {
+    LlmError::Backend {
+        stage: prompt.to_owned(),
+        model_key: "test".into(),
+        reason: why.into(),
+        transient: false,
+    }
+}
 
 /// DREAM's three calls, answered by the scripted model.
 fn dream_script(dir: &Path) -> std::path::PathBuf {
@@ -290,7 +304,44 @@ fn the_graph_refuses_what_the_seed_forbids_and_writes_nothing() {
         "the whole batch was refused"
     );
 
-    let cases: Vec<(Stage, Vec<Mutation>, &str, Rule)> = vec![
+    let cases = forbidden();
+    for (stage, changes, node, rule) in cases {
+        let got = rule_of(g.apply(stage, "test", "test", &changes));
+        // A BRAINSTORM change after SEED ran is refused before its content is looked at.
+        let want_node = if rule == Rule::StagePassed {
+            "maybe"
+        } else {
+            node
+        };
+        assert_eq!((got.0, got.1.as_str(), got.2), (stage, want_node, rule));
+    }
+    drop(g);
+    assert_eq!(std::fs::read(&db).unwrap(), bytes, "nothing was written");
+    let g = Graph::open(&db).unwrap();
+    assert_eq!(g.audit(None).unwrap().len(), audit);
+    // What SEED may change, it may: which answers are explored.
+    let mut g = g;
+    g.apply(
+        Stage::Seed,
+        "review",
+        "the author explores only the canonical answer",
+        &[Mutation::update(
+            "dilemma::sea",
+            json!({"explored": ["bargain"], "unexplored": ["refuse"]}),
+        )],
+    )
+    .unwrap();
+    let last = g.audit(Some(Stage::Seed)).unwrap().pop().unwrap();
+    assert_eq!(
+        last.before,
+        Some(json!({"explored": null, "unexplored": null}))
+    );
+    assert_eq!(last.phase, "review");
+}
+
+/// Changes seed 000 forbids, as the stage that makes them, with the node and rule it breaks.
+fn forbidden() -> Vec<(Stage, Vec<Mutation>, &'static str, Rule)> {
+    vec![
         (
             Stage::Seed,
             vec![Mutation::link(
@@ -347,39 +398,7 @@ fn the_graph_refuses_what_the_seed_forbids_and_writes_nothing() {
             "stranger",
             Rule::Ownership,
         ),
-    ];
-    for (stage, changes, node, rule) in cases {
-        let got = rule_of(g.apply(stage, "test", "test", &changes));
-        // A BRAINSTORM change after SEED ran is refused before its content is looked at.
-        let want_node = if rule == Rule::StagePassed {
-            "maybe"
-        } else {
-            node
-        };
-        assert_eq!((got.0, got.1.as_str(), got.2), (stage, want_node, rule));
-    }
-    drop(g);
-    assert_eq!(std::fs::read(&db).unwrap(), bytes, "nothing was written");
-    let g = Graph::open(&db).unwrap();
-    assert_eq!(g.audit(None).unwrap().len(), audit);
-    // What SEED may change, it may: which answers are explored.
-    let mut g = g;
-    g.apply(
-        Stage::Seed,
-        "review",
-        "the author explores only the canonical answer",
-        &[Mutation::update(
-            "dilemma::sea",
-            json!({"explored": ["bargain"], "unexplored": ["refuse"]}),
-        )],
-    )
-    .unwrap();
-    let last = g.audit(Some(Stage::Seed)).unwrap().pop().unwrap();
-    assert_eq!(
-        last.before,
-        Some(json!({"explored": null, "unexplored": null}))
-    );
-    assert_eq!(last.phase, "review");
+    ]
 }
 
 /// A dilemma must have exactly two answers, one canonical.
@@ -494,7 +513,6 @@ fn seed_answer() -> String {
 /// and held to the stage's rules), and a rollback of SEED.
 #[test]
 fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
-    use common::scripted::reply;
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("lighthouse");
     let p = project.to_str().unwrap();
@@ -519,8 +537,37 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     ]));
     ok(author(&["approve", p]));
 
+    brainstorm_at_its_gate(dir.path(), &project);
+
+    let before_seed = std::fs::read(project.join("graph.db")).unwrap();
+    seed_at_its_gate(dir.path(), &project);
+
+    edit_the_yaml_at_the_seed_gate(&project);
+
+    // GROW (deterministic here: no model call), then the player's checks.
+    ok(author(&["approve", p]));
+    let before_grow = std::fs::read(project.join("graph.db")).unwrap();
+    grow_and_play(dir.path(), &project);
+    fill_the_grown_lighthouse(dir.path(), &project);
+    ok(author(&["rollback", p, "grow"]));
+    assert_eq!(
+        std::fs::read(project.join("graph.db")).unwrap(),
+        before_grow
+    );
+
+    ok(author(&["rollback", p, "seed"]));
+    assert_eq!(
+        std::fs::read(project.join("graph.db")).unwrap(),
+        before_seed
+    );
+}
+
+/// BRAINSTORM, graph.md at its gate, and an edit there held to its rules; then approved.
+fn brainstorm_at_its_gate(dir: &Path, project: &Path) {
+    use common::scripted::reply;
+    let p = project.to_str().unwrap();
     let brainstorm = script_file(
-        dir.path(),
+        dir,
         "brainstorm.json",
         vec![
             reply(
@@ -556,13 +603,13 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
         common::stderr(&refused)
     );
     ok(author(&["approve", p]));
+}
 
-    let seed = script_file(
-        dir.path(),
-        "seed.json",
-        vec![reply("author/seed", seed_answer())],
-    );
-    let before_seed = std::fs::read(project.join("graph.db")).unwrap();
+/// SEED, graph.md at its gate, and what the engine mended (a commit, a dropped beat).
+fn seed_at_its_gate(dir: &Path, project: &Path) {
+    use common::scripted::reply;
+    let p = project.to_str().unwrap();
+    let seed = script_file(dir, "seed.json", vec![reply("author/seed", seed_answer())]);
     ok(author(&["run", p, "--model-script", &seed]));
     ok(author(&["review", p]));
     let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
@@ -602,7 +649,11 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
         assert!(rationale.contains(note), "{rationale}");
     }
     drop(g);
+}
 
+/// The author edits `graph.yaml` at the SEED gate and re-applies it.
+fn edit_the_yaml_at_the_seed_gate(project: &Path) {
+    let p = project.to_str().unwrap();
     // The author edits exports/graph.yaml at the SEED gate and re-applies
     // it: a beat's summary (SEED's to change) goes in, audited; a change
     // to a dilemma's question (BRAINSTORM's) is refused with nothing written.
@@ -662,17 +713,19 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
     drop(g);
     let out = ok(author(&["apply", p]));
     assert!(out.contains("nothing to apply"), "{out}");
+}
 
-    // GROW (deterministic here: no model call), then the player's checks.
-    ok(author(&["approve", p]));
-    let before_grow = std::fs::read(project.join("graph.db")).unwrap();
+/// GROW with the scripted pacing and labels, graph.md, then the player validates and plays it.
+fn grow_and_play(dir: &Path, project: &Path) {
+    use common::scripted::reply;
+    let p = project.to_str().unwrap();
     // GROW asks the model for the pacing (here: the storm's return is a
     // sequel; there is no gap to bridge) and the choices' labels; a label
     // that talks about the story ("Continue") gives way to the target's
     // first sentence. No codeword is read by a gate (the hard dilemma parts
     // at once), so there are no overlays to ask for.
     let labels = script_file(
-        dir.path(),
+        dir,
         "grow.json",
         vec![
             reply(
@@ -718,18 +771,6 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
             common::stderr(&out)
         );
     }
-    fill_the_grown_lighthouse(dir.path(), &project);
-    ok(author(&["rollback", p, "grow"]));
-    assert_eq!(
-        std::fs::read(project.join("graph.db")).unwrap(),
-        before_grow
-    );
-
-    ok(author(&["rollback", p, "seed"]));
-    assert_eq!(
-        std::fs::read(project.join("graph.db")).unwrap(),
-        before_seed
-    );
 }
 
 /// The real default model (SmolLM2-135M-Instruct) from a micro spark
@@ -801,15 +842,8 @@ fn the_real_model_runs_a_micro_spark_to_dress_or_fails_naming_the_stage() {
     }
 }
 
-/// GROW's intersections: the engine lists the compatible pairs (here the
-/// two dilemmas' opening beats, unordered, both at the quay), the model
-/// picks one by number, and the first beat (in SEED's order) absorbs the second: it serves
-/// both dilemmas' paths, the second is gone, and the grown story passes the
-/// player's validation. A pick that is no candidate is skipped and said.
-#[test]
-fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut g = Graph::open(&dir.path().join("graph.db")).unwrap();
+/// Two dilemmas (tide, debt), each opened at the quay on both its paths, as SEED left them.
+fn quay_graph(g: &mut Graph) {
     let mut brainstorm = vec![
         entity("mara", "character", "Mara"),
         entity("quay", "location", "The quay"),
@@ -886,6 +920,18 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
         }
     }
     g.apply(Stage::Seed, "test", "test", &seed).unwrap();
+}
+
+/// GROW's intersections: the engine lists the compatible pairs (here the
+/// two dilemmas' opening beats, unordered, both at the quay), the model
+/// picks one by number, and the first beat (in SEED's order) absorbs the second: it serves
+/// both dilemmas' paths, the second is gone, and the grown story passes the
+/// player's validation. A pick that is no candidate is skipped and said.
+#[test]
+fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = Graph::open(&dir.path().join("graph.db")).unwrap();
+    quay_graph(&mut g);
 
     let seeded = loreloom::author::grow_stage::seeded(&g).unwrap();
     let candidates = loreloom::author::grow::intersection_candidates(&seeded);
@@ -904,7 +950,7 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
                 assert_eq!(vars["candidates"][0]["place"], "quay");
                 Ok(json!({"merge": [7, 1], "reasons": "one scene at the quay"}))
             }
-            _ => Err("no labels in this test".to_owned()),
+            other => Err(refused(other, "no labels in this test")),
         }
     };
     let grown = loreloom::author::grow_stage::run(&mut g, "Mara on the quay", &mut ask).unwrap();
@@ -963,17 +1009,15 @@ fn grow_merges_the_intersections_the_model_picks_among_the_candidates() {
     assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
 }
 
-/// GROW on a flavor dilemma with heavy residue and high ending salience:
-/// the model paces the beats and bridges the one gap the engine offers
-/// (a change of place), the passage where the branches meet again is one
-/// per answer, the ending is one per answer behind its codeword (read, so
-/// kept), and the model's overlays land on the entities each consequence
-/// touches, gated by its codeword; what it names outside the list is left
-/// out and said. The result is a story the player's validation passes.
-#[test]
-fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut g = Graph::open(&dir.path().join("graph.db")).unwrap();
+/// One flavor dilemma (heavy residue, high ending salience) with a change of place on its
+/// rowing path, as SEED left it.
+fn tide_graph(g: &mut Graph) {
+    tide_brainstorm(g);
+    tide_seed(g);
+}
+
+/// The tide's entities (the keeper with a base mood), its dilemma and its two answers.
+fn tide_brainstorm(g: &mut Graph) {
     let mut brainstorm = vec![
         entity("mara", "character", "Mara"),
         Mutation::create(
@@ -1009,6 +1053,11 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
     ));
     g.apply(Stage::Brainstorm, "test", "test", &brainstorm)
         .unwrap();
+}
+
+/// The tide's paths and consequences, its analysis, and six beats: the rowing path goes
+/// from the quay to the rocks and back.
+fn tide_seed(g: &mut Graph) {
     let both = ["path::tide__wait", "path::tide__row"];
     let mut seed = vec![Mutation::update(
         "dilemma::tide",
@@ -1109,9 +1158,12 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
         }
     }
     g.apply(Stage::Seed, "test", "test", &seed).unwrap();
+}
 
-    let mut asked = Vec::new();
-    let mut ask = |prompt: &str, vars: Value| {
+/// The tide's model: it paces the beats and bridges the first gap, writes overlays (two of
+/// them outside what it was offered), and writes no labels; each prompt asked is noted.
+fn tide_model(asked: &mut Vec<String>) -> impl FnMut(&str, Value) -> Result<Value, LlmError> + '_ {
+    move |prompt: &str, vars: Value| {
         asked.push(prompt.to_owned());
         match prompt {
             "author/grow_pacing" => {
@@ -1148,10 +1200,28 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
                     {"n": 3, "entity": "keeper", "details": {"mood": "lost"}}
                 ]}))
             }
-            _ => Err("no labels in this test".to_owned()),
+            other => Err(refused(other, "no labels in this test")),
         }
-    };
+    }
+}
+
+/// GROW on a flavor dilemma with heavy residue and high ending salience:
+/// the model paces the beats and bridges the one gap the engine offers
+/// (a change of place), the passage where the branches meet again is one
+/// per answer, the ending is one per answer behind its codeword (read, so
+/// kept), and the model's overlays land on the entities each consequence
+/// touches, gated by its codeword; what it names outside the list is left
+/// out and said. The result is a story the player's validation passes.
+#[test]
+fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = Graph::open(&dir.path().join("graph.db")).unwrap();
+    tide_graph(&mut g);
+
+    let mut asked = Vec::new();
+    let mut ask = tide_model(&mut asked);
     let grown = loreloom::author::grow_stage::run(&mut g, "Mara and the tide", &mut ask).unwrap();
+    drop(ask);
     assert_eq!(
         asked,
         [
@@ -1254,7 +1324,7 @@ fn grow_routes_residue_bridges_gaps_and_writes_overlays() {
 /// story's codex passes the player's validation.
 fn dress_the_tide(g: &mut Graph) {
     use loreloom::author::dress_stage;
-    let mut ask = |prompt: &str, _vars: Value| -> Result<Value, String> {
+    let mut ask = |prompt: &str, _vars: Value| -> Result<Value, LlmError> {
         assert_eq!(prompt, "author/dress_art");
         Ok(
             json!({"style": "woodcut", "medium": "ink on paper", "palette": ["ochre", "sea green"],
@@ -1263,7 +1333,7 @@ fn dress_the_tide(g: &mut Graph) {
     };
     dress_stage::art(g, "woodcut prints", &mut ask).unwrap();
     let mut codex_calls: Vec<Value> = Vec::new();
-    let mut ask = |prompt: &str, vars: Value| -> Result<Value, String> {
+    let mut ask = |prompt: &str, vars: Value| -> Result<Value, LlmError> {
         match prompt {
             "author/dress_brief" => Ok(json!({"category": "scene", "subject": "the quay at dawn",
                 "composition": "", "mood": "calm", "negative": "", "caption": "Where the tide turns",
@@ -1283,7 +1353,7 @@ fn dress_the_tide(g: &mut Graph) {
             }
             "author/dress_codex" => Ok(json!({"tiers": [
                 {"rank": 1, "visible_when": [], "content": format!("What the quay says of {}.", vars["entity"]["name"].as_str().unwrap())}]})),
-            other => Err(format!("unexpected {other}")),
+            other => Err(refused(other, "unexpected")),
         }
     };
     let report = dress_stage::briefs(g, &mut ask).unwrap();
@@ -1336,19 +1406,11 @@ fn dress_the_tide(g: &mut Graph) {
     assert_eq!(report.errors(), 0, "{:?}", report.diagnostics);
 }
 
-/// FILL on the grown lighthouse: the voice document stops at its own gate
-/// (the author changes its register there), then the prose, spine first,
-/// one passage per call; a draft that recites the prompt and is too short
-/// is mended by the one repair call; the review flags a passage and the
-/// revision replaces it; the second review flags nothing, so one cycle.
-/// An entity detail the prose shows is kept; one for an entity the
-/// passage does not show is left out. The package validates and plays
-/// with the prose; rolling FILL back restores the grown graph.
-fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
+/// FILL's first run: a model that answers nothing fails naming FILL and writes nothing
+/// (the graph stays `before_fill`); then the voice, its gate, an edit there, approval.
+fn voice_at_its_gate(dir: &Path, project: &Path, before_fill: &[u8]) {
     use common::scripted::reply;
     let p = project.to_str().unwrap();
-    ok(author(&["approve", p]));
-    let before_fill = std::fs::read(project.join("graph.db")).unwrap();
     // A model that answers nothing: FILL fails naming itself, nothing written.
     let silent = script_file(dir, "silent.json", Vec::new());
     let failed = author(&["run", p, "--model-script", &silent]);
@@ -1392,7 +1454,12 @@ fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
         status.contains("voice approved; the prose is next"),
         "{status}"
     );
+}
 
+/// The lighthouse's prose script (a recital mended by the repair, a revision the review
+/// asks for), and the revised passage's prose.
+fn lighthouse_prose(dir: &Path) -> (String, &'static str) {
+    use common::scripted::reply;
     // Four passages of prose in the voice (third person, past tense).
     let storm = "A storm gathered over Gannet Light, and the sea spoke to Mara in a voice like shingle dragged down a beach. \
         It had spoken before, in her father's time, and he had never said what it asked. \
@@ -1450,6 +1517,24 @@ fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
             reply("author/fill_review", json!({"flags": []}).to_string()),
         ],
     );
+    (prose, revised)
+}
+
+/// FILL on the grown lighthouse: the voice document stops at its own gate
+/// (the author changes its register there), then the prose, spine first,
+/// one passage per call; a draft that recites the prompt and is too short
+/// is mended by the one repair call; the review flags a passage and the
+/// revision replaces it; the second review flags nothing, so one cycle.
+/// An entity detail the prose shows is kept; one for an entity the
+/// passage does not show is left out. The package validates and plays
+/// with the prose; rolling FILL back restores the grown graph.
+fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
+    let p = project.to_str().unwrap();
+    ok(author(&["approve", p]));
+    let before_fill = std::fs::read(project.join("graph.db")).unwrap();
+    voice_at_its_gate(dir, project, &before_fill);
+
+    let (prose, revised) = lighthouse_prose(dir);
     let out = ok(author(&["run", p, "--model-script", &prose]));
     assert!(
         out.contains("3 passages written (1 mended by a repair), 1 review cycles, 1 revised, 0 still flagged, 0 without prose"),
@@ -1495,18 +1580,11 @@ fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
     );
 }
 
-/// DRESS on the filled lighthouse, through its three inner gates: the art
-/// direction (a profile for a cut entity dropped, a bad aspect ratio
-/// mended), briefs with the hybrid score (a meta caption retried), codex
-/// tiers (an unknown gate and a meta entry retried), the budget the author
-/// must choose, the sample picture, the rest; then the package carries the
-/// pictures, the codex and the art direction, and rollback restores the
-/// graph byte for byte.
-fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
+/// DRESS's first run: the art direction (a profile for a cut entity dropped, a bad aspect
+/// ratio mended), waiting at gate 1; then approved.
+fn art_at_gate_1(dir: &Path, project: &Path) {
     use common::scripted::reply;
     let p = project.to_str().unwrap();
-    ok(author(&["approve", p]));
-    let before_dress = std::fs::read(project.join("graph.db")).unwrap();
     let art = script_file(
         dir,
         "art.json",
@@ -1544,7 +1622,13 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
         "{status}"
     );
     ok(author(&["approve", p]));
+}
 
+/// DRESS's second run: briefs with the hybrid score (a meta caption retried) and codex
+/// tiers (an unknown gate and a meta entry retried), waiting at gate 2.
+fn briefs_at_gate_2(dir: &Path, project: &Path) {
+    use common::scripted::reply;
+    let p = project.to_str().unwrap();
     let brief = |category: &str, caption: &str, striking: bool, dialogue: bool| {
         reply(
             "author/dress_brief",
@@ -1642,36 +1726,10 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
             "the unknown gate was mended away"
         );
     }
+}
 
-    // Gate 2 wants the budget: no silent default.
-    let refused = author(&["approve", p]);
-    assert!(!refused.status.success());
-    assert!(
-        common::stderr(&refused).contains("--render"),
-        "{}",
-        common::stderr(&refused)
-    );
-    let bad = author(&["approve", p, "--render", "some"]);
-    assert!(!bad.status.success());
-    ok(author(&["approve", p, "--render", "priority-1"]));
-
-    // The sample: the best brief only, then its own gate.
-    let out = ok(author(&["run", p]));
-    assert!(out.contains("drew illustration::the_trade"), "{out}");
-    assert!(!out.contains("the_refusal"), "{out}");
-    let status = ok(author(&["status", p]));
-    assert!(
-        status.contains("waiting for the author to confirm its style"),
-        "{status}"
-    );
-    ok(author(&["approve", p]));
-    let out = ok(author(&["run", p]));
-    assert!(out.contains("drew illustration::the_refusal"), "{out}");
-    assert!(out.contains("DRESS done"), "{out}");
-    ok(author(&["review", p]));
-    let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
-    insta::assert_snapshot!("graph_md_after_dress", md);
-
+/// Content-addressed pictures, one per drawn brief, each prompt carrying Mara's fragment.
+fn pictures_are_content_addressed(project: &Path) {
     // Content-addressed pictures, one per drawn brief, none for the storm.
     let g = Graph::open(&project.join("graph.db")).unwrap();
     let illustrations = g.nodes(loreloom::author::NodeType::Illustration).unwrap();
@@ -1699,26 +1757,12 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
         std::fs::read_dir(project.join("assets")).unwrap().count(),
         2
     );
-    let out = common::loreloom(&["validate", p], None);
-    assert!(
-        common::stderr(&out).contains(": 0 errors"),
-        "{}",
-        common::stderr(&out)
-    );
-    let package: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(project.join("exports/story/story.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(package["art_direction"]["style"], "ink wash");
-    assert_eq!(package["illustrations"].as_array().unwrap().len(), 2);
-    assert_eq!(package["codex"].as_array().unwrap().len(), 3);
-    let cover = package["meta"]["cover"].as_str().unwrap();
-    assert!(
-        project.join("exports/story").join(cover).is_file(),
-        "{cover}"
-    );
-    // Spark to every SHIP format: golden manuscript and ink; the pictures
-    // go inline in the page and inside the book.
+}
+
+/// Spark to every SHIP format: golden manuscript and ink; the pictures go inline in the page
+/// and inside the book.
+fn ship_every_format(dir: &Path, project: &Path, package: &Value) {
+    let p = project.to_str().unwrap();
     let shipped = dir.join("shipped");
     for format in [
         "package",
@@ -1760,6 +1804,72 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
             "{inside} in the book"
         );
     }
+}
+
+/// DRESS on the filled lighthouse, through its three inner gates: the art
+/// direction (a profile for a cut entity dropped, a bad aspect ratio
+/// mended), briefs with the hybrid score (a meta caption retried), codex
+/// tiers (an unknown gate and a meta entry retried), the budget the author
+/// must choose, the sample picture, the rest; then the package carries the
+/// pictures, the codex and the art direction, and rollback restores the
+/// graph byte for byte.
+fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
+    let p = project.to_str().unwrap();
+    ok(author(&["approve", p]));
+    let before_dress = std::fs::read(project.join("graph.db")).unwrap();
+    art_at_gate_1(dir, project);
+
+    briefs_at_gate_2(dir, project);
+
+    // Gate 2 wants the budget: no silent default.
+    let refused = author(&["approve", p]);
+    assert!(!refused.status.success());
+    assert!(
+        common::stderr(&refused).contains("--render"),
+        "{}",
+        common::stderr(&refused)
+    );
+    let bad = author(&["approve", p, "--render", "some"]);
+    assert!(!bad.status.success());
+    ok(author(&["approve", p, "--render", "priority-1"]));
+
+    // The sample: the best brief only, then its own gate.
+    let out = ok(author(&["run", p]));
+    assert!(out.contains("drew illustration::the_trade"), "{out}");
+    assert!(!out.contains("the_refusal"), "{out}");
+    let status = ok(author(&["status", p]));
+    assert!(
+        status.contains("waiting for the author to confirm its style"),
+        "{status}"
+    );
+    ok(author(&["approve", p]));
+    let out = ok(author(&["run", p]));
+    assert!(out.contains("drew illustration::the_refusal"), "{out}");
+    assert!(out.contains("DRESS done"), "{out}");
+    ok(author(&["review", p]));
+    let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
+    insta::assert_snapshot!("graph_md_after_dress", md);
+
+    pictures_are_content_addressed(project);
+    let out = common::loreloom(&["validate", p], None);
+    assert!(
+        common::stderr(&out).contains(": 0 errors"),
+        "{}",
+        common::stderr(&out)
+    );
+    let package: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.join("exports/story/story.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(package["art_direction"]["style"], "ink wash");
+    assert_eq!(package["illustrations"].as_array().unwrap().len(), 2);
+    assert_eq!(package["codex"].as_array().unwrap().len(), 3);
+    let cover = package["meta"]["cover"].as_str().unwrap();
+    assert!(
+        project.join("exports/story").join(cover).is_file(),
+        "{cover}"
+    );
+    ship_every_format(dir, project, &package);
     // KEEP_DRESSED=DIR keeps the dressed project (to preview it in the window).
     keep_copy("KEEP_DRESSED", p);
 

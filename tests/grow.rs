@@ -1,4 +1,8 @@
-//! GROW's deterministic core on generated SEED graphs (#23): random dilemmas, explored answers, policies, beats, ordering and locations; the weave, the arcs, the choices and codeword gates keep seed 000's promises, and the player's own validation finds nothing wrong with the result.
+//! GROW's deterministic core on generated SEED graphs (#23), checked against seed 000's promises.
+//!
+//! Random dilemmas, explored answers, policies, beats, ordering and locations; the weave, the
+//! arcs, the choices and codeword gates keep seed 000's promises, and the player's own
+//! validation finds nothing wrong with the result.
 
 #![cfg(feature = "store")]
 

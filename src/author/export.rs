@@ -1,11 +1,15 @@
-//! The project's graph as the story package the player reads (`story.json`): passages with their prose, or with their summary (marked as such) until FILL writes it; choices, codewords, kept entities, relationships and appearances. What `loreloom validate`, `preview` and `play` open for a project folder.
+//! The project's graph as the story package the player reads (`story.json`).
+//!
+//! Passages with their prose, or with their summary (marked as such) until FILL writes it;
+//! choices, codewords, kept entities, relationships and appearances, DRESS's codex and
+//! pictures. What `loreloom validate`, `preview` and `play` open for a project folder.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::graph::{Graph, GraphError};
-use super::model::{EdgeType, NodeType};
+use super::graph::{Graph, GraphError, Node};
+use super::ontology::{EdgeType, NodeType};
 use crate::story::model::{
     Appearance, ArtDirection, Choice, Codeword, CodewordKind, CodexEntry, Entity, Illustration,
     IllustrationCategory, Passage, Relationship, STORY_FORMAT, STORY_FORMAT_VERSION, StoryFile,
@@ -16,11 +20,8 @@ use crate::story::model::{
 pub const SUMMARY_MARK: &str = "*(summary; FILL writes the prose)*";
 
 /// A node's field read as `T` (its default when absent or not a `T`).
-fn field<T: serde::de::DeserializeOwned + Default>(node: &super::graph::Node, key: &str) -> T {
-    node.data
-        .get(key)
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
+fn field<T: serde::de::DeserializeOwned + Default>(node: &Node, key: &str) -> T {
+    node.field(key).unwrap_or_default()
 }
 
 /// The graph as a story file.
@@ -40,6 +41,42 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
                 .and_then(|v| v.str("title").map(str::to_owned))
         })
         .unwrap_or_else(|| spark.chars().take(60).collect());
+    let illustrations = illustrations(graph)?;
+    // The cover: the opening's picture, else the first one drawn.
+    let start = graph
+        .meta("grow.start")?
+        .and_then(|v| v.as_str().map(str::to_owned));
+    let cover = illustrations
+        .iter()
+        .find(|i| start.as_ref().is_some_and(|s| i.depicts.contains(s)))
+        .or_else(|| illustrations.first())
+        .map(|i| i.asset.clone());
+    let passages = passages(graph)?;
+    Ok(StoryFile {
+        format: STORY_FORMAT.to_owned(),
+        version: STORY_FORMAT_VERSION,
+        meta: StoryMeta {
+            id: id.to_owned(),
+            title,
+            description: Some(spark),
+            cover,
+            ..StoryMeta::default()
+        },
+        start,
+        passages,
+        codewords: codewords(graph)?,
+        entities: entities(graph)?,
+        relationships: relationships(graph)?,
+        codex: codex(graph)?,
+        illustrations,
+        art_direction: art_direction(graph)?,
+        scenes: Vec::new(),
+    })
+}
+
+/// Every passage, with its choices and who appears in it (its summary, marked as such,
+/// until FILL writes its prose).
+fn passages(graph: &Graph) -> Result<Vec<Passage>, GraphError> {
     let mut choices: BTreeMap<String, Vec<Choice>> = BTreeMap::new();
     for e in graph.edges(EdgeType::Choice)? {
         let list = |k: &str| super::graph::strings(e.data.get(k));
@@ -66,17 +103,7 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
                 .map(str::to_owned),
         });
     }
-    let illustrations = illustrations(graph)?;
-    // The cover: the opening's picture, else the first one drawn.
-    let start = graph
-        .meta("grow.start")?
-        .and_then(|v| v.as_str().map(str::to_owned));
-    let cover = illustrations
-        .iter()
-        .find(|i| start.as_ref().is_some_and(|s| i.depicts.contains(s)))
-        .or_else(|| illustrations.first())
-        .map(|i| i.asset.clone());
-    let passages = graph
+    Ok(graph
         .nodes(NodeType::Passage)?
         .into_iter()
         .map(|p| {
@@ -93,8 +120,12 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
                 ..Passage::default()
             }
         })
-        .collect();
-    let codewords = graph
+        .collect())
+}
+
+/// GROW's codewords.
+fn codewords(graph: &Graph) -> Result<Vec<Codeword>, GraphError> {
+    Ok(graph
         .nodes(NodeType::Codeword)?
         .into_iter()
         .map(|c| Codeword {
@@ -103,8 +134,12 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
             id: c.id,
             ..Codeword::default()
         })
-        .collect();
-    let entities = graph
+        .collect())
+}
+
+/// The entities SEED kept.
+fn entities(graph: &Graph) -> Result<Vec<Entity>, GraphError> {
+    Ok(graph
         .nodes(NodeType::Entity)?
         .into_iter()
         .filter(|e| e.str("disposition") != Some("cut"))
@@ -117,48 +152,38 @@ pub fn story_file(graph: &Graph, id: &str) -> Result<StoryFile, GraphError> {
             id: e.id,
             ..Entity::default()
         })
-        .collect();
-    Ok(StoryFile {
-        format: STORY_FORMAT.to_owned(),
-        version: STORY_FORMAT_VERSION,
-        meta: StoryMeta {
-            id: id.to_owned(),
-            title,
-            description: Some(spark),
-            cover,
-            ..StoryMeta::default()
-        },
-        start,
-        passages,
-        codewords,
-        entities,
-        relationships: graph
-            .nodes(NodeType::Relationship)?
-            .into_iter()
-            .map(|r| Relationship {
-                from: r.str("from_entity").unwrap_or_default().to_owned(),
-                to: r.str("to_entity").unwrap_or_default().to_owned(),
-                base: field(&r, "base"),
-                overlays: field(&r, "overlays"),
-                id: r.id,
-            })
-            .collect(),
-        codex: codex(graph)?,
-        illustrations,
-        art_direction: graph
-            .node(super::dress_stage::ART_DIRECTION)?
-            .map(|a| ArtDirection {
-                id: a.id.clone(),
-                style: a.str("style").unwrap_or_default().to_owned(),
-                medium: a.str("medium").unwrap_or_default().to_owned(),
-                palette: a.strings("palette"),
-                composition_notes: a.str("composition_notes").map(str::to_owned),
-                negative_defaults: a.str("negative_defaults").map(str::to_owned),
-                aspect_ratio: a.str("aspect_ratio").unwrap_or("16:9").to_owned(),
-                ..ArtDirection::default()
-            }),
-        scenes: Vec::new(),
-    })
+        .collect())
+}
+
+/// The relationships between kept entities.
+fn relationships(graph: &Graph) -> Result<Vec<Relationship>, GraphError> {
+    Ok(graph
+        .nodes(NodeType::Relationship)?
+        .into_iter()
+        .map(|r| Relationship {
+            from: r.str("from_entity").unwrap_or_default().to_owned(),
+            to: r.str("to_entity").unwrap_or_default().to_owned(),
+            base: field(&r, "base"),
+            overlays: field(&r, "overlays"),
+            id: r.id,
+        })
+        .collect())
+}
+
+/// DRESS's art direction, if it has run.
+fn art_direction(graph: &Graph) -> Result<Option<ArtDirection>, GraphError> {
+    Ok(graph
+        .node(super::dress::ART_DIRECTION)?
+        .map(|a| ArtDirection {
+            id: a.id.clone(),
+            style: a.str("style").unwrap_or_default().to_owned(),
+            medium: a.str("medium").unwrap_or_default().to_owned(),
+            palette: a.strings("palette"),
+            composition_notes: a.str("composition_notes").map(str::to_owned),
+            negative_defaults: a.str("negative_defaults").map(str::to_owned),
+            aspect_ratio: a.str("aspect_ratio").unwrap_or("16:9").to_owned(),
+            ..ArtDirection::default()
+        }))
 }
 
 /// DRESS's illustrations with the passages they depict.

@@ -1,4 +1,8 @@
-//! FILL's deterministic checks on a passage's prose before it is accepted (seed 000 FILL, with QuestFoundry-ng's lessons): no sentence lifted from the passages around it or copied from its summary, a length within the scene type's band, no recital of the prompt, the voice's person and tense, none of the words the voice avoids.
+//! FILL's deterministic checks on a passage's prose before it is accepted.
+//!
+//! Seed 000 FILL, with QuestFoundry-ng's lessons: no sentence lifted from the passages around
+//! it or copied from its summary, a length within the scene type's band, no recital of the
+//! prompt, the voice's person and tense, none of the words the voice avoids.
 
 use std::fmt;
 

@@ -1,10 +1,15 @@
-//! DRESS's image providers (seed 000: a provider-independent abstraction): the `Illustrator` trait a provider implements, the content-addressed asset store (`assets/<sha256>.png`), and the built-in `Sketch` provider, which draws a deterministic picture from a brief's prompt (its category's composition, the art direction's palette, each entity's colours, the mood's light) for machines without an image model.
+//! DRESS's image providers: the `Illustrator` trait, the asset store, the built-in `Sketch`.
+//!
+//! Seed 000: a provider-independent abstraction. The content-addressed asset store keeps
+//! `assets/<sha256>.png`; the built-in `Sketch` provider draws a deterministic picture from a
+//! brief's prompt (its category's composition, the art direction's palette, each entity's
+//! colours, the mood's light) for machines without an image model.
 #![allow(
     clippy::cast_precision_loss,
     reason = "pixel geometry: sizes under 2^16 and counts under 1000 are exact in f32"
 )]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -23,16 +28,33 @@ pub trait Illustrator {
     /// The provider's name, kept on each illustration it made.
     fn name(&self) -> &str;
     /// The picture as PNG bytes, or why it could not be drawn.
-    fn draw(&self, prompt: &ImagePrompt) -> Result<Vec<u8>, String>;
+    fn draw(&self, prompt: &ImagePrompt) -> Result<Vec<u8>, DrawError>;
+}
+
+/// Why a picture was not drawn, or not kept.
+#[derive(Debug, thiserror::Error)]
+pub enum DrawError {
+    #[error("the picture has no size")]
+    NoSize,
+    #[error(transparent)]
+    Encode(#[from] png::EncodingError),
+    #[error("{}: {source}", .path.display())]
+    Store {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Writes `png` into `dir/assets/<sha256>.png` (once: the same picture is
 /// the same file) and returns its path relative to `dir`.
-pub fn store(dir: &Path, png: &[u8]) -> Result<String, String> {
+pub fn store(dir: &Path, png: &[u8]) -> Result<String, DrawError> {
     let assets = dir.join("assets");
     crate::files::store_content(&assets, png, "png")
         .map(|name| format!("assets/{name}"))
-        .map_err(|e| format!("{}: {e}", assets.display()))
+        .map_err(|source| DrawError::Store {
+            path: assets,
+            source,
+        })
 }
 
 /// The built-in provider: a painterly sketch drawn by a 2D rasteriser,
@@ -48,9 +70,9 @@ impl Illustrator for Sketch {
         "sketch"
     }
 
-    fn draw(&self, prompt: &ImagePrompt) -> Result<Vec<u8>, String> {
+    fn draw(&self, prompt: &ImagePrompt) -> Result<Vec<u8>, DrawError> {
         let (w, h) = size(&prompt.aspect_ratio);
-        let mut pixmap = Pixmap::new(w, h).ok_or("the picture has no size")?;
+        let mut pixmap = Pixmap::new(w, h).ok_or(DrawError::NoSize)?;
         let seed = Sha256::digest(prompt.text.as_bytes());
         let mut rng = ChaCha8Rng::from_seed(seed.into());
         let scene = Canvas::new(prompt, w, h);
@@ -69,17 +91,15 @@ fn size(aspect: &str) -> (u32, u32) {
     }
 }
 
-fn encode(pixmap: &Pixmap) -> Result<Vec<u8>, String> {
+fn encode(pixmap: &Pixmap) -> Result<Vec<u8>, DrawError> {
     let mut out = Vec::new();
     let mut encoder = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+    let mut writer = encoder.write_header()?;
     // Every layer is opaque at the bottom, so premultiplied is straight.
-    writer
-        .write_image_data(pixmap.data())
-        .map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
+    writer.write_image_data(pixmap.data())?;
+    writer.finish()?;
     Ok(out)
 }
 

@@ -1,12 +1,17 @@
-//! An authoring project folder (seed 000 "File Structure"): `graph.db`, `snapshots/pre-<stage>.db` copied before each stage runs, `exports/` for review, optional `prompts/` overrides; where the project stands between the human gates.
+//! An authoring project folder and where it stands between the human gates.
+//!
+//! Seed 000 "File Structure": `graph.db`, `snapshots/pre-<stage>.db` copied before each stage
+//! runs, `exports/` for review, optional `prompts/` overrides.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::ask::StageError;
 use super::graph::{Graph, GraphError, Mutation};
-use super::model::Stage;
+use super::ontology::{LAST_BUILT, Stage};
+use super::review::ReviewError;
 
 /// How long the story is meant to be (seed 000 `vision.scope.length`).
 #[derive(
@@ -93,17 +98,83 @@ pub fn inner_gates(stage: Stage) -> &'static [Inner] {
 pub enum ProjectError {
     #[error(transparent)]
     Graph(#[from] GraphError),
-    #[error("{path}: {message}")]
-    Io { path: PathBuf, message: String },
-    #[error("{0}")]
-    Gate(String),
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A stage's run failed; nothing of its unfinished batch is written.
+    #[error("{stage} failed: {source}")]
+    Stage { stage: Stage, source: StageError },
+    #[error(
+        "{} already holds a project; open it with `loreloom author status {}`",
+        .dir.display(),
+        .dir.display()
+    )]
+    Exists { dir: PathBuf },
+    #[error("a project starts from a spark: --spark \"a noir mystery on a space station\"")]
+    NoSpark,
+    #[error(
+        "{} is not an authoring project (no graph.db); make one with `loreloom author new {} --spark \"…\"`",
+        .dir.display(),
+        .dir.display()
+    )]
+    NotAProject { dir: PathBuf },
+    #[error(
+        "{waiting} is waiting for review: `loreloom author review {dir}`, then `loreloom author approve {dir}` (or `loreloom author rollback {dir} {name}`)",
+        name = .waiting.name(),
+        dir = .dir.display()
+    )]
+    InReview { waiting: Stage, dir: PathBuf },
+    #[error(
+        "{stage} has already run; `loreloom author rollback {} {}` to run it again",
+        .dir.display(),
+        .stage.name()
+    )]
+    AlreadyRan { stage: Stage, dir: PathBuf },
+    #[error("{next} comes before {stage}; run the stages in order")]
+    OutOfOrder { next: Stage, stage: Stage },
+    #[error("{stage} has no inner gate `{waiting}`")]
+    NoInnerGate { stage: Stage, waiting: String },
+    #[error("no stage is waiting for approval; `loreloom author status` says what is next")]
+    NothingToApprove,
+    #[error(
+        "DRESS gate 2: choose which illustrations to draw before approving (no silent default): `loreloom author approve {} --render priority-2` (or none, priority-1, priority-3, all, top-N); exports/graph.md lists the briefs by priority",
+        .dir.display()
+    )]
+    NoBudget { dir: PathBuf },
+    #[error(
+        "the image budget is chosen at DRESS's gate 2, once the briefs and the codex are written"
+    )]
+    NotAtBudgetGate,
+    #[error(
+        "nothing is under review: the author edits at a gate, after a stage ran and before it is approved"
+    )]
+    NothingInReview,
+    #[error("`{field}`: write FIELD=VALUE (VALUE as JSON, or plain text)")]
+    BadField { field: String },
+    #[error(
+        "{}: not YAML the review wrote ({source}); fix it or write it again with `loreloom author review`",
+        .path.display()
+    )]
+    NotYaml {
+        path: PathBuf,
+        source: serde_norway::Error,
+    },
+    /// An edited `graph.yaml` that does not read as the review's document.
+    #[error("{}: {source}", .path.display())]
+    Edited { path: PathBuf, source: ReviewError },
+    #[error("{stage} has not run in this project (no {}); nothing to roll back", .snapshot.display())]
+    NotRun { stage: Stage, snapshot: PathBuf },
+    #[error("the graph has no vision: run DREAM first")]
+    NoVision,
 }
 
 /// An I/O error as a project error naming the file.
 pub fn io(path: &Path) -> impl Fn(std::io::Error) -> ProjectError + '_ {
-    move |e| ProjectError::Io {
+    move |source| ProjectError::Io {
         path: path.to_owned(),
-        message: e.to_string(),
+        source,
     }
 }
 
@@ -118,17 +189,12 @@ impl Project {
     pub fn create(dir: &Path, spark: &str, scope: Scope) -> Result<Self, ProjectError> {
         let db = dir.join("graph.db");
         if db.exists() {
-            return Err(ProjectError::Gate(format!(
-                "{} already holds a project; open it with `loreloom author status {}`",
-                dir.display(),
-                dir.display()
-            )));
+            return Err(ProjectError::Exists {
+                dir: dir.to_owned(),
+            });
         }
         if spark.trim().is_empty() {
-            return Err(ProjectError::Gate(
-                "a project starts from a spark: --spark \"a noir mystery on a space station\""
-                    .into(),
-            ));
+            return Err(ProjectError::NoSpark);
         }
         for sub in ["snapshots", "exports"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
@@ -159,11 +225,9 @@ impl Project {
     pub fn open(dir: &Path) -> Result<Self, ProjectError> {
         let db = dir.join("graph.db");
         if !db.is_file() {
-            return Err(ProjectError::Gate(format!(
-                "{} is not an authoring project (no graph.db); make one with `loreloom author new {} --spark \"…\"`",
-                dir.display(),
-                dir.display()
-            )));
+            return Err(ProjectError::NotAProject {
+                dir: dir.to_owned(),
+            });
         }
         Ok(Self {
             dir: dir.to_owned(),
@@ -267,11 +331,10 @@ impl Project {
     /// `graph.db` to `snapshots/pre-<stage>.db`.
     pub fn begin(self, stage: Stage) -> Result<Self, ProjectError> {
         if let Some(waiting) = self.in_review()? {
-            return Err(ProjectError::Gate(format!(
-                "{waiting} is waiting for review: `loreloom author review {dir}`, then `loreloom author approve {dir}` (or `loreloom author rollback {dir} {}`)",
-                waiting.name(),
-                dir = self.dir.display()
-            )));
+            return Err(ProjectError::InReview {
+                waiting,
+                dir: self.dir.clone(),
+            });
         }
         if self.gate(stage)? == Gate::Resume {
             // The stage goes on after an inner gate: a snapshot of this
@@ -283,18 +346,15 @@ impl Project {
             return Self::open(&dir);
         }
         if self.gate(stage)? != Gate::Pending {
-            return Err(ProjectError::Gate(format!(
-                "{stage} has already run; `loreloom author rollback {} {}` to run it again",
-                self.dir.display(),
-                stage.name()
-            )));
+            return Err(ProjectError::AlreadyRan {
+                stage,
+                dir: self.dir.clone(),
+            });
         }
         if let Some(next) = self.next_stage()?
             && next != stage
         {
-            return Err(ProjectError::Gate(format!(
-                "{next} comes before {stage}; run the stages in order"
-            )));
+            return Err(ProjectError::OutOfOrder { next, stage });
         }
         let dir = self.dir.clone();
         let db = dir.join("graph.db");
@@ -320,9 +380,10 @@ impl Project {
     /// The stage stops at its inner gate `waiting` for the author.
     pub fn pause(&mut self, stage: Stage, waiting: &str) -> Result<(), ProjectError> {
         let Some(gate) = inner_gates(stage).iter().find(|g| g.waiting == waiting) else {
-            return Err(ProjectError::Gate(format!(
-                "{stage} has no inner gate `{waiting}`"
-            )));
+            return Err(ProjectError::NoInnerGate {
+                stage,
+                waiting: waiting.to_owned(),
+            });
         };
         self.set_gate(stage, gate.waiting, gate.waits)
     }
@@ -335,20 +396,16 @@ impl Project {
     /// The author approves the stage in review; the next may run.
     pub fn approve(&mut self) -> Result<Stage, ProjectError> {
         let Some(stage) = self.in_review()? else {
-            return Err(ProjectError::Gate(
-                "no stage is waiting for approval; `loreloom author status` says what is next"
-                    .into(),
-            ));
+            return Err(ProjectError::NothingToApprove);
         };
         if let Some(gate) = self.waiting_inner(stage)? {
             if stage == Stage::Dress
                 && gate.waiting == "briefs"
                 && self.graph.meta(super::dress::BUDGET_KEY)?.is_none()
             {
-                return Err(ProjectError::Gate(format!(
-                    "DRESS gate 2: choose which illustrations to draw before approving (no silent default): `loreloom author approve {} --render priority-2` (or none, priority-1, priority-3, all, top-N); exports/graph.md lists the briefs by priority",
-                    self.dir.display()
-                )));
+                return Err(ProjectError::NoBudget {
+                    dir: self.dir.clone(),
+                });
             }
             self.set_gate(
                 stage,
@@ -377,9 +434,7 @@ impl Project {
     /// DRESS gate 2: the author's image budget (which briefs are drawn).
     pub fn set_budget(&mut self, budget: &super::dress::Budget) -> Result<(), ProjectError> {
         if self.waiting_inner(Stage::Dress)?.map(|g| g.waiting) != Some("briefs") {
-            return Err(ProjectError::Gate(
-                "the image budget is chosen at DRESS's gate 2, once the briefs and the codex are written".into(),
-            ));
+            return Err(ProjectError::NotAtBudgetGate);
         }
         self.graph.apply(
             Stage::Dress,
@@ -398,16 +453,14 @@ impl Project {
     /// Each field is `NAME=VALUE`, VALUE JSON or else text.
     pub fn edit(&mut self, id: &str, fields: &[String], why: &str) -> Result<Stage, ProjectError> {
         let Some(stage) = self.in_review()? else {
-            return Err(ProjectError::Gate(
-                "nothing is under review: the author edits at a gate, after a stage ran and before it is approved".into(),
-            ));
+            return Err(ProjectError::NothingInReview);
         };
         let mut set = serde_json::Map::new();
         for field in fields {
             let Some((name, value)) = field.split_once('=') else {
-                return Err(ProjectError::Gate(format!(
-                    "`{field}`: write FIELD=VALUE (VALUE as JSON, or plain text)"
-                )));
+                return Err(ProjectError::BadField {
+                    field: field.clone(),
+                });
             };
             let value = serde_json::from_str(value).unwrap_or_else(|_| json!(value));
             set.insert(name.trim().to_owned(), value);
@@ -430,19 +483,17 @@ impl Project {
     /// them). Returns the stage and how many changes were made.
     pub fn apply_yaml(&mut self, file: &Path, why: &str) -> Result<(Stage, usize), ProjectError> {
         let Some(stage) = self.in_review()? else {
-            return Err(ProjectError::Gate(
-                "nothing is under review: the author edits at a gate, after a stage ran and before it is approved".into(),
-            ));
+            return Err(ProjectError::NothingInReview);
         };
         let text = std::fs::read_to_string(file).map_err(io(file))?;
-        let doc: Value = serde_norway::from_str(&text).map_err(|e| ProjectError::Io {
+        let doc: Value = serde_norway::from_str(&text).map_err(|source| ProjectError::NotYaml {
             path: file.to_owned(),
-            message: format!("not YAML the review wrote ({e}); fix it or write it again with `loreloom author review`"),
+            source,
         })?;
         let changes =
-            super::review::changes(&self.graph, &doc).map_err(|message| ProjectError::Io {
+            super::review::changes(&self.graph, &doc).map_err(|source| ProjectError::Edited {
                 path: file.to_owned(),
-                message,
+                source,
             })?;
         if !changes.is_empty() {
             self.graph.apply(stage, "review", why, &changes)?;
@@ -456,10 +507,7 @@ impl Project {
     pub fn rollback(self, stage: Stage) -> Result<Self, ProjectError> {
         let snapshot = self.snapshot_path(stage);
         if !snapshot.is_file() {
-            return Err(ProjectError::Gate(format!(
-                "{stage} has not run in this project (no {}); nothing to roll back",
-                snapshot.display()
-            )));
+            return Err(ProjectError::NotRun { stage, snapshot });
         }
         let dir = self.dir.clone();
         let db = dir.join("graph.db");
@@ -529,9 +577,8 @@ impl Project {
             (None, Some(Stage::Ship)) => format!(
                 "next: SHIP, its own command: `loreloom ship {dir} --format html` (or package, questfoundry, ink, twee, markdown, epub)"
             ),
-            (None, Some(stage)) if stage > super::stages::LAST_BUILT => format!(
-                "next: {stage}, which this version of Loreloom does not have yet (the pipeline ends at {})",
-                super::stages::LAST_BUILT
+            (None, Some(stage)) if stage > LAST_BUILT => format!(
+                "next: {stage}, which this version of Loreloom does not have yet (the pipeline ends at {LAST_BUILT})"
             ),
             (None, Some(stage)) => format!(
                 "next: run {stage} (`loreloom author run {dir} --to {}`)",

@@ -1,15 +1,48 @@
-//! `loreloom author …`: make an authoring project, run its stages with a human gate after each, review, approve, roll back and read the audit.
+//! `loreloom author …`: make a project, run its stages with a human gate after each, review.
+//!
+//! Also approve, roll back, edit at a gate and read the audit. Errors are said in words here,
+//! at the CLI's edge.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::author::discuss::{Author, Unattended};
 use crate::author::dress::Budget;
 use crate::author::illustrate::Sketch;
+use crate::author::ontology::LAST_BUILT;
 use crate::author::project::io;
-use crate::author::stages::{self, Author, DressStep, Unattended};
+use crate::author::stages::{self, DressStep, FillStep};
 use crate::author::{Project, ProjectError, Scope, Stage, review};
 use crate::llm::{Gateway, Script, ScriptedBackend};
+
+/// Why an `author` command failed (said on stderr).
+#[derive(Debug, thiserror::Error)]
+enum CommandError {
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// The model gateway or the reply script could not be set up (said in its words).
+    #[error("{0}")]
+    Model(Box<dyn std::error::Error + Send + Sync>),
+    #[error(
+        "SHIP is deterministic and has its own command: `loreloom ship DIR --format F` (package, questfoundry, html, ink, twee, markdown, epub)"
+    )]
+    Ship,
+    #[error(
+        "{0} is not built yet in this version of Loreloom (the authoring pipeline stops after {LAST_BUILT})"
+    )]
+    NotBuilt(Stage),
+    /// A stage's run failed and the graph is as it was before it.
+    #[error(
+        "{source}\n(the graph is as it was before this run of {stage}: restored from {})",
+        .snapshot.display()
+    )]
+    Undone {
+        source: ProjectError,
+        stage: Stage,
+        snapshot: PathBuf,
+    },
+}
 
 /// `loreloom author …`
 #[derive(clap::Subcommand, Debug)]
@@ -94,6 +127,16 @@ pub struct RunArgs {
 }
 
 pub fn run(command: AuthorCommand) -> ExitCode {
+    match command_result(command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn command_result(command: AuthorCommand) -> Result<(), CommandError> {
     let result = match command {
         AuthorCommand::New { dir, spark, scope } => Project::create(&dir, &spark, scope).map(|p| {
             println!(
@@ -102,7 +145,7 @@ pub fn run(command: AuthorCommand) -> ExitCode {
                 dir.display()
             );
         }),
-        AuthorCommand::Run(args) => run_stages(&args),
+        AuthorCommand::Run(args) => return run_stages(&args),
         AuthorCommand::Review { dir } => write_review(&dir),
         AuthorCommand::Approve { dir, render } => Project::open(&dir).and_then(|mut p| {
             if let Some(budget) = &render {
@@ -159,13 +202,7 @@ pub fn run(command: AuthorCommand) -> ExitCode {
             Ok(())
         }),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
-    }
+    Ok(result?)
 }
 
 /// Writes a project's graph as `exports/story/story.json`; the package folder.
@@ -271,23 +308,19 @@ fn say_dress(step: &DressStep) -> Option<&'static str> {
     gate
 }
 
-fn not_built(stage: Stage) -> ProjectError {
+fn not_built(stage: Stage) -> CommandError {
     if stage == Stage::Ship {
-        return ProjectError::Gate(
-            "SHIP is deterministic and has its own command: `loreloom ship DIR --format F` (package, questfoundry, html, ink, twee, markdown, epub)".into(),
-        );
+        CommandError::Ship
+    } else {
+        CommandError::NotBuilt(stage)
     }
-    ProjectError::Gate(format!(
-        "{stage} is not built yet in this version of Loreloom (the authoring pipeline stops after {})",
-        stages::LAST_BUILT
-    ))
 }
 
-fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
+fn run_stages(args: &RunArgs) -> Result<(), CommandError> {
     let mut project = Project::open(&args.dir)?;
-    let gateway = Gateway::standard().map_err(ProjectError::Gate)?;
+    let gateway = Gateway::standard().map_err(|e| CommandError::Model(e.into()))?;
     if let Some(file) = &args.model_script {
-        let script = Script::load(file).map_err(ProjectError::Gate)?;
+        let script = Script::load(file).map_err(|e| CommandError::Model(e.into()))?;
         gateway.register_script(&args.model, ScriptedBackend::new(script));
     }
     let interactive = !args.yes && std::io::stdin().is_terminal();
@@ -311,7 +344,7 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             println!("{}", project.status()?);
             return Ok(());
         }
-        if stage > stages::LAST_BUILT {
+        if stage > LAST_BUILT {
             // Nothing to snapshot or restore: say so before touching the graph.
             if args.yes && args.to.is_none() {
                 println!("{}", project.status()?);
@@ -319,108 +352,7 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             }
             return Err(not_built(stage));
         }
-        let resumed = project.resuming(stage)?;
-        project = project.begin(stage)?;
-        let part = match project.passed_inner(stage)?.map(|g| g.waiting) {
-            Some("voice") => " (the prose)",
-            Some("art") => " (briefs and codex)",
-            Some("briefs") => " (the sample illustration)",
-            Some("sample") => " (the other illustrations)",
-            _ => "",
-        };
-        println!("running {stage}{part}…");
-        let mut paused: Option<&str> = None;
-        let mut author: Box<dyn Author> = if interactive {
-            Box::new(AtTerminal)
-        } else {
-            Box::new(Unattended)
-        };
-        let ran = match stage {
-            Stage::Dream => stages::dream(&mut project, &gateway, &args.model, author.as_mut()),
-            Stage::Brainstorm => {
-                stages::brainstorm(&mut project, &gateway, &args.model, author.as_mut())
-            }
-            Stage::Seed => stages::seed(&mut project, &gateway, &args.model),
-            Stage::Grow => stages::grow(&mut project, &gateway, &args.model).map(|grown| {
-                for note in &grown.notes {
-                    println!("  note: {note}");
-                }
-                println!(
-                    "  {} arcs, {} passages, {} choices, {} codewords, {} endings",
-                    grown.arcs.len(),
-                    grown.passages.len(),
-                    grown.choices.len(),
-                    grown.codewords.len(),
-                    grown.endings.len()
-                );
-            }),
-            Stage::Fill => stages::fill(&mut project, &gateway, &args.model).map(|step| match step {
-                stages::FillStep::Voice(voice) => {
-                    paused = Some("voice");
-                    println!(
-                        "  voice: \"{}\", {} person, {} tense, {}",
-                        voice["story_title"].as_str().unwrap_or_default(),
-                        voice["pov"].as_str().unwrap_or_default().replace('_', " "),
-                        voice["tense"].as_str().unwrap_or_default(),
-                        voice["register"].as_str().unwrap_or_default()
-                    );
-                }
-                stages::FillStep::Prose(report) => {
-                    for note in &report.notes {
-                        println!("  note: {note}");
-                    }
-                    println!(
-                        "  {} passages written ({} mended by a repair), {} review cycles, {} revised, {} still flagged, {} without prose",
-                        report.written,
-                        report.repaired,
-                        report.cycles,
-                        report.revised,
-                        report.flagged.len(),
-                        report.missing.len()
-                    );
-                    let sizes: Vec<u32> =
-                        report.prompt_tokens.iter().copied().filter(|t| *t > 0).collect();
-                    if let (Some(least), Some(most)) = (sizes.iter().min(), sizes.iter().max()) {
-                        let mean = sizes.iter().map(|t| u64::from(*t)).sum::<u64>()
-                            / sizes.len() as u64;
-                        println!(
-                            "  prose prompts: {} calls, {least}–{most} tokens in (mean {mean})",
-                            sizes.len()
-                        );
-                    }
-                }
-            }),
-            Stage::Dress => stages::dress(
-                &mut project,
-                &gateway,
-                &args.model,
-                author.as_mut(),
-                &Sketch,
-            )
-            .map(|step| {
-                paused = say_dress(&step);
-            }),
-            later @ Stage::Ship => Err(not_built(later)),
-        };
-        if let Err(e) = ran {
-            // A stage that failed leaves nothing behind: the graph from
-            // before it (or, going on after an inner gate, from that gate).
-            drop(project);
-            let restored = Project::open(&args.dir)?.undo_run(stage, resumed)?;
-            return Err(ProjectError::Gate(format!(
-                "{e}\n(the graph is as it was before this run of {stage}: restored from {})",
-                restored.display()
-            )));
-        }
-        if let Some(gate) = paused {
-            project.pause(stage, gate)?;
-            if let Some(inner) = project.waiting_inner(stage)? {
-                println!("{stage}: {}", inner_words(inner));
-            }
-        } else {
-            project.finish(stage)?;
-            println!("{stage} done");
-        }
+        project = run_one(args, project, stage, &gateway, interactive)?;
         if !args.yes {
             println!("{}", project.status()?);
             return Ok(());
@@ -429,6 +361,140 @@ fn run_stages(args: &RunArgs) -> Result<(), ProjectError> {
             project.approve()?;
             println!("{}", project.status()?);
             return Ok(());
+        }
+    }
+}
+
+/// Runs one stage (or the next part of one) and stops it at its gate; a run that failed
+/// leaves nothing behind: the graph from before it (or, going on after an inner gate, from
+/// that gate).
+fn run_one(
+    args: &RunArgs,
+    project: Project,
+    stage: Stage,
+    gateway: &Gateway,
+    interactive: bool,
+) -> Result<Project, CommandError> {
+    let resumed = project.resuming(stage)?;
+    let mut project = project.begin(stage)?;
+    let part = match project.passed_inner(stage)?.map(|g| g.waiting) {
+        Some("voice") => " (the prose)",
+        Some("art") => " (briefs and codex)",
+        Some("briefs") => " (the sample illustration)",
+        Some("sample") => " (the other illustrations)",
+        _ => "",
+    };
+    println!("running {stage}{part}…");
+    let mut author: Box<dyn Author> = if interactive {
+        Box::new(AtTerminal)
+    } else {
+        Box::new(Unattended)
+    };
+    let paused = match run_stage(&mut project, stage, gateway, &args.model, author.as_mut()) {
+        Ok(paused) => paused,
+        Err(e) => {
+            drop(project);
+            let snapshot = Project::open(&args.dir)?.undo_run(stage, resumed)?;
+            return Err(match e {
+                CommandError::Project(source) => CommandError::Undone {
+                    source,
+                    stage,
+                    snapshot,
+                },
+                other => other,
+            });
+        }
+    };
+    if let Some(gate) = paused {
+        project.pause(stage, gate)?;
+        if let Some(inner) = project.waiting_inner(stage)? {
+            println!("{stage}: {}", inner_words(inner));
+        }
+    } else {
+        project.finish(stage)?;
+        println!("{stage} done");
+    }
+    Ok(project)
+}
+
+/// Runs `stage` and says what it did; the inner gate it stops at, if any.
+fn run_stage(
+    project: &mut Project,
+    stage: Stage,
+    gateway: &Gateway,
+    model: &str,
+    author: &mut dyn Author,
+) -> Result<Option<&'static str>, CommandError> {
+    match stage {
+        Stage::Dream => stages::dream(project, gateway, model, author)?,
+        Stage::Brainstorm => stages::brainstorm(project, gateway, model, author)?,
+        Stage::Seed => stages::seed(project, gateway, model)?,
+        Stage::Grow => say_grow(&stages::grow(project, gateway, model)?),
+        Stage::Fill => return Ok(say_fill(&stages::fill(project, gateway, model)?)),
+        Stage::Dress => {
+            let step = stages::dress(project, gateway, model, author, &Sketch)?;
+            return Ok(say_dress(&step));
+        }
+        later @ Stage::Ship => return Err(not_built(later)),
+    }
+    Ok(None)
+}
+
+/// Prints what GROW made.
+fn say_grow(grown: &crate::author::grow::Grown) {
+    for note in &grown.notes {
+        println!("  note: {note}");
+    }
+    println!(
+        "  {} arcs, {} passages, {} choices, {} codewords, {} endings",
+        grown.arcs.len(),
+        grown.passages.len(),
+        grown.choices.len(),
+        grown.codewords.len(),
+        grown.endings.len()
+    );
+}
+
+/// Prints what a FILL run did; the inner gate it stops at, if any.
+fn say_fill(step: &FillStep) -> Option<&'static str> {
+    match step {
+        FillStep::Voice(voice) => {
+            println!(
+                "  voice: \"{}\", {} person, {} tense, {}",
+                voice.story_title,
+                voice.pov.name().replace('_', " "),
+                voice.tense.name(),
+                voice.register
+            );
+            Some("voice")
+        }
+        FillStep::Prose(report) => {
+            for note in &report.notes {
+                println!("  note: {note}");
+            }
+            println!(
+                "  {} passages written ({} mended by a repair), {} review cycles, {} revised, {} still flagged, {} without prose",
+                report.written,
+                report.repaired,
+                report.cycles,
+                report.revised,
+                report.flagged.len(),
+                report.missing.len()
+            );
+            let sizes: Vec<u32> = report
+                .prompt_tokens
+                .iter()
+                .copied()
+                .filter(|t| *t > 0)
+                .collect();
+            if let (Some(least), Some(most)) = (sizes.iter().min(), sizes.iter().max()) {
+                let mean = sizes.iter().map(|t| u64::from(*t)).sum::<u64>() / sizes.len() as u64;
+                println!(
+                    "  prose prompts: {} calls, {least}–{most} tokens in (mean {mean})",
+                    sizes.len()
+                );
+            }
+            None
         }
     }
 }

@@ -1,161 +1,13 @@
-//! The author's views of the graph at a gate: `exports/graph.yaml` (every node and edge, to read or edit and re-apply) and `exports/graph.md` (a readable summary with what the stage under review changed).
+//! `exports/graph.md`: a readable summary of the graph and what the stage under review changed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::graph::{Edge, Graph, GraphError, Node};
-use super::model::{EdgeType, NodeType, Stage};
-
-/// The graph as one document: nodes by type, edges by type.
-pub fn document(graph: &Graph) -> Result<Value, GraphError> {
-    let mut nodes = serde_json::Map::new();
-    for kind in NodeType::ALL {
-        let of: Vec<Node> = graph.nodes(kind)?;
-        if of.is_empty() {
-            continue;
-        }
-        let mut by_id = serde_json::Map::new();
-        for n in of {
-            by_id.insert(n.id, Value::Object(n.data));
-        }
-        nodes.insert(kind.name().to_owned(), Value::Object(by_id));
-    }
-    let mut edges = serde_json::Map::new();
-    for kind in EdgeType::ALL {
-        let of: Vec<Edge> = graph.edges(kind)?;
-        if of.is_empty() {
-            continue;
-        }
-        let list = of
-            .into_iter()
-            .map(|e| {
-                let mut m = serde_json::Map::new();
-                m.insert("from".into(), Value::String(e.from));
-                m.insert("to".into(), Value::String(e.to));
-                m.extend(e.data);
-                Value::Object(m)
-            })
-            .collect();
-        edges.insert(kind.name().to_owned(), Value::Array(list));
-    }
-    let meta: serde_json::Map<String, Value> = graph.all_meta()?.into_iter().collect();
-    Ok(serde_json::json!({"meta": meta, "nodes": nodes, "edges": edges}))
-}
-
-/// The mutations that turn the graph into `doc` (a [`document`], as the
-/// author edited it): changed fields, new and removed nodes, new and
-/// removed edges (an edge whose data changed is removed and made again).
-/// `meta` is the engine's (gates, notes) and is not read. Whether the stage
-/// under review may make these changes is [`Graph::apply`]'s to say.
-pub fn changes(graph: &Graph, doc: &Value) -> Result<Vec<super::graph::Mutation>, String> {
-    use super::graph::Mutation;
-    let now = document(graph).map_err(|e| e.to_string())?;
-    let section = |d: &Value, key: &str| d.get(key).cloned().unwrap_or(Value::Null);
-    let mut out = Vec::new();
-    let (old_nodes, new_nodes) = (section(&now, "nodes"), section(doc, "nodes"));
-    let new_nodes = match new_nodes {
-        Value::Object(m) => m,
-        Value::Null => serde_json::Map::new(),
-        _ => return Err("`nodes` must map node types to nodes by id".into()),
-    };
-    let mut kept = std::collections::BTreeSet::new();
-    for (kind, by_id) in &new_nodes {
-        let kind: NodeType = kind.parse()?;
-        let Some(by_id) = by_id.as_object() else {
-            return Err(format!("`nodes.{kind}` must map ids to fields"));
-        };
-        for (id, data) in by_id {
-            let Some(data) = data.as_object() else {
-                return Err(format!("`nodes.{kind}.{id}` must be a map of fields"));
-            };
-            kept.insert(id.clone());
-            match old_nodes[kind.name()].get(id).and_then(Value::as_object) {
-                None => out.push(Mutation::Create {
-                    id: id.clone(),
-                    kind,
-                    data: data.clone(),
-                }),
-                Some(old) => {
-                    let mut fields = serde_json::Map::new();
-                    for (k, v) in data {
-                        if old.get(k) != Some(v) {
-                            fields.insert(k.clone(), v.clone());
-                        }
-                    }
-                    for k in old.keys().filter(|k| !data.contains_key(*k)) {
-                        fields.insert(k.clone(), Value::Null);
-                    }
-                    if !fields.is_empty() {
-                        out.push(Mutation::Update {
-                            id: id.clone(),
-                            fields,
-                        });
-                    }
-                }
-            }
-        }
-    }
-    for by_id in old_nodes.as_object().into_iter().flat_map(|m| m.values()) {
-        for id in by_id.as_object().into_iter().flat_map(|m| m.keys()) {
-            if !kept.contains(id) {
-                out.push(Mutation::Remove { id: id.clone() });
-            }
-        }
-    }
-    let edge_set = |d: &Value| -> Result<
-        Vec<(EdgeType, String, String, serde_json::Map<String, Value>)>,
-        String,
-    > {
-        let mut all = Vec::new();
-        for (kind, list) in d.as_object().into_iter().flatten() {
-            let kind: EdgeType = kind.parse()?;
-            for e in list.as_array().into_iter().flatten() {
-                let mut data = e.as_object().cloned().unwrap_or_default();
-                let end = |data: &mut serde_json::Map<String, Value>, k: &str| match data.remove(k)
-                {
-                    Some(Value::String(s)) => Ok(s),
-                    _ => Err(format!("an edge in `edges.{kind}` has no `{k}`")),
-                };
-                let from = end(&mut data, "from")?;
-                let to = end(&mut data, "to")?;
-                all.push((kind, from, to, data));
-            }
-        }
-        Ok(all)
-    };
-    let (old_edges, new_edges) = (
-        edge_set(&section(&now, "edges"))?,
-        edge_set(&section(doc, "edges"))?,
-    );
-    for e in &old_edges {
-        if !new_edges.contains(e) {
-            out.push(Mutation::Unlink {
-                kind: e.0,
-                from: e.1.clone(),
-                to: e.2.clone(),
-            });
-        }
-    }
-    for e in &new_edges {
-        if !old_edges.contains(e) {
-            out.push(Mutation::Link {
-                kind: e.0,
-                from: e.1.clone(),
-                to: e.2.clone(),
-                data: e.3.clone(),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// `graph.yaml`: the whole graph.
-pub fn yaml(graph: &Graph) -> Result<String, GraphError> {
-    let doc = document(graph)?;
-    Ok(serde_norway::to_string(&doc).unwrap_or_else(|e| format!("# cannot write YAML: {e}\n")))
-}
+use crate::author::dress::{ART_DIRECTION, budget, ranked_briefs};
+use crate::author::graph::{Edge, Graph, GraphError, Node};
+use crate::author::ontology::{EdgeType, NodeType, Stage};
 
 fn list(v: Option<&Value>) -> String {
     match v {
@@ -179,11 +31,39 @@ pub fn markdown(
 ) -> Result<String, GraphError> {
     let mut out = String::new();
     let _ = writeln!(out, "# Story graph\n\nSpark: {spark}\n");
+    let sections: [Section; 14] = [
+        vision,
+        entities,
+        voice,
+        relationships,
+        dilemmas,
+        paths,
+        beats,
+        arcs,
+        passages,
+        art_direction,
+        briefs,
+        codex,
+        illustrations,
+        counts,
+    ];
+    for section in sections {
+        section(graph, &mut out)?;
+    }
+    changed(graph, in_review, &mut out)?;
+    Ok(out)
+}
+
+/// One section of `graph.md`, written onto the text so far.
+type Section = fn(&Graph, &mut String) -> Result<(), GraphError>;
+
+/// The vision: genre, tone, themes, audience, constraints, content notes, scope.
+fn vision(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     if let Some(vision) = graph.node("vision")? {
         let d = &vision.data;
         let _ = writeln!(out, "## Vision\n");
         labelled(
-            &mut out,
+            out,
             d,
             &[
                 ("Genre", "genre"),
@@ -204,6 +84,11 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    Ok(())
+}
+
+/// Every entity, cut or kept, with its overlays.
+fn entities(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let entities = graph.nodes(NodeType::Entity)?;
     if !entities.is_empty() {
         let _ = writeln!(out, "## Entities\n");
@@ -227,8 +112,9 @@ pub fn markdown(
                 .into_iter()
                 .flatten()
             {
-                let details: Vec<String> = o["details"]
-                    .as_object()
+                let details: Vec<String> = o
+                    .get("details")
+                    .and_then(Value::as_object)
                     .into_iter()
                     .flatten()
                     .map(|(k, v)| format!("{k}: {}", list(Some(v))))
@@ -243,6 +129,11 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    Ok(())
+}
+
+/// FILL's voice document.
+fn voice(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     if let Some(v) = graph.node("voice")? {
         let _ = writeln!(out, "## Voice\n");
         let _ = writeln!(
@@ -269,6 +160,11 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    Ok(())
+}
+
+/// Every relationship between two entities.
+fn relationships(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let bonds = graph.nodes(NodeType::Relationship)?;
     if !bonds.is_empty() {
         let _ = writeln!(out, "## Relationships\n");
@@ -283,6 +179,11 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    Ok(())
+}
+
+/// Every dilemma with its answers, what SEED explored and its analysis.
+fn dilemmas(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let dilemmas = graph.nodes(NodeType::Dilemma)?;
     if !dilemmas.is_empty() {
         let _ = writeln!(out, "## Dilemmas\n");
@@ -317,6 +218,11 @@ pub fn markdown(
             out.push('\n');
         }
     }
+    Ok(())
+}
+
+/// Every path with its consequences.
+fn paths(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let paths = graph.nodes(NodeType::Path)?;
     if !paths.is_empty() {
         let _ = writeln!(out, "## Paths\n");
@@ -343,6 +249,11 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    Ok(())
+}
+
+/// The beats in an order that respects every `sequenced_after`.
+fn beats(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let beats = graph.nodes(NodeType::Beat)?;
     if !beats.is_empty() {
         let _ = writeln!(
@@ -355,7 +266,7 @@ pub fn markdown(
             .map(|e| (e.from, e.to))
             .collect();
         let ids: Vec<String> = beats.iter().map(|b| b.id.clone()).collect();
-        for id in super::graph::topological(&ids, &order) {
+        for id in crate::author::graph::topological(&ids, &order) {
             let Some(b) = beats.iter().find(|b| b.id == id) else {
                 continue;
             };
@@ -405,6 +316,11 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    Ok(())
+}
+
+/// Every arc, where it parts from the spine and comes back.
+fn arcs(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let arcs = graph.nodes(NodeType::Arc)?;
     if !arcs.is_empty() {
         let _ = writeln!(out, "## Arcs\n");
@@ -426,6 +342,11 @@ pub fn markdown(
         }
         out.push('\n');
     }
+    Ok(())
+}
+
+/// Every passage with its prose, flags and choices.
+fn passages(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let passages = graph.nodes(NodeType::Passage)?;
     if !passages.is_empty() {
         let _ = writeln!(out, "## Passages and choices\n");
@@ -460,7 +381,9 @@ pub fn markdown(
                 }
                 out.push('\n');
             }
-            for flag in super::graph::strings(p.data.get("review").and_then(|r| r.get("flags"))) {
+            for flag in
+                crate::author::graph::strings(p.data.get("review").and_then(|r| r.get("flags")))
+            {
                 let _ = writeln!(out, "  - ⚑ {flag}");
             }
             for c in choices.get(&p.id).into_iter().flatten() {
@@ -486,7 +409,11 @@ pub fn markdown(
         }
         out.push('\n');
     }
-    dress(graph, &mut out)?;
+    Ok(())
+}
+
+/// How many nodes of the types no section lists there are.
+fn counts(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let counts: BTreeMap<&str, usize> = NodeType::ALL
         .iter()
         .filter(|k| {
@@ -520,6 +447,11 @@ pub fn markdown(
     if !counted.is_empty() {
         let _ = writeln!(out, "## Also in the graph\n\n{}\n", counted.join(", "));
     }
+    Ok(())
+}
+
+/// What the stage under review changed, batch by batch.
+fn changed(graph: &Graph, in_review: Option<Stage>, out: &mut String) -> Result<(), GraphError> {
     if let Some(stage) = in_review {
         let changes: Vec<_> = graph
             .audit(Some(stage))?
@@ -536,7 +468,7 @@ pub fn markdown(
             let _ = writeln!(out, "  - {} {}", row.operation, row.target);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One `- **Label:** value` line per field of a node's data.
@@ -546,11 +478,9 @@ fn labelled(out: &mut String, data: &serde_json::Map<String, Value>, fields: &[(
     }
 }
 
-/// DRESS's part of `graph.md`: the art direction and visual profiles, the
-/// briefs best first with their scores and what the budget draws, each
-/// entity's codex tiers, the pictures drawn.
-fn dress(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
-    if let Some(a) = graph.node(super::dress_stage::ART_DIRECTION)? {
+/// DRESS's art direction and each entity's visual profile.
+fn art_direction(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
+    if let Some(a) = graph.node(ART_DIRECTION)? {
         let d = &a.data;
         let _ = writeln!(out, "## Art direction\n");
         labelled(
@@ -586,10 +516,15 @@ fn dress(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
         }
         out.push('\n');
     }
-    let ranked = super::dress_stage::ranked_briefs(graph)?;
+    Ok(())
+}
+
+/// DRESS's briefs, best first, with their scores and what the budget draws.
+fn briefs(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
+    let ranked = ranked_briefs(graph)?;
     if !ranked.is_empty() {
         // A budget that does not parse reads as none chosen (approve says why).
-        let budget = super::dress_stage::budget(graph).unwrap_or(None);
+        let budget = budget(graph).unwrap_or(None);
         let chosen = budget.map(|b| b.select(&ranked)).unwrap_or_default();
         let drawn: BTreeMap<String, String> = graph
             .edges(EdgeType::FromBrief)?
@@ -631,7 +566,12 @@ fn dress(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
         }
         out.push('\n');
     }
-    let mut entries: BTreeMap<String, Vec<super::graph::Node>> = BTreeMap::new();
+    Ok(())
+}
+
+/// Each entity's codex tiers.
+fn codex(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
+    let mut entries: BTreeMap<String, Vec<Node>> = BTreeMap::new();
     for e in graph.edges(EdgeType::HasEntry)? {
         if let Some(c) = graph.node(&e.from)? {
             entries.entry(e.to).or_default().push(c);
@@ -662,6 +602,11 @@ fn dress(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
         }
         out.push('\n');
     }
+    Ok(())
+}
+
+/// The pictures drawn.
+fn illustrations(graph: &Graph, out: &mut String) -> Result<(), GraphError> {
     let pictures = graph.nodes(NodeType::Illustration)?;
     if !pictures.is_empty() {
         let _ = writeln!(out, "## Illustrations\n");

@@ -1,4 +1,8 @@
-//! Seed 000's unified graph vocabulary: the pipeline's stages, the node and edge types, and which stage may create, change or remove each (the "Stage Operations" table, no backflow).
+//! The pipeline's stages and the graph's node and edge types, with who may change what.
+//!
+//! Seed 000's unified graph vocabulary: the stages in order (and the last one this version
+//! builds), the node and edge types, and which stage may create, change or remove each (the
+//! "Stage Operations" table, no backflow).
 
 use std::fmt;
 use std::str::FromStr;
@@ -17,6 +21,9 @@ pub enum Stage {
     Dress,
     Ship,
 }
+
+/// The last stage this version runs.
+pub const LAST_BUILT: Stage = Stage::Dress;
 
 impl Stage {
     pub const ALL: [Stage; 7] = [
@@ -54,15 +61,24 @@ impl fmt::Display for Stage {
     }
 }
 
+/// A name that is no stage, node type or edge type (the CLI's, or an edited `graph.yaml`'s).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownName {
+    #[error("no stage `{0}` (stages: dream, brainstorm, seed, grow, fill, dress, ship)")]
+    Stage(String),
+    #[error("no node type `{0}`")]
+    NodeType(String),
+    #[error("no edge type `{0}`")]
+    EdgeType(String),
+}
+
 impl FromStr for Stage {
-    type Err = String;
+    type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Stage::ALL
             .into_iter()
             .find(|st| st.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                format!("no stage `{s}` (stages: dream, brainstorm, seed, grow, fill, dress, ship)")
-            })
+            .ok_or_else(|| UnknownName::Stage(s.to_owned()))
     }
 }
 
@@ -190,12 +206,12 @@ impl fmt::Display for NodeType {
 }
 
 impl FromStr for NodeType {
-    type Err = String;
+    type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         NodeType::ALL
             .into_iter()
             .find(|t| t.name() == s)
-            .ok_or_else(|| format!("no node type `{s}`"))
+            .ok_or_else(|| UnknownName::NodeType(s.to_owned()))
     }
 }
 
@@ -353,12 +369,12 @@ impl fmt::Display for EdgeType {
 }
 
 impl FromStr for EdgeType {
-    type Err = String;
+    type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         EdgeType::ALL
             .into_iter()
             .find(|t| t.name() == s)
-            .ok_or_else(|| format!("no edge type `{s}`"))
+            .ok_or_else(|| UnknownName::EdgeType(s.to_owned()))
     }
 }
 

@@ -1,0 +1,494 @@
+//! SEED's answer as graph mutations: curation, paths, consequences, beats and their order.
+//!
+//! The engine, not the model, makes the ids: `path::d__a`, `beat::…`, `consequence::…`. The
+//! canonical answer of every dilemma is always explored. A path no beat commits gets its last
+//! beat as the commit; beats are ordered along each path as listed, plus any `after` that
+//! keeps the order acyclic. What the engine dropped or mended is said in the notes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::answers::{BeatIdea, Effect, ImpactIdea, PathIdea, SeedAnswer};
+use super::ask::StageError;
+use super::graph::{Graph, GraphError, Mutation, Node};
+use super::ontology::{EdgeType, NodeType, path_id};
+
+/// SEED's answer as graph mutations (and notes on what the engine dropped or mended).
+pub fn seed_mutations(
+    graph: &Graph,
+    answer: &SeedAnswer,
+) -> Result<(Vec<Mutation>, Vec<String>), StageError> {
+    let known = Brainstormed::read(graph)?;
+    let mut batch = Batch::default();
+    let cut = curate(&known, answer, &mut batch);
+    relationships(&known, &cut, answer, &mut batch);
+    let paths = paths(graph, &known, answer, &mut batch)?;
+    analyses(&known, answer, &mut batch);
+    let mut beats = Beats::from_answer(&known, &cut, &paths, answer, &mut batch);
+    beats.commit_every_path(graph, &paths, &mut batch)?;
+    beats.write(&mut batch);
+    beats.order(&paths, &mut batch);
+    batch.changes.push(Mutation::Meta {
+        key: "seed.convergence_sketch".into(),
+        value: json!(answer.convergence_sketch),
+    });
+    batch.changes.push(Mutation::Meta {
+        key: "seed.interaction_constraints".into(),
+        value: json!(answer.interaction_constraints),
+    });
+    Ok((batch.changes, batch.notes))
+}
+
+/// The changes made so far, and notes on what the engine dropped or mended.
+#[derive(Default)]
+struct Batch {
+    changes: Vec<Mutation>,
+    notes: Vec<String>,
+}
+
+/// What BRAINSTORM left, as SEED's answer is checked against it.
+struct Brainstormed {
+    entities: BTreeMap<String, Node>,
+    /// Dilemma → (answers, canonical).
+    dilemmas: BTreeMap<String, (Vec<String>, String)>,
+}
+
+impl Brainstormed {
+    fn read(graph: &Graph) -> Result<Self, GraphError> {
+        let entities = graph
+            .nodes(NodeType::Entity)?
+            .into_iter()
+            .map(|n| (n.id.clone(), n))
+            .collect();
+        let mut dilemmas = BTreeMap::new();
+        for d in graph.nodes(NodeType::Dilemma)? {
+            let answers = graph.targets(EdgeType::HasAnswer, &d.id)?;
+            let mut canonical = String::new();
+            for a in &answers {
+                if graph.node(a)?.is_some_and(|n| n.flag("canonical")) {
+                    canonical.clone_from(a);
+                }
+            }
+            dilemmas.insert(d.id.clone(), (answers, canonical));
+        }
+        Ok(Self { entities, dilemmas })
+    }
+
+    /// Whether `id` is an entity SEED kept.
+    fn kept(&self, cut: &BTreeSet<String>, id: &str) -> bool {
+        self.entities.contains_key(id) && !cut.contains(id)
+    }
+}
+
+/// A dilemma id with its `dilemma::` prefix, whether the model wrote it or not.
+fn dilemma_id(s: &str) -> String {
+    format!("dilemma::{}", s.trim_start_matches("dilemma::"))
+}
+
+/// Curation: the entities cut, and every other one kept.
+fn curate(known: &Brainstormed, answer: &SeedAnswer, batch: &mut Batch) -> BTreeSet<String> {
+    let mut cut = BTreeSet::new();
+    for id in &answer.cut_entities {
+        if known.entities.contains_key(id) {
+            cut.insert(id.clone());
+            batch
+                .changes
+                .push(Mutation::update(id.clone(), json!({"disposition": "cut"})));
+        } else {
+            batch.notes.push(format!("cut `{id}`: no such entity"));
+        }
+    }
+    for id in known.entities.keys().filter(|id| !cut.contains(*id)) {
+        batch
+            .changes
+            .push(Mutation::update(id.clone(), json!({"disposition": "kept"})));
+    }
+    cut
+}
+
+/// Relationships between kept entities (seed 000: created in SEED), one per ordered pair.
+fn relationships(
+    known: &Brainstormed,
+    cut: &BTreeSet<String>,
+    answer: &SeedAnswer,
+    batch: &mut Batch,
+) {
+    let mut bonds = BTreeSet::new();
+    for r in &answer.relationships {
+        let (from, to) = (r.from.as_str(), r.to.as_str());
+        if from == to || !known.kept(cut, from) || !known.kept(cut, to) {
+            batch.notes.push(format!(
+                "a relationship `{from}` → `{to}` between entities that are not two kept ones (dropped)"
+            ));
+            continue;
+        }
+        let id = format!("relationship::{from}__{to}");
+        if bonds.insert(id.clone()) {
+            batch.changes.push(Mutation::create(
+                id,
+                NodeType::Relationship,
+                json!({"from_entity": from, "to_entity": to, "base": {"nature": r.nature}}),
+            ));
+        }
+    }
+}
+
+/// The paths made: path id → (dilemma, answer).
+type Paths = BTreeMap<String, (String, String)>;
+
+/// Paths: one per explored answer, the canonical one always; their consequences; and
+/// each dilemma's explored and unexplored answers.
+fn paths(
+    graph: &Graph,
+    known: &Brainstormed,
+    answer: &SeedAnswer,
+    batch: &mut Batch,
+) -> Result<Paths, GraphError> {
+    let mut given: BTreeMap<(String, String), &PathIdea> = BTreeMap::new();
+    for p in &answer.paths {
+        let d = dilemma_id(&p.dilemma_id);
+        let a = p.answer_id.clone();
+        match known.dilemmas.get(&d) {
+            Some((answers, _)) if answers.contains(&a) => {
+                given.entry((d, a)).or_insert(p);
+            }
+            Some(_) => batch.notes.push(format!(
+                "a path for `{a}`, which is no answer of `{d}` (dropped)"
+            )),
+            None => batch
+                .notes
+                .push(format!("a path for `{d}`, which is no dilemma (dropped)")),
+        }
+    }
+    let mut paths = Paths::new();
+    let mut consequences_seen = BTreeSet::new();
+    for (d, (answers, canonical)) in &known.dilemmas {
+        let mut explored = Vec::new();
+        for a in answers {
+            let p = given.get(&(d.clone(), a.clone())).copied();
+            if p.is_none() && a != canonical {
+                continue;
+            }
+            explored.push(a.clone());
+            let id = path_id(d, a);
+            if p.is_none() {
+                batch.notes.push(format!(
+                    "the canonical answer `{a}` had no path; `{id}` made"
+                ));
+            }
+            let answer_text = graph
+                .node(a)?
+                .and_then(|n| n.str("description").map(str::to_owned))
+                .unwrap_or_default();
+            batch.changes.push(Mutation::create(
+                id.clone(),
+                NodeType::Path,
+                json!({
+                    "name": p.map_or(answer_text.as_str(), |p| p.name.as_str()),
+                    "dilemma_id": d,
+                    "answer_id": a,
+                    "shadows": answers.iter().filter(|x| *x != a).collect::<Vec<_>>(),
+                    "tier": p.map_or(json!("major"), |p| json!(p.tier)),
+                    "description": p.map_or(answer_text.as_str(), |p| p.description.as_str()),
+                }),
+            ));
+            batch
+                .changes
+                .push(Mutation::link(EdgeType::Explores, id.clone(), a.clone()));
+            for c in p.map(|p| p.consequences.as_slice()).unwrap_or_default() {
+                let cid = format!("consequence::{}", c.id);
+                if !consequences_seen.insert(cid.clone()) {
+                    batch
+                        .notes
+                        .push(format!("consequence `{cid}` given twice (the first kept)"));
+                    continue;
+                }
+                batch.changes.push(Mutation::create(
+                    cid.clone(),
+                    NodeType::Consequence,
+                    json!({"path_id": id, "description": c.description, "ripples": c.ripples}),
+                ));
+                batch
+                    .changes
+                    .push(Mutation::link(EdgeType::HasConsequence, id.clone(), cid));
+            }
+            paths.insert(id, (d.clone(), a.clone()));
+        }
+        let unexplored: Vec<&String> = answers.iter().filter(|a| !explored.contains(a)).collect();
+        batch.changes.push(Mutation::update(
+            d.clone(),
+            json!({"explored": explored, "unexplored": unexplored}),
+        ));
+    }
+    Ok(paths)
+}
+
+/// Each dilemma's analysis, kept on it (without the dilemma's id).
+fn analyses(known: &Brainstormed, answer: &SeedAnswer, batch: &mut Batch) {
+    for a in &answer.dilemma_analyses {
+        let d = dilemma_id(&a.dilemma_id);
+        if known.dilemmas.contains_key(&d) {
+            batch
+                .changes
+                .push(Mutation::update(d, json!({"analysis": a})));
+        } else {
+            batch.notes.push(format!(
+                "an analysis of `{d}`, which is no dilemma (dropped)"
+            ));
+        }
+    }
+}
+
+/// A beat as SEED writes it.
+#[derive(Clone, Debug, Serialize)]
+struct SeededBeat {
+    summary: String,
+    dilemma_impacts: Vec<ImpactIdea>,
+    entities: Vec<String>,
+    location: Option<String>,
+    location_alternatives: Vec<String>,
+}
+
+/// The beats SEED keeps, in its order, and what the engine needs to place them.
+struct Beats {
+    ids: Vec<String>,
+    nodes: BTreeMap<String, SeededBeat>,
+    /// Beat → the explored paths it serves.
+    on: BTreeMap<String, Vec<String>>,
+    /// The paths some beat commits.
+    commits: BTreeSet<String>,
+    /// `(after, before)` as the model asked.
+    afters: Vec<(String, String)>,
+}
+
+impl Beats {
+    /// The answer's beats that serve an explored path, with what they name that exists.
+    fn from_answer(
+        known: &Brainstormed,
+        cut: &BTreeSet<String>,
+        paths: &Paths,
+        answer: &SeedAnswer,
+        batch: &mut Batch,
+    ) -> Self {
+        let mut beats = Beats {
+            ids: Vec::new(),
+            nodes: BTreeMap::new(),
+            on: BTreeMap::new(),
+            commits: BTreeSet::new(),
+            afters: Vec::new(),
+        };
+        for b in &answer.beats {
+            let id = format!("beat::{}", b.id.trim_start_matches("beat::"));
+            if beats.nodes.contains_key(&id) {
+                batch
+                    .notes
+                    .push(format!("beat `{id}` given twice (the first kept)"));
+                continue;
+            }
+            let on = served(paths, b);
+            if on.is_empty() {
+                batch
+                    .notes
+                    .push(format!("beat `{id}` serves no explored path (dropped)"));
+                continue;
+            }
+            let node = beat(known, cut, b);
+            for p in &on {
+                let d = &paths[p].0;
+                if node
+                    .dilemma_impacts
+                    .iter()
+                    .any(|i| i.dilemma_id == *d && i.effect == Effect::Commits)
+                {
+                    beats.commits.insert(p.clone());
+                }
+            }
+            for after in &b.after {
+                beats.afters.push((
+                    id.clone(),
+                    format!("beat::{}", after.trim_start_matches("beat::")),
+                ));
+            }
+            beats.nodes.insert(id.clone(), node);
+            beats.on.insert(id.clone(), on);
+            beats.ids.push(id);
+        }
+        beats
+    }
+
+    /// Every path needs a beat that commits its dilemma: the last one does if none says so,
+    /// and a path with no beat at all gets its answer as that beat.
+    fn commit_every_path(
+        &mut self,
+        graph: &Graph,
+        paths: &Paths,
+        batch: &mut Batch,
+    ) -> Result<(), GraphError> {
+        for (p, (d, answer_id)) in paths {
+            if self.commits.contains(p) {
+                continue;
+            }
+            let Some(last) = self
+                .ids
+                .iter()
+                .rev()
+                .find(|b| self.on[*b].contains(p))
+                .cloned()
+            else {
+                let summary = graph
+                    .node(answer_id)?
+                    .and_then(|n| n.str("description").map(str::to_owned))
+                    .unwrap_or_else(|| answer_id.clone());
+                let id = format!("beat::{}_commits", p.trim_start_matches("path::"));
+                self.nodes.insert(
+                    id.clone(),
+                    SeededBeat {
+                        summary,
+                        dilemma_impacts: vec![commits(
+                            d,
+                            "made by the engine from the answer: SEED gave the path no beat",
+                        )],
+                        entities: Vec::new(),
+                        location: None,
+                        location_alternatives: Vec::new(),
+                    },
+                );
+                self.on.insert(id.clone(), vec![p.clone()]);
+                self.ids.push(id.clone());
+                batch
+                    .notes
+                    .push(format!("`{p}` had no beats; `{id}` made from its answer"));
+                continue;
+            };
+            if let Some(node) = self.nodes.get_mut(&last) {
+                node.dilemma_impacts.push(commits(
+                    d,
+                    "the path commits here (set by the engine: no beat said so)",
+                ));
+            }
+            batch.notes.push(format!(
+                "no beat committed `{p}`; its last beat `{last}` does"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each beat, ranked in SEED's order, and the paths it belongs to.
+    fn write(&self, batch: &mut Batch) {
+        for (rank, id) in self.ids.iter().enumerate() {
+            let mut node = json!(self.nodes[id]);
+            node["rank"] = json!(rank + 1);
+            batch
+                .changes
+                .push(Mutation::create(id.clone(), NodeType::Beat, node));
+            for p in &self.on[id] {
+                batch
+                    .changes
+                    .push(Mutation::link(EdgeType::BelongsTo, id.clone(), p.clone()));
+            }
+        }
+    }
+
+    /// Order: along each path as listed, then `after` where it keeps the order acyclic.
+    fn order(self, paths: &Paths, batch: &mut Batch) {
+        let mut order: Vec<(String, String)> = Vec::new();
+        for p in paths.keys() {
+            let on: Vec<&String> = self
+                .ids
+                .iter()
+                .filter(|b| self.on[*b].contains(p))
+                .collect();
+            for pair in on.windows(2) {
+                let edge = (pair[1].clone(), pair[0].clone());
+                if !order.contains(&edge) {
+                    order.push(edge);
+                }
+            }
+        }
+        for (after, before) in self.afters {
+            if !self.nodes.contains_key(&before) {
+                batch.notes.push(format!(
+                    "`{after}` after `{before}`, which is no beat (dropped)"
+                ));
+                continue;
+            }
+            let mut trial = order.clone();
+            trial.push((after.clone(), before.clone()));
+            if super::graph::cycle_member(&trial).is_some() {
+                batch.notes.push(format!(
+                    "`{after}` after `{before}` would make a cycle (dropped)"
+                ));
+            } else if !order.contains(&(after.clone(), before.clone())) {
+                order = trial;
+            }
+        }
+        for (after, before) in order {
+            batch
+                .changes
+                .push(Mutation::link(EdgeType::SequencedAfter, after, before));
+        }
+    }
+}
+
+/// The explored paths a beat serves (its `paths`, as ids the engine made).
+fn served(paths: &Paths, b: &BeatIdea) -> Vec<String> {
+    let path_ref = |s: &String| -> Option<String> {
+        let s = s.trim_start_matches("path::");
+        let (d, a) = s.split_once("__")?;
+        let id = path_id(&dilemma_id(d), a);
+        paths.contains_key(&id).then_some(id)
+    };
+    b.paths
+        .iter()
+        .filter_map(path_ref)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// A beat's node: its kept entities, its place and alternatives (locations only), and its
+/// impacts on dilemmas that exist.
+fn beat(known: &Brainstormed, cut: &BTreeSet<String>, b: &BeatIdea) -> SeededBeat {
+    let known_entity = |e: &str| known.kept(cut, e);
+    let is_place = |e: &str| known_entity(e) && known.entities[e].str("type") == Some("location");
+    let location = b.location.clone().filter(|l| is_place(l));
+    SeededBeat {
+        summary: b.summary.clone(),
+        dilemma_impacts: b
+            .impacts
+            .iter()
+            .filter_map(|i| {
+                let d = dilemma_id(&i.dilemma_id);
+                known.dilemmas.contains_key(&d).then(|| ImpactIdea {
+                    dilemma_id: d,
+                    effect: i.effect,
+                    note: i.note.clone(),
+                })
+            })
+            .collect(),
+        entities: b
+            .entities
+            .iter()
+            .filter(|e| known_entity(e))
+            .cloned()
+            .collect(),
+        location_alternatives: b
+            .location_alternatives
+            .iter()
+            .filter(|l| is_place(l) && Some(*l) != location.as_ref())
+            .cloned()
+            .collect(),
+        location,
+    }
+}
+
+/// An impact by which the engine makes a beat commit a path's dilemma.
+fn commits(dilemma: &str, note: &str) -> ImpactIdea {
+    ImpactIdea {
+        dilemma_id: dilemma.to_owned(),
+        effect: Effect::Commits,
+        note: note.to_owned(),
+    }
+}

@@ -12,8 +12,8 @@ use loreloom::session::drafts::{Cues, judge};
 use loreloom::session::phrasing::{brief, verb_phrase};
 use loreloom::session::play::run_turn;
 use loreloom::session::saves::{NewSave, create_save};
-use loreloom::session::stream::Kind;
 use loreloom::session::turn::Calibration;
+use loreloom::transcript::stream::Kind;
 
 #[allow(dead_code)]
 #[path = "../tests/common/scripted.rs"]

@@ -13,10 +13,10 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use loreloom::campaign::{self, system_rulesets};
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::rules::state::{Fact, Visibility};
-use loreloom::session::Observation;
 use loreloom::session::play::{opening, run_turn};
 use loreloom::session::turn::{Calibration, PlayerInput, SessionState};
 use loreloom::store::{NewSession, SceneKind, Store};
+use loreloom::transcript::Observation;
 use serde_json::json;
 
 #[path = "../tests/common/mod.rs"]

@@ -14,7 +14,7 @@ use loreloom::session::play::{Progress, opening, run_turn};
 use loreloom::session::turn::{
     Calibration, GENERIC_CHOICES, PlayerInput, Ruling, SessionState, TurnResult, TurnRunner,
 };
-use loreloom::session::{Kind, player_view};
+use loreloom::transcript::{Kind, player_view};
 use serde_json::json;
 
 fn root() -> PathBuf {
@@ -793,7 +793,7 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
         .messages()
         .unwrap()
         .into_iter()
-        .filter(|m| m.kind == loreloom::session::Kind::SceneMarker)
+        .filter(|m| m.kind == loreloom::transcript::Kind::SceneMarker)
         .map(|m| m.content)
         .collect();
     assert_eq!(

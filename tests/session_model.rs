@@ -9,12 +9,12 @@ use std::time::Instant;
 
 use loreloom::llm::Gateway;
 use loreloom::llm::config::DEFAULT_MODEL_FILE;
-use loreloom::session::Kind;
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::{Progress, run_turn};
 use loreloom::session::saves::{NewSave, create_save};
 use loreloom::session::turn::Calibration;
 use loreloom::store::Store;
+use loreloom::transcript::Kind;
 
 #[test]
 fn three_turns_with_the_default_model_commit_whole_turns() {

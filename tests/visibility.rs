@@ -1,7 +1,7 @@
 //! Seed 004's visibility matrix, exhaustively: for every stage, exactly which messages of a two-turn stream it sees (and so which it does not).
 
-use loreloom::session::stream::{NARRATOR, SYSTEM};
-use loreloom::session::{
+use loreloom::transcript::stream::{NARRATOR, SYSTEM};
+use loreloom::transcript::{
     Kind, MessageId, Stage, StateEntry, Stream, player_view, states_for, view,
 };
 use serde_json::json;

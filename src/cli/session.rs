@@ -6,13 +6,13 @@ use std::process::ExitCode;
 
 use crate::llm::{Gateway, Script, ScriptedBackend};
 use crate::session::controller::{Controller, Report, Step};
-use crate::session::marker::SceneMarker;
 use crate::session::play::{Progress, run_turn};
 use crate::session::remember::Difficulty;
 use crate::session::saves::{NewSave, create_save, load_campaign};
 use crate::session::turn::Calibration;
-use crate::session::{Kind, player_view};
 use crate::store::SceneKind;
+use crate::transcript::marker::SceneMarker;
+use crate::transcript::{Kind, player_view};
 
 /// Options of `session new`.
 #[derive(clap::Args, Debug)]

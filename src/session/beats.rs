@@ -27,8 +27,8 @@ pub struct BeatEvent {
 
 /// The scene number the stream is in: 1 plus the scenes closed so far.
 pub fn scene_number(stream: &super::Stream) -> u32 {
-    let closed = super::marker::markers(&stream.messages)
-        .filter(|m| *m == super::marker::SceneMarker::Close)
+    let closed = crate::transcript::marker::markers(&stream.messages)
+        .filter(|m| *m == crate::transcript::marker::SceneMarker::Close)
         .count();
     u32::try_from(closed).unwrap_or(u32::MAX).saturating_add(1)
 }

@@ -106,7 +106,7 @@ pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
 
     let here = state.place().0;
     let mut visited: Vec<String> = Vec::new();
-    for marker in super::marker::markers(&state.stream.messages) {
+    for marker in crate::transcript::marker::markers(&state.stream.messages) {
         if let Some(place) = marker.place()
             && !visited.iter().any(|v| v == place)
         {

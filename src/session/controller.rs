@@ -16,12 +16,12 @@ use super::error::ControllerError;
 use super::play::{end_scene_turn, fallback_templates, fallback_turn};
 use super::remember::{Difficulty, SessionMemory};
 use super::saves::{load_campaign, unique};
-use super::stream::{Kind, player_view};
 use super::summaries::{self, Compression, load_summaries};
 use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TurnError, TurnResult};
 use crate::llm::CallRequest;
 use crate::memory::Embedder;
 use crate::store::{PlaySession, SceneKind, SessionInfo, Store, StoreError};
+use crate::transcript::stream::{Kind, player_view};
 
 /// What the controller did with a line or a finished turn.
 #[derive(Clone, Debug)]
@@ -195,7 +195,7 @@ impl Controller {
     }
 
     /// What the player has seen so far, oldest first: narrations and their own intentions.
-    pub fn transcript(&self) -> Vec<&super::stream::Message> {
+    pub fn transcript(&self) -> Vec<&crate::transcript::stream::Message> {
         player_view(&self.state.stream.messages, PERSONA, false)
     }
 
@@ -456,7 +456,10 @@ impl Controller {
             .messages
             .iter()
             .rev()
-            .find(|m| super::marker::SceneMarker::of(m) == Some(super::marker::SceneMarker::Close))
+            .find(|m| {
+                crate::transcript::marker::SceneMarker::of(m)
+                    == Some(crate::transcript::marker::SceneMarker::Close)
+            })
             .map_or(0, |m| m.id.turn_id);
         format!("turn-{last_close}")
     }

@@ -15,7 +15,6 @@ pub mod controller;
 pub mod drafts;
 #[cfg(feature = "store")]
 pub mod error;
-pub mod marker;
 pub mod people;
 pub mod phrasing;
 pub mod play;

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use crossbeam_channel::TryRecvError;
 
-use super::marker::SceneMarker;
 use super::skills::{SkillRun, SkillWork};
-use super::stream::{Kind, NARRATOR, SYSTEM, Stream};
 use super::turn::{Calibration, PlayerInput, SessionState, TurnError, TurnResult, TurnRunner};
 use crate::campaign::{Campaign, Scenario};
 use crate::llm::{CallHandle, Gateway, LlmEvent};
+use crate::transcript::marker::SceneMarker;
+use crate::transcript::stream::{Kind, NARRATOR, SYSTEM, Stream};
 
 /// Why a session cannot start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -14,7 +14,6 @@ use web_time::Instant;
 
 use super::drafts::{campaign_names, grounded};
 use super::phrasing::{TRIED, verb_phrase};
-use super::stream::Kind;
 use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TurnResult};
 use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
@@ -22,6 +21,7 @@ use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, quer
 use crate::memory::{Embedder, MemoryEvent, Recalled, Significance, campaign_chunks, dot};
 use crate::rules::Check;
 use crate::store::Store;
+use crate::transcript::stream::Kind;
 
 /// The similarity a memory needs to be shown in a session. Seed 002's
 /// default is 0.7 ([`crate::memory::recall::DEFAULT_THRESHOLD`]), but all-MiniLM-L6-v2 scores a

@@ -1,10 +1,10 @@
 //! Stream compression and the "Previously…" recap (seed 004 summarisation, seed 001 recap) of a save.
 
-use super::stream::{Kind, player_view};
 use super::turn::vars::{RecapVars, to_value};
 use super::turn::{PERSONA, SessionState};
 use crate::llm::CallRequest;
 use crate::store::{Store, Summary};
+use crate::transcript::stream::{Kind, player_view};
 
 /// How many narrations a recap reads at most.
 const RECAP_EVENTS: usize = 12;
@@ -110,7 +110,9 @@ pub fn finish_compression(
 }
 
 /// The narrations the player has read, oldest first.
-fn narrations(state: &SessionState) -> impl DoubleEndedIterator<Item = &super::stream::Message> {
+fn narrations(
+    state: &SessionState,
+) -> impl DoubleEndedIterator<Item = &crate::transcript::stream::Message> {
     player_view(&state.stream.messages, PERSONA, false)
         .into_iter()
         .filter(|m| m.kind == Kind::Narration)

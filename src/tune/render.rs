@@ -17,13 +17,13 @@ use crate::llm::backend::{Message, Role};
 use crate::llm::prompts::PromptRegistry;
 use crate::rules::ruleset::Ruleset;
 use crate::session::phrasing::{TRIED, verb_phrase};
-use crate::session::stream::{Kind, NARRATOR, StateEntry};
 use crate::session::turn::Calibration;
 use crate::session::turn::vars::{
     BeatLine, BeatSpeech, ChoicesVars, Choosing, HistoryLine, IntentVars, LoreLine, MemoryLine,
     NarrateVars, NarrateWorld, Narrating, Personality, Profile, Regard, Remembered, Speech, Who,
     to_value,
 };
+use crate::transcript::stream::{Kind, NARRATOR, StateEntry};
 
 /// The player's id in every setting (as in every campaign).
 const PLAYER: &str = crate::campaign::PLAYER;
@@ -299,7 +299,7 @@ impl Ctx<'_> {
                 .map(|(name, value)| StateEntry {
                     name: name.clone(),
                     value: value.clone(),
-                    level: crate::session::stream::MANIFEST_LEVEL,
+                    level: crate::transcript::stream::MANIFEST_LEVEL,
                 })
                 .collect(),
             history: case

@@ -4,9 +4,9 @@ use loreloom::memory::{MemoryEvent, Significance};
 use std::path::Path;
 
 use loreloom::rules::{Change, OpKind, StateOp, WorldState};
-use loreloom::session::stream::{NARRATOR, SYSTEM};
-use loreloom::session::{Kind, Message, MessageId, Observation};
 use loreloom::store::{ActionRecord, NewSession, SceneKind, Store, TurnCommit, TurnEvent};
+use loreloom::transcript::stream::{NARRATOR, SYSTEM};
+use loreloom::transcript::{Kind, Message, MessageId, Observation};
 use serde_json::{Map, Value, json};
 
 pub fn world() -> WorldState {

@@ -4,10 +4,10 @@ use super::contracts::{Extraction, LoreFacts, Narration};
 use super::{DraftChoice, PERSONA, Phase, Purpose, TurnError, TurnRunner, generic_choices};
 use crate::campaign::slug;
 use crate::rules::{OpKind, StateOp, standing};
-use crate::session::observation::Observation;
 use crate::session::phrasing::{brief, cut_echo};
-use crate::session::stream::{Kind, NARRATOR};
 use crate::session::{drafts, people};
+use crate::transcript::observation::Observation;
+use crate::transcript::stream::{Kind, NARRATOR};
 
 impl TurnRunner {
     /// A narrator's answer for `actor`: the best draft, up to where it starts

@@ -38,12 +38,12 @@ pub use types::{
 };
 
 use self::contracts::{Choices, Extraction, LoreFacts, Narration, NpcIntent, Resolution, read};
-use super::marker::{SceneMarker, markers};
 use super::skills::{SkillAttempt, SkillWork};
 use super::stream::{Kind, MessageId, SYSTEM};
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError, Role};
 use crate::rules::{Change, Dice, standing};
-use crate::session::observation::Observation;
+use crate::transcript::marker::{SceneMarker, markers};
+use crate::transcript::observation::Observation;
 
 /// Shim for the presentation's scene words until it reads [`SceneMarker`] (removed in the house sweep).
 pub const SCENE_CLOSE: &str = "scene_close";

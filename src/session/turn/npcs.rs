@@ -4,7 +4,7 @@ use super::contracts::NpcIntent;
 use super::{Phase, Purpose, TurnRunner};
 use crate::campaign::CharacterKind;
 use crate::rules::Modifiers;
-use crate::session::stream::Kind;
+use crate::transcript::stream::Kind;
 
 impl TurnRunner {
     /// The NPCs present with whether they are baked and their chattiness,

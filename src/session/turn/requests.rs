@@ -18,8 +18,8 @@ use super::{PERSONA, TurnRunner};
 use crate::llm::CallRequest;
 use crate::rules::offer;
 use crate::session::beats;
-use crate::session::observation::{DEFAULT_LAMBDA, recall};
-use crate::session::stream::{Kind, Message, MessageId, Stage, StateEntry, states_for, view};
+use crate::transcript::observation::{DEFAULT_LAMBDA, recall};
+use crate::transcript::stream::{Kind, Message, MessageId, Stage, StateEntry, states_for, view};
 
 /// The most known facts the referee is shown (#21 prompt diet).
 const RESOLVE_FACTS: usize = 6;

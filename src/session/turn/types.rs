@@ -10,11 +10,11 @@ use crate::campaign::Campaign;
 use crate::llm::{CallRecord, CallRequest, LlmError};
 use crate::rules::{Change, Roll, WorldState};
 use crate::session::drafts;
-use crate::session::observation::Observation;
 use crate::session::recalled::Recalled;
 use crate::session::skills::{SessionSkills, SkillAttempt};
-use crate::session::stream::{Message, StateEntry, Stream};
 use crate::skills::Health;
+use crate::transcript::observation::Observation;
+use crate::transcript::stream::{Message, StateEntry, Stream};
 
 /// In-game minutes one played turn takes.
 pub const TURN_MINUTES: f64 = 5.0;

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::types::Calibration;
 use crate::rules::standing;
 use crate::session::phrasing::{brief, remembered_move, verb_phrase, without_roll};
-use crate::session::stream::{Kind, Message, StateEntry};
+use crate::transcript::stream::{Kind, Message, StateEntry};
 
 /// Someone a prompt names.
 #[derive(Serialize, Clone, Debug, Default, PartialEq)]

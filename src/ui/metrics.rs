@@ -1,4 +1,7 @@
-//! Optional measurements for the window benchmark (`--measure FILE`): time to the title screen, frame times on the story stage and on a session's while a turn streams and types out, resident memory.
+//! Measurements for the window benchmark (`--measure FILE`): first screen, frame times, memory.
+//!
+//! Time to the title screen, frame times on the story stage and on a session's
+//! while a turn streams and types out (mean, p95 and the slowest), resident memory.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,6 +40,8 @@ struct Report {
     session_frames: usize,
     session_frame_mean_ms: f64,
     session_frame_p95_ms: f64,
+    /// The slowest of those frames (a turn's commit lands in one of them).
+    session_frame_max_ms: f64,
     /// The scene a session stood at on exit (turns committed, rewinds included).
     session_scene: i64,
     /// Resident set size at exit (Linux).
@@ -142,6 +147,11 @@ fn write_on_exit(mut exits: MessageReader<AppExit>, metrics: Res<Metrics>) {
     let (frames, frame_mean_ms, frame_p95_ms) = summary(&metrics.frames_ms);
     let (session_frames, session_frame_mean_ms, session_frame_p95_ms) =
         summary(&metrics.session_frames_ms);
+    let session_frame_max_ms = metrics
+        .session_frames_ms
+        .iter()
+        .copied()
+        .fold(0.0, f64::max);
     let report = Report {
         first_screen_ms: metrics.first_screen.unwrap_or_default().as_secs_f64() * 1000.0,
         frames,
@@ -151,6 +161,7 @@ fn write_on_exit(mut exits: MessageReader<AppExit>, metrics: Res<Metrics>) {
         session_frames,
         session_frame_mean_ms,
         session_frame_p95_ms,
+        session_frame_max_ms,
         session_scene: metrics.session_scene,
         rss_mb: resident_mb(),
     };

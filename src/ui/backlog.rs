@@ -4,7 +4,8 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::markdown;
-use super::screens::{Overlays, Screen, backlog_window};
+use super::screens::{Overlays, Screen};
+use super::widgets::backlog_window;
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 
 pub(super) fn plugin(app: &mut App) {

@@ -10,11 +10,11 @@ use bevy::platform::time::Instant;
 use bevy::prelude::*;
 use serde::Serialize;
 
-use super::GuiOptions;
+use super::options::GuiOptions;
 use super::screens::Screen;
-use super::session_reader::SessionReader;
+use super::session::reader::SessionReader;
 use super::stage::Stage;
-use crate::engine::session::SessionView;
+use crate::engine::session::{SceneView, TurnProgress};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, start_measuring).add_systems(
@@ -80,7 +80,7 @@ fn record_frame(
     time: Res<Time<Real>>,
     screen: Res<State<Screen>>,
     stage: Res<Stage>,
-    session: (Res<SessionView>, Res<SessionReader>),
+    session: (Res<TurnProgress>, Res<SceneView>, Res<SessionReader>),
 ) {
     if metrics.first_screen.is_none()
         && matches!(
@@ -91,13 +91,13 @@ fn record_frame(
         metrics.first_screen = Some(metrics.started.elapsed());
     }
     if *screen.get() == Screen::Session {
-        let (view, reader) = session;
-        if view.busy || !reader.finished() {
+        let (progress, scene, reader) = session;
+        if progress.busy || !reader.finished() {
             metrics
                 .session_frames_ms
                 .push(time.delta_secs_f64() * 1000.0);
         }
-        metrics.session_scene = view.scene_index;
+        metrics.session_scene = scene.scene_index;
         return;
     }
     if *screen.get() != Screen::Playing {

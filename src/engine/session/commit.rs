@@ -49,6 +49,13 @@ impl Commit {
     /// The commit's end, waited for (leaving the session, or quitting). In the
     /// browser nothing can be waited for: the task has run by the next frame,
     /// and one that has not is left to finish on its own.
+    #[cfg_attr(
+        not(target_family = "wasm"),
+        expect(
+            clippy::unnecessary_wraps,
+            reason = "natively a commit is always waited for; in the browser it may not be"
+        )
+    )]
     pub(super) fn wait(self) -> Option<Landed> {
         #[cfg(not(target_family = "wasm"))]
         {

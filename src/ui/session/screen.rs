@@ -228,12 +228,12 @@ fn session_screen(
 
     // The place behind the words is a sprite under this layer
     // (`backdrop`); until its picture is there, a flat colour.
-    let pictured = pictures
+    let backdrop_shown = pictures
         .scenery
         .backdrop
         .as_ref()
         .is_some_and(|h| pictures.images.contains(h.id()));
-    if !pictured {
+    if !backdrop_shown {
         root.painter()
             .rect_filled(screen, 0.0, egui::Color32::from_rgb(14, 16, 22));
     }

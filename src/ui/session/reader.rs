@@ -130,6 +130,11 @@ impl SessionReader {
         }
     }
 
+    /// Whether the last page is fully shown.
+    fn at_end(&self) -> bool {
+        self.page + 1 >= self.pages.len() && self.revealed()
+    }
+
     /// The last page, fully shown.
     pub fn show_everything(&mut self) {
         self.page = self.pages.len().saturating_sub(1);
@@ -187,6 +192,11 @@ fn paginate(
     mut reader: ResMut<SessionReader>,
 ) {
     if !transcript.is_changed() {
+        // A script that hurries the reader after the page was laid out (its
+        // first frame) still sees the turn whole at once.
+        if reader.hurry && !reader.at_end() {
+            reader.show_everything();
+        }
         return;
     }
     let start = transcript.turn_start();

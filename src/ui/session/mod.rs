@@ -11,6 +11,7 @@ pub(super) mod scenery;
 mod screen;
 mod script;
 mod skills_panel;
+mod slots;
 mod standing;
 pub(super) mod zero;
 
@@ -27,5 +28,6 @@ pub(super) fn plugin(app: &mut App) {
         backdrop::plugin,
         script::plugin,
         skills_panel::plugin,
+        slots::plugin,
     ));
 }

@@ -1,4 +1,4 @@
-//! The backlog (H or wheel up): passages read and choices taken, with rollback to any earlier point.
+//! The backlog (H or wheel up): passages read and choices taken, rolling back to any of them.
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};

@@ -1,9 +1,14 @@
-//! The windowed visual-novel presentation (feature `gui`): screens, stage, panels, audio and overlays.
+//! The windowed visual-novel presentation (feature `gui`): screens, stage, panels, audio, overlays.
 //!
 //! Only this module imports `bevy_egui`, `bevy_kira_audio` and render types. It
 //! reacts to the engine's messages (`PresentPassage`, `CodexUnlocked`,
 //! `StoryNotice`) and sends `StoryCommand`s; the story itself lives in
 //! `engine::story_player::ActiveStory`.
+//!
+//! Each file is a plugin (`pub(super) fn plugin`) except the helpers
+//! `widgets`, `markdown`, `portrait`, `fonts` and `options`; `session/` is a
+//! feature folder whose `mod.rs` only adds its children's plugins. Within
+//! `Update` the screens run in `screens::UiSystems` order, after the engine's sets.
 
 #![expect(
     clippy::cast_precision_loss,

@@ -1,4 +1,4 @@
-//! The author preview sidebar (`loreloom preview`): jump anywhere, toggle codewords, see every problem.
+//! The author preview sidebar (`loreloom preview`): jump anywhere, set codewords, see problems.
 //!
 //! It shows why choices hide, every codex tier and every picture.
 

@@ -1,4 +1,4 @@
-//! Top-level screens as states, the overlays that sit on top of them, and how the stage area is shared.
+//! Top-level screens as states, the overlays on top of them, how the stage area is shared.
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiStartupSet, egui};

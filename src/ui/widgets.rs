@@ -1,4 +1,4 @@
-//! Helper functions for common widgets: windows, captions, framed portraits, cover-cropped pictures.
+//! Helper functions for common widgets: windows, captions, framed portraits, cover-cropped art.
 
 use web_time::{SystemTime, UNIX_EPOCH};
 

@@ -1,4 +1,4 @@
-//! Open-ended sessions in the ECS (feature `store`): a turn as a chain of system sets, never blocking.
+//! Open-ended sessions in the ECS (feature `store`): a turn as system sets that never block.
 //!
 //! The campaign's people, clocks, relations and memories are entities
 //! ([`entities`]); what the player reads is kept in a few view resources

@@ -1,4 +1,4 @@
-//! A turn's skill plan on its own thread (#25): progress into the tool panel, its end to the runner.
+//! A turn's skill plan on its own thread (#25): progress to the tool panel, its end to the runner.
 
 use bevy::prelude::*;
 use serde_json::Value;

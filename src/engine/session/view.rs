@@ -1,4 +1,4 @@
-//! What a session shows, as resources that change separately: the window, terminal and tests read them.
+//! What a session shows, as resources that change separately, for the window, terminal and tests.
 //!
 //! The engine writes them; a reader takes only the ones it needs, so change
 //! detection says something: [`Transcript`] changes when there is more to

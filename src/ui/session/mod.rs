@@ -1,4 +1,4 @@
-//! A session in the window: launching it from the title, session zero, the play screen and its panels.
+//! A session in the window: launching it, session zero, the play screen and its panels.
 //!
 //! A feature folder in `bevy_new_2d`'s form: each file is a plugin, and this
 //! one only adds them. `standing` is a helper of the play screen's side panel.

@@ -1,4 +1,4 @@
-//! What a session's stage shows and plays for the scene now (#22): its backdrop, music and portraits.
+//! What a session's stage shows and plays for the scene now (#22): backdrop, music, portraits.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

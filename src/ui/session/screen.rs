@@ -1,4 +1,4 @@
-//! The play screen of a session: the place behind the words, who is here, the text box, dice, choices.
+//! The play screen of a session: the place behind the words, who is here, text box, dice, choices.
 //!
 //! The panels share one root `Ui` (so they come from one system,
 //! [`session_screen`]), each drawn by a widget function: the bar, the side

@@ -1,4 +1,4 @@
-//! The story player as a headless Bevy app (`MinimalPlugins`): commands in, presentation messages out.
+//! The story player as a headless Bevy app (`MinimalPlugins`): commands in, presentation out.
 
 mod common;
 

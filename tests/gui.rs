@@ -1,4 +1,6 @@
-//! The game window under Xvfb (Mesa lavapipe): scripted play to a screenshot, checked for size and content.
+//! The game window under Xvfb (Mesa lavapipe): scripted play to a screenshot, checked.
+//!
+//! Each screenshot is checked for its size and that it shows something.
 
 #![cfg(feature = "gui")]
 

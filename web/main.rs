@@ -1,4 +1,7 @@
-//! The browser entry point (issue #26, feature `web`): Loreloom's window drawn into the page's `<canvas id="loreloom">`, opening on the title shelf.
+//! The browser entry point (issue #26, feature `web`): the window in the page's canvas.
+//!
+//! Loreloom's window is drawn into the page's `<canvas id="loreloom">`,
+//! opening on the title shelf.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,7 @@
-//! Story art and sound through Bevy's asset server: requested on entering Loading, placeholders for anything missing.
+//! Story art and sound through Bevy's asset server, requested on entering Loading.
+//!
+//! Placeholders stand in for anything missing; the engine's own sounds
+//! resolve here too (`engine_asset`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -161,4 +164,22 @@ fn loading_screen(
         });
     });
     Ok(())
+}
+
+/// Engine assets shipped with Loreloom (sound effects), resolved at run time.
+#[cfg(not(target_family = "wasm"))]
+pub(super) fn engine_asset(relative: &str) -> PathBuf {
+    let here = PathBuf::from("assets").join(relative);
+    if here.exists() {
+        return std::fs::canonicalize(&here).unwrap_or(here);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets")
+        .join(relative)
+}
+
+/// In the browser: beneath the asset server's `assets/`, fetched from the page's own origin.
+#[cfg(target_family = "wasm")]
+pub(super) fn engine_asset(relative: &str) -> PathBuf {
+    PathBuf::from(relative)
 }

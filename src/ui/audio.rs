@@ -1,4 +1,7 @@
-//! Music and ambience from the story's cues and from a session's scene (its place, danger and clocks: `session::scenery`), crossfading on change, a soft chime on choices, volumes from settings.
+//! Music and ambience from the story's cues and a session's scene, crossfading; a chime on choices.
+//!
+//! A session's music follows its place, danger and clocks (`session::scenery`);
+//! volumes come from the settings.
 
 use std::time::Duration;
 
@@ -7,11 +10,11 @@ use bevy_kira_audio::prelude::{
     AudioApp, AudioChannel, AudioControl, AudioEasing, AudioSource, AudioTween, Decibels,
 };
 
-use super::assets::StoryArt;
-use super::engine_asset;
-use super::screens::Screen;
+use super::assets::{StoryArt, engine_asset};
+use super::screens::{Screen, UiSystems};
+use super::session::scenery::SessionScenery;
 use super::settings::Settings;
-use crate::engine::story_player::{ActiveStory, PresentPassage, StoryCommand, StorySystems};
+use crate::engine::story_player::{ActiveStory, PresentPassage, StoryCommand};
 use crate::story::model::Cue;
 
 pub(super) fn plugin(app: &mut App) {
@@ -22,18 +25,13 @@ pub(super) fn plugin(app: &mut App) {
         .add_systems(Startup, load_sfx)
         .add_systems(
             Update,
-            (
-                follow_cues.after(StorySystems::ApplyCommands),
-                chime_on_choice,
-            )
+            (follow_cues.in_set(UiSystems::Receive), chime_on_choice)
                 .run_if(in_state(Screen::Playing)),
         )
         .add_systems(
             Update,
-            follow_session_music.run_if(
-                in_state(Screen::Session)
-                    .and_then(resource_changed::<super::session_screen::SessionScenery>),
-            ),
+            follow_session_music
+                .run_if(in_state(Screen::Session).and_then(resource_changed::<SessionScenery>)),
         )
         .add_systems(Update, apply_volumes.run_if(resource_changed::<Settings>))
         .add_systems(OnExit(Screen::Playing), fade_out_all)
@@ -150,7 +148,7 @@ fn follow_cues(
 /// near a full clock, crossfading when the cue changes; none when the
 /// campaign has no music of that kind.
 fn follow_session_music(
-    scenery: Res<super::session_screen::SessionScenery>,
+    scenery: Res<SessionScenery>,
     server: Res<AssetServer>,
     mut now: ResMut<NowPlaying>,
     music: Res<AudioChannel<Music>>,
@@ -211,7 +209,6 @@ fn fade_out_all(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ui::session_screen::SessionScenery;
 
     /// A session's scene moving from calm to danger crossfades the music: the
     /// audio plugin's own state follows the cue (headless; no sound device

@@ -1,4 +1,4 @@
-//! Scripted play for tests and demos: `--autoplay 1,2,1`, `--screenshot FILE`, `--screenshot-each DIR`, `--exit`.
+//! Scripted play of a story for tests and demos: `--autoplay 1,2,1`, screenshots, `--exit`.
 //!
 //! Each passage is shown in full (text revealed, art loaded, a few frames
 //! settled) before it is photographed and the next choice is taken.
@@ -9,16 +9,16 @@ use std::path::PathBuf;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 
-use super::GuiOptions;
-use super::screens::Screen;
+use super::options::GuiOptions;
+use super::screens::{Screen, UiSystems};
 use super::stage::Stage;
-use crate::engine::story_player::{StoryCommand, StoryNotice, StorySystems};
+use crate::engine::story_player::{StoryCommand, StoryNotice};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, make_script).add_systems(
         Update,
         run_script
-            .after(StorySystems::ApplyCommands)
+            .in_set(UiSystems::Present)
             .run_if(resource_exists::<Script>),
     );
 }

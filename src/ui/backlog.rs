@@ -1,10 +1,11 @@
-//! The backlog (H or wheel up): passages read and choices taken, with rollback to any earlier point.
+//! The backlog (H or wheel up): passages read and choices taken, rolling back to any of them.
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::markdown;
-use super::screens::{Overlays, Screen, backlog_window};
+use super::screens::{Overlays, Screen};
+use super::widgets::backlog_window;
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 
 pub(super) fn plugin(app: &mut App) {

@@ -1,4 +1,8 @@
-//! The window's fonts: egui's own (Ubuntu Light, Hack, the emoji fonts), then `DejaVu` Sans as the last fallback for the typographic characters they lack (U+2011 NON-BREAKING HYPHEN, thin and narrow spaces, primes), so no story or campaign text shows the missing-glyph box.
+//! The window's fonts: egui's own, then `DejaVu` Sans as the last fallback.
+//!
+//! egui's own are Ubuntu Light, Hack and the emoji fonts; `DejaVu` Sans covers
+//! the typographic characters they lack (U+2011 NON-BREAKING HYPHEN, thin and
+//! narrow spaces, primes), so no story or campaign text shows the missing-glyph box.
 
 use std::sync::Arc;
 

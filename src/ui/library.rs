@@ -1,10 +1,12 @@
-//! The stories the title screen offers: every package under the library folders plus paths from the command line.
+//! The stories the title screen offers: packages under the library folders, paths given.
+//!
+//! Every package under the library folders, plus paths from the command line.
 
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
 
-use super::GuiOptions;
+use super::options::GuiOptions;
 use super::screens::StartStory;
 use crate::files;
 use crate::story::{StoryPackage, open};

@@ -1,4 +1,7 @@
-//! Optional measurements for the window benchmark (`--measure FILE`): time to the title screen, frame times on the story stage and on a session's while a turn streams and types out, resident memory.
+//! Measurements for the window benchmark (`--measure FILE`): first screen, frame times, memory.
+//!
+//! Time to the title screen, frame times on the story stage and on a session's
+//! while a turn streams and types out (mean, p95 and the slowest), resident memory.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,11 +10,11 @@ use bevy::platform::time::Instant;
 use bevy::prelude::*;
 use serde::Serialize;
 
-use super::GuiOptions;
+use super::options::GuiOptions;
 use super::screens::Screen;
-use super::session_reader::SessionReader;
+use super::session::reader::SessionReader;
 use super::stage::Stage;
-use crate::engine::session::SessionView;
+use crate::engine::session::{SceneView, TurnProgress};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, start_measuring).add_systems(
@@ -37,6 +40,8 @@ struct Report {
     session_frames: usize,
     session_frame_mean_ms: f64,
     session_frame_p95_ms: f64,
+    /// The slowest of those frames (a turn's commit lands in one of them).
+    session_frame_max_ms: f64,
     /// The scene a session stood at on exit (turns committed, rewinds included).
     session_scene: i64,
     /// Resident set size at exit (Linux).
@@ -75,7 +80,7 @@ fn record_frame(
     time: Res<Time<Real>>,
     screen: Res<State<Screen>>,
     stage: Res<Stage>,
-    session: (Res<SessionView>, Res<SessionReader>),
+    session: (Res<TurnProgress>, Res<SceneView>, Res<SessionReader>),
 ) {
     if metrics.first_screen.is_none()
         && matches!(
@@ -86,13 +91,13 @@ fn record_frame(
         metrics.first_screen = Some(metrics.started.elapsed());
     }
     if *screen.get() == Screen::Session {
-        let (view, reader) = session;
-        if view.busy || !reader.finished() {
+        let (progress, scene, reader) = session;
+        if progress.busy || !reader.finished() {
             metrics
                 .session_frames_ms
                 .push(time.delta_secs_f64() * 1000.0);
         }
-        metrics.session_scene = view.scene_index;
+        metrics.session_scene = scene.scene_index;
         return;
     }
     if *screen.get() != Screen::Playing {
@@ -142,6 +147,11 @@ fn write_on_exit(mut exits: MessageReader<AppExit>, metrics: Res<Metrics>) {
     let (frames, frame_mean_ms, frame_p95_ms) = summary(&metrics.frames_ms);
     let (session_frames, session_frame_mean_ms, session_frame_p95_ms) =
         summary(&metrics.session_frames_ms);
+    let session_frame_max_ms = metrics
+        .session_frames_ms
+        .iter()
+        .copied()
+        .fold(0.0, f64::max);
     let report = Report {
         first_screen_ms: metrics.first_screen.unwrap_or_default().as_secs_f64() * 1000.0,
         frames,
@@ -151,6 +161,7 @@ fn write_on_exit(mut exits: MessageReader<AppExit>, metrics: Res<Metrics>) {
         session_frames,
         session_frame_mean_ms,
         session_frame_p95_ms,
+        session_frame_max_ms,
         session_scene: metrics.session_scene,
         rss_mb: resident_mb(),
     };

@@ -1,9 +1,14 @@
-//! The windowed visual-novel presentation (feature `gui`): screens, stage, panels, audio and overlays.
+//! The windowed visual-novel presentation (feature `gui`): screens, stage, panels, audio, overlays.
 //!
 //! Only this module imports `bevy_egui`, `bevy_kira_audio` and render types. It
 //! reacts to the engine's messages (`PresentPassage`, `CodexUnlocked`,
 //! `StoryNotice`) and sends `StoryCommand`s; the story itself lives in
 //! `engine::story_player::ActiveStory`.
+//!
+//! Each file is a plugin (`pub(super) fn plugin`) except the helpers
+//! `widgets`, `markdown`, `portrait`, `fonts` and `options`; `session/` is a
+//! feature folder whose `mod.rs` only adds its children's plugins. Within
+//! `Update` the screens run in `screens::UiSystems` order, after the engine's sets.
 
 #![expect(
     clippy::cast_precision_loss,
@@ -19,13 +24,12 @@
 mod assets;
 mod audio;
 mod autoplay;
-mod backdrop;
 mod backlog;
-mod codex;
 pub mod fonts;
 mod library;
 mod markdown;
 mod metrics;
+mod options;
 mod overlay;
 #[cfg(target_family = "wasm")]
 mod page;
@@ -34,14 +38,13 @@ mod preview;
 mod redraw;
 mod saves_panel;
 mod screens;
-mod session_reader;
-mod session_screen;
+mod session;
 mod settings;
-mod skills_panel;
 mod stage;
+mod story_codex;
 mod title;
+mod widgets;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::asset::{AssetMetaCheck, AssetPlugin, UnapprovedPathMode};
@@ -52,47 +55,7 @@ use bevy_egui::EguiPlugin;
 
 use crate::engine::CorePlugin;
 
-/// What the command line asked of the window.
-#[derive(Resource, Debug, Clone)]
-pub struct GuiOptions {
-    /// Folders to list stories from (each story package inside), plus single story paths.
-    pub library: Vec<PathBuf>,
-    /// Open this story at once instead of showing the title screen.
-    pub open: Option<PathBuf>,
-    /// Play these choice numbers, then stop (scripted mode).
-    pub autoplay: Option<Vec<usize>>,
-    /// Save a screenshot of the last passage shown.
-    pub screenshot: Option<PathBuf>,
-    /// Save a screenshot of every passage shown into this folder.
-    pub screenshot_each: Option<PathBuf>,
-    /// Quit when the script is done.
-    pub exit: bool,
-    /// Show the author sidebar.
-    pub preview: bool,
-    /// Window size in logical pixels.
-    pub window: (u32, u32),
-    /// Panels open from the start.
-    pub show: StartPanels,
-    /// Write measurements (time to first screen, frame times, memory) here at exit.
-    pub measure: Option<PathBuf>,
-    /// Seconds to stay on screen after scripted play before quitting.
-    pub hold: f32,
-    /// When the process started, for the measurements.
-    pub started: bevy::platform::time::Instant,
-    /// Open this session save at once (maybe scripted).
-    pub session: Option<SessionLaunch>,
-}
-
-pub use session_screen::SessionLaunch;
-
-/// Panels to open at start (for streamers who always want the overlay, and for screenshots).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct StartPanels {
-    pub codex: bool,
-    pub backlog: bool,
-    pub debug: bool,
-    pub settings: bool,
-}
+pub use options::{GuiOptions, SessionLaunch, StartPanels};
 
 /// Open the window and run until the player quits.
 pub fn run(options: GuiOptions) -> ExitCode {
@@ -146,7 +109,7 @@ fn plugin(app: &mut App) {
         assets::plugin,
         title::plugin,
         stage::plugin,
-        codex::plugin,
+        story_codex::plugin,
         backlog::plugin,
         saves_panel::plugin,
         audio::plugin,
@@ -156,30 +119,7 @@ fn plugin(app: &mut App) {
         metrics::plugin,
         redraw::plugin,
     ))
-    .add_plugins((
-        session_screen::plugin,
-        session_reader::plugin,
-        skills_panel::plugin,
-        backdrop::plugin,
-    ));
+    .add_plugins(session::plugin);
     #[cfg(target_family = "wasm")]
     app.add_plugins(page::plugin);
-}
-
-/// Engine assets shipped with Loreloom (sound effects), resolved at run time.
-#[cfg(not(target_family = "wasm"))]
-fn engine_asset(relative: &str) -> PathBuf {
-    let here = PathBuf::from("assets").join(relative);
-    if here.exists() {
-        return std::fs::canonicalize(&here).unwrap_or(here);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("assets")
-        .join(relative)
-}
-
-/// In the browser: beneath the asset server's `assets/`, fetched from the page's own origin.
-#[cfg(target_family = "wasm")]
-fn engine_asset(relative: &str) -> PathBuf {
-    PathBuf::from(relative)
 }

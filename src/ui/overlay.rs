@@ -1,8 +1,9 @@
-//! The debug overlay (F12) for streamers: passage, codewords, why choices hide, recent engine messages, frame time.
+//! The debug overlay (F12) for streamers: passage, codewords, hidden choices, engine messages.
 //!
-//! Other parts of the engine add to it by writing [`DebugLine`] messages under a
-//! section name; model calls appear from [`LlmMonitor`]: the text streaming now
-//! and the latest call records (stage, prompt, model, tokens, cache, timings).
+//! It also shows the frame time. Other parts of the engine add to it by
+//! writing [`DebugLine`] messages under a section name; model calls appear
+//! from [`LlmMonitor`]: the text streaming now and the latest call records
+//! (stage, prompt, model, tokens, cache, timings).
 
 use std::collections::VecDeque;
 
@@ -10,11 +11,11 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use super::screens::{Overlays, UiLayout, root_ui};
+use super::screens::{Overlays, UiLayout, UiSystems, root_ui};
 use super::settings::Settings;
 use crate::engine::llm::LlmMonitor;
 use crate::engine::story_player::{
-    ActiveStory, CodexUnlocked, PresentPassage, StoryCommand, StoryNotice, StorySystems,
+    ActiveStory, CodexUnlocked, PresentPassage, StoryCommand, StoryNotice,
 };
 use crate::story::Availability;
 
@@ -25,7 +26,7 @@ pub(super) fn plugin(app: &mut App) {
             Update,
             (
                 toggle_overlay,
-                record_messages.after(StorySystems::ApplyCommands),
+                record_messages.in_set(UiSystems::Receive),
                 reserve_space,
             ),
         )
@@ -118,7 +119,7 @@ fn debug_overlay(
     active: Option<Res<ActiveStory>>,
     diagnostics: Res<DiagnosticsStore>,
     models: Res<LlmMonitor>,
-    session: Option<Res<crate::engine::session::SessionView>>,
+    session: Option<Res<crate::engine::session::DebugLog>>,
 ) -> Result {
     if !overlays.debug {
         return Ok(());

@@ -1,4 +1,6 @@
-//! The page around the canvas (browser build): what the screen shows, published to `document.body.dataset.loreloom`, and stories the player drops onto the page.
+//! The page around the canvas (browser build): the screen's state published, stories dropped in.
+//!
+//! What the screen shows is published to `document.body.dataset.loreloom`.
 //!
 //! The published JSON (`screen`, `shelf` titles and the `selected` one, `story`,
 //! `passage`, `ending`, `finished`, `codex`, `typing` (a text field has the
@@ -12,6 +14,7 @@
 
 use std::path::PathBuf;
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::EguiContexts;
@@ -19,9 +22,9 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::library::{Library, LibraryEntry};
 use super::screens::{Overlays, Screen, Targets, Toasts};
-use super::session_screen::Campaigns;
+use super::session::launch::Campaigns;
 use super::stage::Stage;
-use crate::engine::session::{Entry, SessionView};
+use crate::engine::session::{Entry, SceneView, Transcript, TurnProgress, TurnPrompt};
 use crate::engine::story_player::ActiveStory;
 use crate::files::data_dir;
 
@@ -153,8 +156,9 @@ fn take_dropped_stories(
 
 /// What the session screen shows: the story so far (each entry's kind and
 /// text), the narration streaming in now, and whether a turn is running.
-fn session_state(view: &SessionView) -> serde_json::Value {
+fn session_state(view: &SessionShown) -> serde_json::Value {
     let entries: Vec<serde_json::Value> = view
+        .transcript
         .entries
         .iter()
         .map(|e| {
@@ -170,15 +174,24 @@ fn session_state(view: &SessionView) -> serde_json::Value {
         })
         .collect();
     serde_json::json!({
-        "title": view.title,
+        "title": view.scene.title,
         "entries": entries,
-        "streaming": view.streaming,
-        "stage": view.stage,
-        "busy": view.busy,
-        "choices": view.choices,
-        "failure": view.failure.as_ref().map(|f| format!("{}: {}", f.stage, f.reason)),
-        "scene_index": view.scene_index,
+        "streaming": view.transcript.streaming,
+        "stage": view.progress.stage,
+        "busy": view.progress.busy,
+        "choices": view.prompt.choices,
+        "failure": view.prompt.failure.as_ref().map(|f| format!("{}: {}", f.stage, f.reason)),
+        "scene_index": view.scene.scene_index,
     })
+}
+
+/// The session's view resources the page publishes.
+#[derive(SystemParam)]
+struct SessionShown<'w> {
+    transcript: Res<'w, Transcript>,
+    prompt: Res<'w, TurnPrompt>,
+    progress: Res<'w, TurnProgress>,
+    scene: Res<'w, SceneView>,
 }
 
 /// Publish the screen's state when it changes.
@@ -189,7 +202,7 @@ fn publish_state(
     overlays: Res<Overlays>,
     targets: Res<Targets>,
     library: Option<Res<Library>>,
-    (campaigns, session): (Res<Campaigns>, Res<SessionView>),
+    (campaigns, session): (Res<Campaigns>, SessionShown),
     mut contexts: EguiContexts,
     windows: Query<&Window, With<PrimaryWindow>>,
     mut last: Local<String>,

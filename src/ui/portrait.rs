@@ -1,4 +1,7 @@
-//! Deterministic placeholder portraits (a shape per entity kind on a gradient in a colour drawn from the entity's id) and painted backdrops for places with no art.
+//! Deterministic placeholder portraits, and painted backdrops for places with no art.
+//!
+//! A placeholder is a shape per entity kind on a gradient, in a colour drawn
+//! from the entity's id. A helper of the stages and panels (no plugin).
 
 use bevy::asset::RenderAssetUsages;
 use bevy::prelude::*;
@@ -86,55 +89,6 @@ pub fn placeholder(id: &str, kind: &str) -> Image {
         TextureFormat::Rgba8UnormSrgb,
         RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
     )
-}
-
-/// A portrait in its frame with the name under it, as the story and session
-/// stages draw the people present (a dark frame while the picture loads),
-/// `lit` for the one speaking.
-pub fn paint_framed(
-    ui: &bevy_egui::egui::Ui,
-    frame: bevy_egui::egui::Rect,
-    tex: Option<bevy_egui::egui::TextureId>,
-    name: &str,
-    text_size: f32,
-    lit: bool,
-) {
-    use bevy_egui::egui;
-    let painter = ui.painter();
-    if lit {
-        // The one speaking: a warm glow around the frame.
-        painter.rect_filled(
-            frame.expand(5.0),
-            6.0,
-            egui::Color32::from_rgba_unmultiplied(240, 200, 120, 90),
-        );
-    }
-    match tex {
-        Some(tex) => {
-            painter.image(
-                tex,
-                frame,
-                egui::Rect::from_min_max(egui::Pos2::ZERO, egui::pos2(1.0, 1.0)),
-                egui::Color32::WHITE,
-            );
-        }
-        None => {
-            painter.rect_filled(frame, 3.0, egui::Color32::from_black_alpha(120));
-        }
-    }
-    let stroke = if lit {
-        egui::Stroke::new(2.5, egui::Color32::from_rgb(240, 200, 120))
-    } else {
-        egui::Stroke::new(1.5, egui::Color32::from_gray(210))
-    };
-    painter.rect_stroke(frame, 3.0, stroke, egui::StrokeKind::Outside);
-    painter.text(
-        egui::pos2(frame.center().x, frame.max.y + 4.0),
-        egui::Align2::CENTER_TOP,
-        name,
-        egui::FontId::proportional(text_size),
-        egui::Color32::from_gray(240),
-    );
 }
 
 /// Backdrop size in pixels (stretched to cover the stage; it is only light).

@@ -1,11 +1,13 @@
-//! Frames only when something moves: the window sleeps while the player reads, and wakes for typing, loading, toasts, scripts and the frame after a click's command.
+//! Frames only when something moves: the window sleeps while the player reads.
+//!
+//! It wakes for typing, loading, toasts, scripts and the frame after a click's command.
 
 use bevy::prelude::*;
 use bevy::window::RequestRedraw;
 use bevy::winit::WinitSettings;
 use bevy_egui::{EguiInput, EguiPreUpdateSet, egui};
 
-use super::GuiOptions;
+use super::options::GuiOptions;
 use super::screens::{Screen, StartStory, Toasts};
 use super::settings::Settings;
 use super::stage::Stage;

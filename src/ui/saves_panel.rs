@@ -1,14 +1,15 @@
-//! Save and load slots: six named slots plus the autosave, with story, passage and age; broken files are named, never fatal.
+//! Save and load slots: six named slots plus the autosave, with story, passage and age.
+//!
+//! Broken files are named, never fatal.
 
-// The browser's clock in a web build (std's panics there); std's natively.
-use web_time::{SystemTime, UNIX_EPOCH};
-
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::library::Library;
-use super::screens::{Overlays, SavesMode, StartStory, Toasts, centered_window};
+use super::screens::{Overlays, SavesMode, StartStory, Toasts};
 use super::stage::{Stage, slot_summary};
+use super::widgets::{age, centered_window};
 use crate::engine::story_player::{ActiveStory, StoryCommand};
 use crate::files::data_dir;
 use crate::story::StoryPackage;
@@ -18,19 +19,48 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(EguiPrimaryContextPass, saves_panel);
 }
 
-const SLOTS: [&str; 6] = ["slot-1", "slot-2", "slot-3", "slot-4", "slot-5", "slot-6"];
+/// One slot of a story's, in its store.
+struct Slot<'a> {
+    name: &'a str,
+    store: &'a SlotStore,
+    package: &'a StoryPackage,
+}
 
-pub(super) fn age(saved_at: u64) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    match now.saturating_sub(saved_at) {
-        s if s < 60 => "just now".to_owned(),
-        s if s < 3600 => format!("{} min ago", s / 60),
-        s if s < 86_400 => format!("{} h ago", s / 3600),
-        s => format!("{} days ago", s / 86_400),
+/// A slot's button pressed: the story in play saved into it, or the slot
+/// loaded (into the story in play, or starting it from the shelf).
+fn use_slot(mode: SavesMode, slot: &Slot, active: Option<&ActiveStory>, actions: &mut SlotActions) {
+    match mode {
+        SavesMode::Save => {
+            let Some(active) = active else { return };
+            let player = &active.player;
+            let passage = player.story().passage(player.current());
+            let summary = slot_summary(passage);
+            match slot.store.write(slot.name, &summary, &player.save()) {
+                Ok(_) => actions.toasts.push("Saved"),
+                Err(err) => actions.toasts.push(format!("Could not save: {err}")),
+            }
+        }
+        SavesMode::Load => {
+            let story_id = &slot.package.story.file().meta.id;
+            match slot.store.read(story_id, slot.name) {
+                Ok(file) if active.is_some() => {
+                    actions
+                        .commands
+                        .write(StoryCommand::Restore(Box::new(file.save)));
+                }
+                Ok(file) => {
+                    actions.starts.write(StartStory {
+                        package: slot.package.clone(),
+                        restore: Some(Box::new(file.save)),
+                    });
+                }
+                Err(err) => actions.toasts.push(err.to_string()),
+            }
+        }
     }
 }
+
+const SLOTS: [&str; 6] = ["slot-1", "slot-2", "slot-3", "slot-4", "slot-5", "slot-6"];
 
 /// The slot list of the open panel, read from disk when the panel opens or a save lands.
 #[derive(Debug, Default)]
@@ -41,6 +71,15 @@ struct Listing {
     broken: Vec<String>,
 }
 
+/// What a slot's button starts, and where what happened is said.
+#[derive(SystemParam)]
+struct SlotActions<'w> {
+    commands: MessageWriter<'w, StoryCommand>,
+    starts: MessageWriter<'w, StartStory>,
+    toasts: ResMut<'w, Toasts>,
+}
+
+/// The slots of the story in play (or selected on the shelf), to save into or load from.
 fn saves_panel(
     mut listing: Local<Listing>,
     mut contexts: EguiContexts,
@@ -48,9 +87,7 @@ fn saves_panel(
     active: Option<Res<ActiveStory>>,
     library: Option<Res<Library>>,
     stage: Res<Stage>,
-    mut commands: MessageWriter<StoryCommand>,
-    mut starts: MessageWriter<StartStory>,
-    mut toasts: ResMut<Toasts>,
+    mut actions: SlotActions,
 ) -> Result {
     let Some(mode) = overlays.saves else {
         listing.mode = None;
@@ -125,30 +162,12 @@ fn saves_panel(
                         };
                         if action.clicked() {
                             close = true;
-                            match mode {
-                                SavesMode::Save => {
-                                    let Some(active) = &active else { continue };
-                                    let player = &active.player;
-                                    let passage = player.story().passage(player.current());
-                                    let summary = slot_summary(passage);
-                                    match store.write(name, &summary, &player.save()) {
-                                        Ok(_) => toasts.push("Saved"),
-                                        Err(err) => toasts.push(format!("Could not save: {err}")),
-                                    }
-                                }
-                                SavesMode::Load => match store.read(&story_id, name) {
-                                    Ok(file) if active.is_some() => {
-                                        commands.write(StoryCommand::Restore(Box::new(file.save)));
-                                    }
-                                    Ok(file) => {
-                                        starts.write(StartStory {
-                                            package: package.clone(),
-                                            restore: Some(Box::new(file.save)),
-                                        });
-                                    }
-                                    Err(err) => toasts.push(err.to_string()),
-                                },
-                            }
+                            let slot = Slot {
+                                name,
+                                store: &store,
+                                package: &package,
+                            };
+                            use_slot(mode, &slot, active.as_deref(), &mut actions);
                         }
                         ui.end_row();
                     }

@@ -1,9 +1,10 @@
-//! Top-level screens as states, the overlays that sit on top of them, and how the stage area is shared.
+//! Top-level screens as states, the overlays on top of them, how the stage area is shared.
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiStartupSet, egui};
 
-use crate::engine::story_player::ActiveStory;
+use crate::engine::session::SessionSystems;
+use crate::engine::story_player::{ActiveStory, StorySystems};
 
 pub(super) fn plugin(app: &mut App) {
     app.init_state::<Screen>()
@@ -12,6 +13,13 @@ pub(super) fn plugin(app: &mut App) {
         .init_resource::<Toasts>()
         .init_resource::<Targets>()
         .add_message::<StartStory>()
+        .configure_sets(
+            Update,
+            (UiSystems::Receive, UiSystems::Present)
+                .chain()
+                .after(StorySystems::ApplyCommands)
+                .after(SessionSystems::Sync),
+        )
         .add_systems(
             PreStartup,
             spawn_camera.before(EguiStartupSet::InitContexts),
@@ -23,6 +31,17 @@ pub(super) fn plugin(app: &mut App) {
         .add_systems(OnEnter(Screen::Title), close_overlays);
 }
 
+/// The presentation's order in `Update`, after the engine's: take in what
+/// the story or the session did this frame, then present it.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UiSystems {
+    /// The engine's messages and view resources into the screen's own state
+    /// (passages received, pages laid out, the scenery followed).
+    Receive,
+    /// What follows from it: typewriters, auto-advance, scripted play.
+    Present,
+}
+
 /// Which screen is showing.
 #[derive(States, Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Screen {
@@ -31,7 +50,7 @@ pub enum Screen {
     /// The asset server is loading what the story needs.
     Loading,
     Playing,
-    /// An open-ended session (`session_screen`).
+    /// An open-ended session (`session::screen`).
     Session,
 }
 
@@ -139,27 +158,6 @@ pub fn bar_buttons(ui: &mut egui::Ui) -> Option<BarPress> {
     pressed
 }
 
-/// The backlog's window (stories and sessions): centred, most of the screen,
-/// scrolled to the newest.
-pub fn backlog_window(ctx: &egui::Context, open: &mut bool, add: impl FnOnce(&mut egui::Ui)) {
-    centered_window("Backlog")
-        .open(open)
-        .fixed_size(ctx.viewport_rect().size() * egui::vec2(0.6, 0.7))
-        .show(ctx, |ui| {
-            egui::ScrollArea::vertical()
-                .stick_to_bottom(true)
-                .auto_shrink([false, false])
-                .show(ui, add);
-        });
-}
-
-/// A panel window centred over the screen, the shape every overlay panel shares.
-pub fn centered_window(title: &str) -> egui::Window<'_> {
-    egui::Window::new(title)
-        .collapsible(false)
-        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
-}
-
 /// Short messages shown for a few seconds ("Saved", "New in the codex").
 #[derive(Resource, Debug, Default)]
 pub struct Toasts(pub Vec<(String, f32)>);
@@ -177,7 +175,7 @@ pub struct StartStory {
     pub restore: Option<Box<crate::story::SaveDocument>>,
 }
 
-fn open_start_panels(options: Res<super::GuiOptions>, mut overlays: ResMut<Overlays>) {
+fn open_start_panels(options: Res<super::options::GuiOptions>, mut overlays: ResMut<Overlays>) {
     let show = options.show;
     overlays.codex = show.codex;
     overlays.backlog = show.backlog;

@@ -1,4 +1,6 @@
-//! Player settings (text speed, auto-advance, skip read text, volumes, fullscreen, UI scale, contrast), persisted as RON.
+//! Player settings (text speed, auto-advance, skip read, volumes, fullscreen, …), kept as RON.
+//!
+//! Also UI scale and contrast.
 
 use std::path::PathBuf;
 
@@ -7,7 +9,8 @@ use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use serde::{Deserialize, Serialize};
 
-use super::screens::{Overlays, centered_window};
+use super::screens::Overlays;
+use super::widgets::centered_window;
 use crate::files::data_dir;
 use crate::files::write_atomically;
 

@@ -1,4 +1,6 @@
-//! The play screen: illustration, caption, portraits, the text box with its typewriter, choices, and the ending card.
+//! The story's play screen: illustration, caption, portraits, the text box, choices, the ending.
+//!
+//! The text box types its pages out; the ending card closes the story.
 
 use std::collections::HashSet;
 
@@ -8,12 +10,13 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::assets::StoryArt;
 use super::markdown::{self, Span};
-use super::screens::{BarPress, Overlays, Screen, Targets, Toasts, UiLayout, bar_buttons, root_ui};
+use super::screens::{
+    BarPress, Overlays, Screen, Targets, Toasts, UiLayout, UiSystems, bar_buttons, root_ui,
+};
 use super::settings::Settings;
-use super::title::paint_cover_tinted;
+use super::widgets::{caption_box, paint_cover_tinted, paint_framed};
 use crate::engine::story_player::{
     ActiveStory, CodexUnlocked, OfferedChoice, PresentPassage, StoryCommand, StoryNotice,
-    StorySystems,
 };
 use crate::files::data_dir;
 use crate::story::model::Framing;
@@ -26,7 +29,7 @@ pub(super) fn plugin(app: &mut App) {
         .add_systems(
             Update,
             (
-                receive_presentations.after(StorySystems::ApplyCommands),
+                receive_presentations.in_set(UiSystems::Receive),
                 reveal_text,
                 stage_keys,
                 auto_advance,
@@ -337,51 +340,19 @@ fn stage_ui(
             size,
         ))
     });
-    let portraits: Vec<(String, Option<egui::TextureId>)> = passage
-        .appears
-        .iter()
-        .filter_map(|a| story.entity_ix(&a.entity))
-        // A place is the scene itself, not a face in it.
-        .filter(|e| story.entity(*e).kind != "location")
-        .map(|e| {
-            let tex = art
-                .portraits
-                .get(&e)
-                .filter(|h| images.contains(h.id()))
-                .map(|h| contexts.add_image(EguiTextureHandle::Weak(h.id())));
-            (story.entity(e).name.clone(), tex)
-        })
-        .collect();
+    let portraits = portraits(&mut contexts, &story, passage, &art, &images);
     let ctx = contexts.ctx_mut()?.clone();
     let rect = layout.stage_rect(ctx.viewport_rect());
     let mut root = root_ui(&ctx, "stage", rect);
     let modal = overlays.any_modal();
     let instant = settings.text_speed <= 0.0;
 
-    egui::Panel::top("stage-bar").show(&mut root, |ui| {
-        ui.horizontal(|ui| {
-            ui.label(egui::RichText::new(story.title()).strong());
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                match bar_buttons(ui) {
-                    Some(BarPress::Title) => next.set(Screen::Title),
-                    Some(BarPress::Settings) => overlays.settings = true,
-                    Some(BarPress::Saves(mode)) => overlays.saves = Some(mode),
-                    Some(BarPress::Backlog) => overlays.backlog = true,
-                    None => {}
-                }
-                let codex = if stage.fresh_codex.is_empty() {
-                    "Codex (C)".to_owned()
-                } else {
-                    format!("Codex (C) • {} new", stage.fresh_codex.len())
-                };
-                let codex = ui.button(codex);
-                targets.note("codex", codex.rect);
-                if codex.clicked() {
-                    overlays.codex = true;
-                }
-            });
-        });
-    });
+    stage_bar(
+        &mut root,
+        story.title(),
+        stage.fresh_codex.len(),
+        (&mut overlays, &mut next, &mut targets),
+    );
 
     let text_height = (rect.height() * 0.4).clamp(220.0, 520.0);
     egui::Panel::bottom("stage-text")
@@ -405,77 +376,129 @@ fn stage_ui(
         });
 
     egui::CentralPanel::no_frame().show(&mut root, |ui| {
-        let area = ui.max_rect();
-        let framing = file
-            .art_direction
-            .as_ref()
-            .map_or(Framing::FullBleed, |a| a.framing);
-        // A full-bleed picture covers the area: no flat colour under it.
-        if picture.is_none() || framing != Framing::FullBleed {
-            ui.painter().rect_filled(area, 0.0, backdrop(file));
-        }
-        match (picture, framing) {
-            (Some((tex, size)), Framing::FullBleed) => {
-                paint_cover_tinted(ui, tex, size, area, tint);
-            }
-            (Some((tex, size)), Framing::Framed) => {
-                let inner = area.shrink(24.0);
-                let scale = (inner.width() / size.x as f32).min(inner.height() / size.y as f32);
-                let fitted = egui::Rect::from_center_size(
-                    inner.center(),
-                    egui::vec2(size.x as f32, size.y as f32) * scale,
-                );
-                ui.painter().image(tex, fitted, FULL_UV, tint);
-                ui.painter().rect_stroke(
-                    fitted,
-                    2.0,
-                    egui::Stroke::new(2.0, egui::Color32::from_gray(200)),
-                    egui::StrokeKind::Outside,
-                );
-            }
-            (None, _) => {}
-        }
-        if let Some(ill) = illustration {
-            let caption = egui::Label::new(
-                egui::RichText::new(&ill.caption)
-                    .italics()
-                    .size(16.0)
-                    .color(egui::Color32::from_gray(235)),
-            )
-            .wrap();
-            caption_box(ui.ctx(), "caption", area, |ui| {
-                ui.set_max_width(area.width() * 0.45);
-                ui.add(caption);
-            });
-        }
-        let size = egui::vec2(120.0, 150.0) * (area.height() / 420.0).clamp(0.6, 1.4);
-        let mut x = area.max.x - 16.0;
-        for (name, tex) in portraits.iter().rev() {
-            let frame =
-                egui::Rect::from_min_size(egui::pos2(x - size.x, area.max.y - size.y - 28.0), size);
-            x -= size.x + 12.0;
-            super::portrait::paint_framed(ui, frame, *tex, name, 15.0, false);
-        }
+        paint_stage(ui, file, (picture, tint), illustration, &portraits);
     });
     Ok(())
 }
 
-/// A caption in a dark box at the top left of the picture `area`.
-pub(super) fn caption_box(
-    ctx: &egui::Context,
-    id: &str,
-    area: egui::Rect,
-    add: impl FnOnce(&mut egui::Ui),
+/// The people who appear in the passage (not its places), with their portraits once loaded.
+fn portraits(
+    contexts: &mut EguiContexts,
+    story: &crate::story::Story,
+    passage: &crate::story::model::Passage,
+    art: &StoryArt,
+    images: &Assets<Image>,
+) -> Vec<(String, Option<egui::TextureId>)> {
+    passage
+        .appears
+        .iter()
+        .filter_map(|a| story.entity_ix(&a.entity))
+        // A place is the scene itself, not a face in it.
+        .filter(|e| story.entity(*e).kind != "location")
+        .map(|e| {
+            let tex = art
+                .portraits
+                .get(&e)
+                .filter(|h| images.contains(h.id()))
+                .map(|h| contexts.add_image(EguiTextureHandle::Weak(h.id())));
+            (story.entity(e).name.clone(), tex)
+        })
+        .collect()
+}
+
+/// The bar: the story's title, the play screens' buttons, the codex with how many entries are new.
+fn stage_bar(
+    root: &mut egui::Ui,
+    title: &str,
+    fresh_codex: usize,
+    (overlays, next, targets): (&mut Overlays, &mut NextState<Screen>, &mut Targets),
 ) {
-    egui::Area::new(egui::Id::new(id))
-        .fixed_pos(area.min + egui::vec2(16.0, 12.0))
-        .show(ctx, |ui| {
-            egui::Frame::new()
-                .fill(egui::Color32::from_black_alpha(150))
-                .inner_margin(egui::Margin::symmetric(10, 6))
-                .corner_radius(4.0)
-                .show(ui, add);
+    egui::Panel::top("stage-bar").show(root, |ui| {
+        ui.horizontal(|ui| {
+            ui.label(egui::RichText::new(title).strong());
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                match bar_buttons(ui) {
+                    Some(BarPress::Title) => next.set(Screen::Title),
+                    Some(BarPress::Settings) => overlays.settings = true,
+                    Some(BarPress::Saves(mode)) => overlays.saves = Some(mode),
+                    Some(BarPress::Backlog) => overlays.backlog = true,
+                    None => {}
+                }
+                let codex = if fresh_codex == 0 {
+                    "Codex (C)".to_owned()
+                } else {
+                    format!("Codex (C) • {fresh_codex} new")
+                };
+                let codex = ui.button(codex);
+                targets.note("codex", codex.rect);
+                if codex.clicked() {
+                    overlays.codex = true;
+                }
+            });
         });
+    });
+}
+
+/// The picture area: the illustration (full-bleed or framed, `tint`ed), its
+/// caption, and the portraits of who appears along its foot.
+fn paint_stage(
+    ui: &mut egui::Ui,
+    file: &crate::story::model::StoryFile,
+    (picture, tint): (Option<(egui::TextureId, UVec2)>, egui::Color32),
+    illustration: Option<&crate::story::model::Illustration>,
+    portraits: &[(String, Option<egui::TextureId>)],
+) {
+    let area = ui.max_rect();
+    let framing = file
+        .art_direction
+        .as_ref()
+        .map_or(Framing::FullBleed, |a| a.framing);
+    // A full-bleed picture covers the area: no flat colour under it.
+    if picture.is_none() || framing != Framing::FullBleed {
+        ui.painter().rect_filled(area, 0.0, backdrop(file));
+    }
+    match (picture, framing) {
+        (Some((tex, size)), Framing::FullBleed) => {
+            paint_cover_tinted(ui, tex, size, area, tint);
+        }
+        (Some((tex, size)), Framing::Framed) => {
+            let inner = area.shrink(24.0);
+            let scale = (inner.width() / size.x as f32).min(inner.height() / size.y as f32);
+            let fitted = egui::Rect::from_center_size(
+                inner.center(),
+                egui::vec2(size.x as f32, size.y as f32) * scale,
+            );
+            ui.painter().image(tex, fitted, FULL_UV, tint);
+            ui.painter().rect_stroke(
+                fitted,
+                2.0,
+                egui::Stroke::new(2.0, egui::Color32::from_gray(200)),
+                egui::StrokeKind::Outside,
+            );
+        }
+        (None, _) => {}
+    }
+    if let Some(ill) = illustration {
+        let caption = egui::Label::new(
+            egui::RichText::new(&ill.caption)
+                .italics()
+                .size(16.0)
+                .color(egui::Color32::from_gray(235)),
+        )
+        .wrap();
+        caption_box(ui.ctx(), "caption", area, |ui| {
+            ui.set_max_width(area.width() * 0.45);
+            ui.add(caption);
+        });
+    }
+    let size = egui::vec2(120.0, 150.0) * (area.height() / 420.0).clamp(0.6, 1.4);
+    let mut x = area.max.x - 16.0;
+    for (name, tex) in portraits.iter().rev() {
+        let frame =
+            egui::Rect::from_min_size(egui::pos2(x - size.x, area.max.y - size.y - 28.0), size);
+        x -= size.x + 12.0;
+        paint_framed(ui, frame, *tex, name, 15.0, false);
+    }
 }
 
 /// The colour behind the illustration: the art direction's first palette colour when it is a hex code.

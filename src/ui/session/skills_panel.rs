@@ -1,4 +1,10 @@
-//! Skills in the window (#25, seed 002 §8.3.3–8.3.4): the tool execution panel (each tool of the turn live: status, streaming log, timing, retries, errors), the narrative state panel (the skill state tree, changed keys lit), the asset gallery, the inline notice of a failed skill (Retry / Dismiss) and the max-replan dialog, and the Skills settings screen generated from each skill's config schema.
+//! Skills in the window (#25, seed 002 §8.3.3–8.3.4): the tool panel, state, gallery and settings.
+//!
+//! The tool execution panel (each tool of the turn live: status, streaming
+//! log, timing, retries, errors), the narrative state panel (the skill state
+//! tree, changed keys lit), the asset gallery, the inline notice of a failed
+//! skill (Retry / Dismiss) and the max-replan dialog, and the Skills settings
+//! screen generated from each skill's config schema.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -7,11 +13,11 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 use serde_json::{Map, Value};
 
-use super::screens::{Screen, Toasts};
-use crate::engine::session::{ActiveSession, SessionView};
+use crate::engine::session::{ActiveSession, SkillsView};
 use crate::skills::config::{self, Field, Kind};
 use crate::skills::execute::ToolState;
 use crate::skills::{Discovery, discover};
+use crate::ui::screens::{Screen, Toasts};
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<SkillsPanel>().add_systems(
@@ -89,7 +95,7 @@ fn status_colour(status: Option<ToolState>) -> egui::Color32 {
 fn skills_window(
     mut contexts: EguiContexts,
     mut panel: ResMut<SkillsPanel>,
-    view: Res<SessionView>,
+    view: Res<SkillsView>,
     keys: Res<ButtonInput<KeyCode>>,
     server: Res<AssetServer>,
     images: Res<Assets<Image>>,
@@ -127,79 +133,11 @@ fn skills_window(
             egui::ScrollArea::vertical()
                 .max_height(620.0)
                 .show(ui, |ui| {
-                    ui.heading("Tools this turn");
-                    if view.tools.is_empty() {
-                        ui.weak("No skill ran this turn.");
-                    }
-                    for t in &view.tools {
-                        ui.horizontal(|ui| {
-                            ui.colored_label(status_colour(t.status), "●");
-                            ui.strong(&t.skill);
-                            ui.label(format!("({})", t.tool_id));
-                            ui.label(t.status.map_or("running", ToolState::words));
-                            if let Some(ms) = t.ms {
-                                ui.weak(format!("{ms} ms"));
-                            }
-                            if t.retries > 0 {
-                                ui.weak(format!("{} retries", t.retries));
-                            }
-                        });
-                        if let Some(e) = &t.error {
-                            ui.colored_label(ERROR, e);
-                        }
-                        egui::CollapsingHeader::new(format!("log: {} lines", t.lines.len()))
-                            .id_salt(("tool-log", &t.tool_id))
-                            .default_open(t.status.is_none())
-                            .show(ui, |ui| {
-                                for line in &t.lines {
-                                    ui.monospace(line);
-                                }
-                            });
-                    }
+                    tools_section(ui, &view);
                     ui.separator();
-                    ui.heading("Gallery");
-                    if view.assets.is_empty() {
-                        ui.weak("No pictures or files yet.");
-                    }
-                    ui.horizontal_wrapped(|ui| {
-                        for asset in view.assets.iter().rev() {
-                            ui.vertical(|ui| {
-                                match textures.get(&asset.path) {
-                                    Some((id, size)) => {
-                                        ui.image(egui::load::SizedTexture::new(*id, *size));
-                                    }
-                                    None => {
-                                        egui::Frame::group(ui.style()).show(ui, |ui| {
-                                            ui.set_min_size(egui::vec2(88.0, 88.0));
-                                            ui.label(format!("[{}]", asset.kind));
-                                        });
-                                    }
-                                }
-                                ui.weak(format!("{} · scene {}", asset.skill, asset.scene));
-                            });
-                        }
-                    });
+                    gallery_section(ui, &view, &textures);
                     ui.separator();
-                    ui.heading("Narrative state");
-                    if view.skill_state.is_empty() {
-                        ui.weak("Nothing kept yet.");
-                    }
-                    for (key, value) in crate::session::skills::entries(&view.skill_state) {
-                        if view.skill_changed.contains(&key) {
-                            ui.colored_label(
-                                egui::Color32::from_rgb(250, 210, 110),
-                                format!("★ {key}: {value}"),
-                            );
-                        } else {
-                            ui.monospace(format!("{key}: {value}"));
-                        }
-                    }
-                    if !view.ui_events.is_empty() {
-                        ui.separator();
-                        for e in &view.ui_events {
-                            ui.weak(format!("[{e}: no display for it yet]"));
-                        }
-                    }
+                    state_section(ui, &view);
                     ui.separator();
                     if ui.button("Skills settings…").clicked() {
                         settings = true;
@@ -213,17 +151,106 @@ fn skills_window(
     Ok(())
 }
 
+/// "Tools this turn": each tool's status, timing, retries, error and log.
+fn tools_section(ui: &mut egui::Ui, view: &SkillsView) {
+    ui.heading("Tools this turn");
+    if view.tools.is_empty() {
+        ui.weak("No skill ran this turn.");
+    }
+    for t in &view.tools {
+        ui.horizontal(|ui| {
+            ui.colored_label(status_colour(t.status), "●");
+            ui.strong(&t.skill);
+            ui.label(format!("({})", t.tool_id));
+            ui.label(t.status.map_or("running", ToolState::words));
+            if let Some(ms) = t.ms {
+                ui.weak(format!("{ms} ms"));
+            }
+            if t.retries > 0 {
+                ui.weak(format!("{} retries", t.retries));
+            }
+        });
+        if let Some(e) = &t.error {
+            ui.colored_label(ERROR, e);
+        }
+        egui::CollapsingHeader::new(format!("log: {} lines", t.lines.len()))
+            .id_salt(("tool-log", &t.tool_id))
+            .default_open(t.status.is_none())
+            .show(ui, |ui| {
+                for line in &t.lines {
+                    ui.monospace(line);
+                }
+            });
+    }
+}
+
+/// The gallery: what the skills made this sitting, newest first (a card for
+/// what cannot be shown, or is not loaded yet).
+fn gallery_section(
+    ui: &mut egui::Ui,
+    view: &SkillsView,
+    textures: &BTreeMap<PathBuf, (egui::TextureId, egui::Vec2)>,
+) {
+    ui.heading("Gallery");
+    if view.assets.is_empty() {
+        ui.weak("No pictures or files yet.");
+    }
+    ui.horizontal_wrapped(|ui| {
+        for asset in view.assets.iter().rev() {
+            ui.vertical(|ui| {
+                match textures.get(&asset.path) {
+                    Some((id, size)) => {
+                        ui.image(egui::load::SizedTexture::new(*id, *size));
+                    }
+                    None => {
+                        egui::Frame::group(ui.style()).show(ui, |ui| {
+                            ui.set_min_size(egui::vec2(88.0, 88.0));
+                            ui.label(format!("[{}]", asset.kind));
+                        });
+                    }
+                }
+                ui.weak(format!("{} · scene {}", asset.skill, asset.scene));
+            });
+        }
+    });
+}
+
+/// The narrative state: the skill state tree, the keys the last turn changed
+/// lit; UI events with no display yet.
+fn state_section(ui: &mut egui::Ui, view: &SkillsView) {
+    ui.heading("Narrative state");
+    if view.state.is_empty() {
+        ui.weak("Nothing kept yet.");
+    }
+    for (key, value) in crate::session::skills::entries(&view.state) {
+        if view.changed.contains(&key) {
+            ui.colored_label(
+                egui::Color32::from_rgb(250, 210, 110),
+                format!("★ {key}: {value}"),
+            );
+        } else {
+            ui.monospace(format!("{key}: {value}"));
+        }
+    }
+    if !view.ui_events.is_empty() {
+        ui.separator();
+        for e in &view.ui_events {
+            ui.weak(format!("[{e}: no display for it yet]"));
+        }
+    }
+}
+
 /// The inline notice of a skill that failed (Retry heals it so the next turn
 /// may call it again; Dismiss hides it) and the max-replan dialog.
 fn skill_notices(
     mut contexts: EguiContexts,
-    mut view: ResMut<SessionView>,
+    mut view: ResMut<SkillsView>,
     mut session: Option<ResMut<ActiveSession>>,
     mut panel: ResMut<SkillsPanel>,
     mut toasts: ResMut<Toasts>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
-    if let Some(notice) = view.skill_notice.clone() {
+    if let Some(notice) = view.notice.clone() {
         let mut close = false;
         egui::Area::new(egui::Id::new("skill-notice"))
             .anchor(egui::Align2::LEFT_TOP, [16.0, 108.0])
@@ -236,7 +263,7 @@ fn skill_notices(
                         );
                         if ui.button("Retry").clicked() {
                             if let Some(s) = session.as_mut() {
-                                s.controller().state.skills.health.heal(&notice.skill);
+                                s.heal_skill(&notice.skill);
                             }
                             toasts.push(format!("{} will be tried again next turn", notice.skill));
                             close = true;
@@ -248,10 +275,10 @@ fn skill_notices(
                 });
             });
         if close {
-            view.skill_notice = None;
+            view.notice = None;
         }
     }
-    if let Some(line) = view.skill_fallback.clone() {
+    if let Some(line) = view.fallback.clone() {
         let mut close = false;
         egui::Window::new("The skills could not help")
             .collapsible(false)
@@ -274,7 +301,7 @@ fn skill_notices(
                 });
             });
         if close {
-            view.skill_fallback = None;
+            view.fallback = None;
         }
     }
     Ok(())
@@ -364,6 +391,77 @@ fn field_editor(
     changed
 }
 
+/// One skill's part of the settings screen: switched on or off, its config
+/// fields by category, their problems, Save; whether it was switched.
+fn skill_form(ui: &mut egui::Ui, form: &mut SettingsForm, i: usize) -> bool {
+    let skill = &form.found.skills[i];
+    let name = skill.manifest.name.clone();
+    let title = skill
+        .manifest
+        .display_name
+        .clone()
+        .unwrap_or_else(|| name.clone());
+    let mut switched = false;
+    ui.horizontal(|ui| {
+        let mut on = !form.off.contains(&name);
+        if ui
+            .checkbox(&mut on, egui::RichText::new(&title).strong())
+            .changed()
+        {
+            match config::switch(&name, on) {
+                Ok(()) => {
+                    form.off = config::switched_off();
+                    switched = true;
+                }
+                Err(e) => {
+                    form.said.insert(name.clone(), format!("not saved: {e}"));
+                }
+            }
+        }
+        ui.weak(format!("v{}", skill.manifest.version));
+    });
+    ui.label(&skill.manifest.description);
+    let Some(schema) = &skill.config_schema else {
+        ui.weak("Nothing to configure.");
+        ui.separator();
+        return switched;
+    };
+    let fields = config::fields(schema);
+    let draft = form.drafts.entry(name.clone()).or_default();
+    let mut groups: BTreeMap<String, Vec<&Field>> = BTreeMap::new();
+    for f in &fields {
+        groups
+            .entry(f.category.clone().unwrap_or_else(|| "General".into()))
+            .or_default()
+            .push(f);
+    }
+    for (group, fields) in groups {
+        ui.label(egui::RichText::new(group).italics());
+        for f in fields {
+            field_editor(ui, &name, f, draft, &mut form.typed);
+        }
+    }
+    let problems = config::problems(schema, &Value::Object(draft.clone()));
+    for p in &problems {
+        ui.colored_label(ERROR, p);
+    }
+    ui.horizontal(|ui| {
+        let save = ui.add_enabled(problems.is_empty(), egui::Button::new("Save"));
+        if save.clicked() {
+            let said = match config::save(&skill.dir, Some(schema), &Value::Object(draft.clone())) {
+                Ok(()) => "saved to config.json".to_owned(),
+                Err(e) => e.join("; "),
+            };
+            form.said.insert(name.clone(), said);
+        }
+        if let Some(said) = form.said.get(&name) {
+            ui.weak(said);
+        }
+    });
+    ui.separator();
+    switched
+}
+
 fn settings_window(
     mut contexts: EguiContexts,
     mut panel: ResMut<SkillsPanel>,
@@ -387,75 +485,8 @@ fn settings_window(
                     for w in &form.found.warnings {
                         ui.colored_label(ERROR, w);
                     }
-                    for skill in &form.found.skills {
-                        let name = skill.manifest.name.clone();
-                        let title = skill
-                            .manifest
-                            .display_name
-                            .clone()
-                            .unwrap_or_else(|| name.clone());
-                        ui.horizontal(|ui| {
-                            let mut on = !form.off.contains(&name);
-                            if ui
-                                .checkbox(&mut on, egui::RichText::new(&title).strong())
-                                .changed()
-                            {
-                                match config::switch(&name, on) {
-                                    Ok(()) => {
-                                        form.off = config::switched_off();
-                                        switched = true;
-                                    }
-                                    Err(e) => {
-                                        form.said.insert(name.clone(), format!("not saved: {e}"));
-                                    }
-                                }
-                            }
-                            ui.weak(format!("v{}", skill.manifest.version));
-                        });
-                        ui.label(&skill.manifest.description);
-                        let Some(schema) = &skill.config_schema else {
-                            ui.weak("Nothing to configure.");
-                            ui.separator();
-                            continue;
-                        };
-                        let fields = config::fields(schema);
-                        let draft = form.drafts.entry(name.clone()).or_default();
-                        let mut groups: BTreeMap<String, Vec<&Field>> = BTreeMap::new();
-                        for f in &fields {
-                            groups
-                                .entry(f.category.clone().unwrap_or_else(|| "General".into()))
-                                .or_default()
-                                .push(f);
-                        }
-                        for (group, fields) in groups {
-                            ui.label(egui::RichText::new(group).italics());
-                            for f in fields {
-                                field_editor(ui, &name, f, draft, &mut form.typed);
-                            }
-                        }
-                        let problems = config::problems(schema, &Value::Object(draft.clone()));
-                        for p in &problems {
-                            ui.colored_label(ERROR, p);
-                        }
-                        ui.horizontal(|ui| {
-                            let save =
-                                ui.add_enabled(problems.is_empty(), egui::Button::new("Save"));
-                            if save.clicked() {
-                                let said = match config::save(
-                                    &skill.dir,
-                                    Some(schema),
-                                    &Value::Object(draft.clone()),
-                                ) {
-                                    Ok(()) => "saved to config.json".to_owned(),
-                                    Err(e) => e.join("; "),
-                                };
-                                form.said.insert(name.clone(), said);
-                            }
-                            if let Some(said) = form.said.get(&name) {
-                                ui.weak(said);
-                            }
-                        });
-                        ui.separator();
+                    for i in 0..form.found.skills.len() {
+                        switched |= skill_form(ui, form, i);
                     }
                 });
         });

@@ -1,10 +1,14 @@
-//! The codex panel (C): entities with their unlocked tiers by rank, new tiers marked, and how each entity stands now.
+//! The story player's codex panel (C): entities with their unlocked tiers, new ones marked.
+//!
+//! Tiers by rank, and how each entity stands now. Not the session's codex
+//! (`ui::session::codex_window`).
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use super::screens::{Overlays, Screen, centered_window};
+use super::screens::{Overlays, Screen};
 use super::stage::Stage;
+use super::widgets::centered_window;
 use crate::engine::story_player::ActiveStory;
 use crate::story::EntityIx;
 

@@ -1,4 +1,7 @@
-//! A session's text box as the story player's: the turn on show typed out at the player's text speed, page by page, with auto-advance and skip; its backlog (H / wheel up) with "return here", and its save slots.
+//! A session's text box as the story player's: the turn on show typed out at the player's speed.
+//!
+//! Page by page, with auto-advance and skip; its backlog (H / wheel up) with
+//! "return here". Its save slots window is `slots`.
 
 use std::collections::BTreeMap;
 
@@ -6,17 +9,17 @@ use bevy::input::mouse::MouseWheel;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use super::markdown::{self, Span};
-use super::screens::{Overlays, SavesMode, Screen, backlog_window, centered_window};
-use super::settings::Settings;
-use crate::engine::session::{Character, Entry, SessionInput, SessionView};
-use crate::session::commands::SAVE_SLOTS;
+use crate::engine::session::{Character, Entry, SessionInput, Transcript, TurnProgress};
+use crate::ui::markdown::{self, Span};
+use crate::ui::screens::{Overlays, SavesMode, Screen, UiSystems};
+use crate::ui::settings::Settings;
+use crate::ui::widgets::backlog_window;
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<SessionReader>()
         .add_systems(
             Update,
-            (paginate, read_on)
+            (paginate.in_set(UiSystems::Receive), read_on)
                 .chain()
                 .run_if(in_state(Screen::Session)),
         )
@@ -25,7 +28,7 @@ pub(super) fn plugin(app: &mut App) {
         })
         .add_systems(
             EguiPrimaryContextPass,
-            (session_backlog, session_slots).run_if(in_state(Screen::Session)),
+            session_backlog.run_if(in_state(Screen::Session)),
         );
 }
 
@@ -36,7 +39,7 @@ const PAGE_CHARS: usize = 520;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     /// An entry shown whole at once (the move, dice, a scene line, a note, a
-    /// recap), by its index in [`SessionView::entries`].
+    /// recap), by its index in [`Transcript::entries`].
     Whole(usize),
     /// Narration, typed out.
     Prose(Vec<Span>),
@@ -124,6 +127,11 @@ impl SessionReader {
         }
     }
 
+    /// Whether the last page is fully shown.
+    fn at_end(&self) -> bool {
+        self.page + 1 >= self.pages.len() && self.revealed()
+    }
+
     /// The last page, fully shown.
     pub fn show_everything(&mut self) {
         self.page = self.pages.len().saturating_sub(1);
@@ -138,7 +146,7 @@ impl SessionReader {
 
 /// The turn on show (from the player's latest move), as pages: entries shown
 /// whole where they fall, narration in paragraphs of at most a page.
-pub fn pages_of(view: &SessionView, from: usize) -> Vec<Vec<Block>> {
+pub fn pages_of(transcript: &Transcript, from: usize) -> Vec<Vec<Block>> {
     let mut pages: Vec<Vec<Block>> = vec![Vec::new()];
     let mut chars = 0;
     let mut prose = |text: &str, pages: &mut Vec<Vec<Block>>| {
@@ -157,7 +165,7 @@ pub fn pages_of(view: &SessionView, from: usize) -> Vec<Vec<Block>> {
             }
         }
     };
-    for (i, entry) in view.entries.iter().enumerate().skip(from) {
+    for (i, entry) in transcript.entries.iter().enumerate().skip(from) {
         match entry {
             Entry::Narration(text) => prose(text, &mut pages),
             _ => {
@@ -167,28 +175,37 @@ pub fn pages_of(view: &SessionView, from: usize) -> Vec<Vec<Block>> {
             }
         }
     }
-    if !view.streaming.is_empty() {
-        prose(&view.streaming, &mut pages);
+    if !transcript.streaming.is_empty() {
+        prose(&transcript.streaming, &mut pages);
     }
     pages
 }
 
-/// Lay the turn on show out in pages again when the view changes; a new
+/// Lay the turn on show out in pages again when the transcript changes; a new
 /// turn starts at its first page (or its last, read before and skipped).
-fn paginate(view: Res<SessionView>, settings: Res<Settings>, mut reader: ResMut<SessionReader>) {
-    if !view.is_changed() {
+fn paginate(
+    transcript: Res<Transcript>,
+    settings: Res<Settings>,
+    mut reader: ResMut<SessionReader>,
+) {
+    if !transcript.is_changed() {
+        // A script that hurries the reader after the page was laid out (its
+        // first frame) still sees the turn whole at once.
+        if reader.hurry && !reader.at_end() {
+            reader.show_everything();
+        }
         return;
     }
-    let start = view.turn_start();
-    reader.pages = pages_of(&view, start);
-    reader.arriving = !view.streaming.is_empty();
+    let start = transcript.turn_start();
+    reader.pages = pages_of(&transcript, start);
+    reader.arriving = !transcript.streaming.is_empty();
     if start != reader.start {
         reader.start = start;
         reader.page = 0;
         reader.shown = 0.0;
         reader.idle = 0.0;
         // Text from the save (the session just opened, rewound or loaded) was read before.
-        let read_before = start < view.read_through;
+        let read_before = start < transcript.read_through;
         if reader.hurry || settings.text_speed <= 0.0 || (settings.skip_read && read_before) {
             reader.show_everything();
         }
@@ -225,21 +242,16 @@ fn read_on(
     }
 }
 
-/// The text box: the page on show, typed out; "more…" while pages remain.
-/// Clicking the text reads on.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the page, the entries it points into, and the dice"
-)]
+/// The text box: the page on show, typed out; "more…" while pages remain;
+/// `busy_words` with a spinner while a turn runs. Clicking the text reads on.
 pub fn text_box(
     ui: &mut egui::Ui,
     reader: &mut SessionReader,
-    view: &SessionView,
+    entries: &[Entry],
     names: &BTreeMap<&str, &str>,
-    newest_roll: Option<usize>,
-    rolling: Option<f32>,
+    (newest_roll, rolling): (Option<usize>, Option<f32>),
     instant: bool,
-    busy_words: &str,
+    busy_words: Option<&str>,
 ) {
     let mut left = reader.shown as usize;
     let page = reader.pages.get(reader.page).cloned().unwrap_or_default();
@@ -256,7 +268,7 @@ pub fn text_box(
                     // Whatever follows prose still being typed waits for it.
                     Block::Whole(_) if typing => {}
                     Block::Whole(i) => {
-                        if let Some(entry) = view.entries.get(*i) {
+                        if let Some(entry) = entries.get(*i) {
                             let tumbling = (Some(*i) == newest_roll).then_some(rolling).flatten();
                             entry_ui(ui, entry, names, tumbling);
                         }
@@ -287,9 +299,9 @@ pub fn text_box(
         reader.advance(instant);
     }
     ui.horizontal(|ui| {
-        if view.busy {
+        if let Some(words) = busy_words {
             ui.spinner();
-            ui.label(egui::RichText::new(busy_words).weak().italics());
+            ui.label(egui::RichText::new(words).weak().italics());
         }
         if reader.revealed() && reader.page + 1 < reader.pages.len() {
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
@@ -419,7 +431,7 @@ pub fn backlog_keys(
 fn session_backlog(
     mut contexts: EguiContexts,
     mut reader: ResMut<SessionReader>,
-    view: Res<SessionView>,
+    (transcript, progress): (Res<Transcript>, Res<TurnProgress>),
     people: Query<&Character>,
     mut inputs: MessageWriter<SessionInput>,
 ) -> Result {
@@ -436,16 +448,16 @@ fn session_backlog(
     let pressed = reader.press_return.take();
     backlog_window(ctx, &mut open, |ui| {
         let mut from = 0;
-        let last = view.moments.len().saturating_sub(1);
-        for (n, moment) in view.moments.iter().enumerate() {
-            for entry in view.entries.get(from..moment.end).unwrap_or_default() {
+        let last = transcript.moments.len().saturating_sub(1);
+        for (n, moment) in transcript.moments.iter().enumerate() {
+            for entry in transcript.entries.get(from..moment.end).unwrap_or_default() {
                 entry_ui(ui, entry, &names, None);
             }
             from = moment.end;
             // The last turn is where the story stands: nothing to return to.
             if n < last {
                 let button = ui
-                                .add_enabled(!view.busy, egui::Button::new("Return here").small())
+                                .add_enabled(!progress.busy, egui::Button::new("Return here").small())
                                 .on_hover_text(format!(
                                     "Go back to just after this (scene {}); what came after stays saved on its own branch",
                                     moment.scene
@@ -456,11 +468,11 @@ fn session_backlog(
             }
             ui.separator();
         }
-        for entry in view.entries.get(from..).unwrap_or_default() {
+        for entry in transcript.entries.get(from..).unwrap_or_default() {
             entry_ui(ui, entry, &names, None);
         }
-        if !view.streaming.is_empty() {
-            ui.label(egui::RichText::new(&view.streaming).size(18.0));
+        if !transcript.streaming.is_empty() {
+            ui.label(egui::RichText::new(&transcript.streaming).size(18.0));
         }
     });
     if let Some(scene) = rewind {
@@ -471,93 +483,15 @@ fn session_backlog(
     Ok(())
 }
 
-/// Save slots of a session: six beside the autosave (the save file itself,
-/// written every turn). Saving keeps the scene the story stands at; loading
-/// branches from a kept scene, so what was played since is never lost.
-fn session_slots(
-    mut contexts: EguiContexts,
-    mut reader: ResMut<SessionReader>,
-    view: Res<SessionView>,
-    mut inputs: MessageWriter<SessionInput>,
-) -> Result {
-    let Some(mode) = reader.slots else {
-        return Ok(());
-    };
-    let ctx = contexts.ctx_mut()?;
-    let mut open = true;
-    let mut line = None;
-    let title = match mode {
-        SavesMode::Save => "Save",
-        SavesMode::Load => "Load",
-    };
-    centered_window(title)
-        .open(&mut open)
-        .resizable(false)
-        .show(ctx, |ui| {
-            ui.label(egui::RichText::new(&view.title).weak());
-            ui.label(
-                egui::RichText::new(
-                    "The autosave is the session itself, kept after every turn. \
-                     Loading a slot goes on from its scene; what came after stays saved.",
-                )
-                .weak()
-                .small(),
-            );
-            egui::Grid::new("session-slots")
-                .num_columns(3)
-                .spacing([16.0, 8.0])
-                .show(ui, |ui| {
-                    for n in 1..=SAVE_SLOTS {
-                        let name = format!("slot-{n}");
-                        let kept = view.slots.iter().find(|s| s.slot == name);
-                        ui.label(egui::RichText::new(format!("Slot {n}")).strong());
-                        match kept {
-                            Some(b) => ui.label(format!(
-                                "{} — {}",
-                                b.summary,
-                                super::saves_panel::age(b.saved_at)
-                            )),
-                            None => ui.label(egui::RichText::new("empty").weak()),
-                        };
-                        let action = match mode {
-                            SavesMode::Save => ui.add_enabled(
-                                !view.busy && view.failure.is_none(),
-                                egui::Button::new("Save here"),
-                            ),
-                            SavesMode::Load => ui.add_enabled(
-                                kept.is_some() && !view.busy,
-                                egui::Button::new("Load"),
-                            ),
-                        };
-                        if action.clicked() {
-                            line = Some(match mode {
-                                SavesMode::Save => format!("/save {n}"),
-                                SavesMode::Load => format!("/load {n}"),
-                            });
-                        }
-                        ui.end_row();
-                    }
-                });
-        });
-    if let Some(line) = line {
-        inputs.write(SessionInput(line));
-        open = false;
-    }
-    if !open {
-        reader.slots = None;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn view(entries: Vec<Entry>, streaming: &str) -> SessionView {
-        SessionView {
+    fn view(entries: Vec<Entry>, streaming: &str) -> Transcript {
+        Transcript {
             entries,
             streaming: streaming.to_owned(),
-            ..SessionView::default()
+            ..Transcript::default()
         }
     }
 

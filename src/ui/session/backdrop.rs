@@ -1,16 +1,28 @@
-//! A session's backdrop as Bevy sprites under the egui layer: the picture cropped to cover the window, crossfading on a change of scene, cut into pieces along the panels so that each piece is drawn once at its shade's alpha over the shade colour (the camera's clear colour here). egui's shader converts sRGB both ways for every pixel it draws, and every blended layer reads the target back, which a software renderer pays for per pixel; this way each pixel is drawn once.
+//! A session's backdrop as Bevy sprites under the egui layer, crossfading on a change of scene.
+//!
+//! The picture is cropped to cover the window and cut into pieces along the
+//! panels, so that each piece is drawn once at its shade's alpha over the
+//! shade colour (the camera's clear colour here). egui's shader converts sRGB
+//! both ways for every pixel it draws, and every blended layer reads the
+//! target back, which a software renderer pays for per pixel; this way each
+//! pixel is drawn once.
 
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 
-use super::screens::Screen;
-use super::session_screen::SessionScenery;
+use super::scenery::SessionScenery;
+use crate::ui::screens::{Screen, UiSystems};
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<Shades>()
         .add_systems(OnEnter(Screen::Session), shade_clear_colour)
         .add_systems(OnExit(Screen::Session), plain_clear_colour)
-        .add_systems(Update, follow_backdrop.run_if(in_state(Screen::Session)));
+        .add_systems(
+            Update,
+            follow_backdrop
+                .in_set(UiSystems::Present)
+                .run_if(in_state(Screen::Session)),
+        );
 }
 
 /// Dark translucent rectangles the session screen wants under its panels

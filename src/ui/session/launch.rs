@@ -1,0 +1,280 @@
+//! Starting and leaving a session: the title's campaigns, opening a save, enriching a sketch.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use super::script::SessionScript;
+use crate::engine::llm::LlmGateway;
+use crate::engine::session::ActiveSession;
+use crate::llm::{CallHandle, Gateway, LlmEvent, Script, ScriptedBackend};
+use crate::session::saves::{NewSave, create_save, latest_save, load_campaign};
+use crate::ui::options::GuiOptions;
+use crate::ui::screens::{Screen, Toasts};
+use crate::ui::widgets::centered_window;
+
+pub(super) fn plugin(app: &mut App) {
+    app.init_resource::<Campaigns>()
+        .add_message::<OpenSession>()
+        .add_systems(Startup, (find_campaigns, open_from_options).chain())
+        .add_systems(Update, open_session)
+        .add_systems(OnExit(Screen::Session), leave_session)
+        .add_systems(OnEnter(Screen::Title), refresh_latest_saves)
+        .add_systems(
+            EguiPrimaryContextPass,
+            enrichment_window.run_if(resource_exists::<Enriching>),
+        );
+}
+
+/// A campaign on the shelf.
+#[derive(Debug, Clone)]
+pub struct CampaignEntry {
+    pub dir: PathBuf,
+    pub title: String,
+    pub description: String,
+    pub warnings: Vec<String>,
+    pub latest: Option<PathBuf>,
+    /// When `latest` was written (seconds since the epoch, as story slots say).
+    pub latest_at: Option<u64>,
+}
+
+/// The campaign in `dir`'s newest save and when it was written.
+fn latest_with_time(dir: &std::path::Path) -> (Option<PathBuf>, Option<u64>) {
+    let latest = latest_save(dir);
+    let at = latest
+        .as_deref()
+        .and_then(crate::files::modified)
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    (latest, at)
+}
+
+/// Campaigns found in the library folders (folders with a `manifest.json`).
+#[derive(Resource, Debug, Default)]
+pub struct Campaigns(pub Vec<CampaignEntry>);
+
+/// Open this save on the session screen.
+#[derive(Message, Debug, Clone)]
+pub struct OpenSession {
+    pub save: PathBuf,
+    pub model_script: Option<PathBuf>,
+    /// Milliseconds between the scripted model's words.
+    pub model_pace_ms: u64,
+}
+
+/// A sparse campaign being enriched before its first session (seed 002 §6.2.12).
+#[derive(Resource, Debug)]
+pub struct Enriching {
+    handle: CallHandle,
+    new: NewSave,
+    title: String,
+    started: bevy::platform::time::Instant,
+}
+
+impl Enriching {
+    /// Asks the model to enrich `campaign` (titled `title`); the save `new` is made when it answers.
+    pub(super) fn start(
+        gateway: &Gateway,
+        campaign: &crate::campaign::Campaign,
+        new: NewSave,
+        title: String,
+    ) -> Self {
+        let handle = gateway.call(crate::campaign::enrich::request(
+            campaign,
+            &new.large_model,
+            1,
+        ));
+        Self {
+            handle,
+            new,
+            title,
+            started: bevy::platform::time::Instant::now(),
+        }
+    }
+}
+
+/// The gateway in use, started on first need.
+pub(super) fn gateway_or_start(
+    gateway: Option<&LlmGateway>,
+    commands: &mut Commands,
+) -> Result<Arc<Gateway>, String> {
+    if let Some(g) = gateway {
+        return Ok(g.0.clone());
+    }
+    let g = Arc::new(Gateway::standard()?);
+    commands.insert_resource(LlmGateway(g.clone()));
+    Ok(g)
+}
+
+fn find_campaigns(options: Res<GuiOptions>, mut campaigns: ResMut<Campaigns>) {
+    let mut found = Vec::new();
+    for dir in &options.library {
+        // Sorted already.
+        let dirs: Vec<PathBuf> = crate::files::list(dir)
+            .into_iter()
+            .filter(|p| crate::files::is_file(&p.join("manifest.json")))
+            .collect();
+        for dir in dirs {
+            let (latest, latest_at) = latest_with_time(&dir);
+            match load_campaign(&dir) {
+                Ok(c) => found.push(CampaignEntry {
+                    latest,
+                    latest_at,
+                    title: c.manifest.title.clone(),
+                    description: c.manifest.description.clone().unwrap_or_default(),
+                    warnings: c.manifest.content_warnings.clone(),
+                    dir,
+                }),
+                Err(e) => warn!("{}: not offered: {e}", dir.display()),
+            }
+        }
+    }
+    campaigns.0 = found;
+}
+
+/// Back on the title screen, each campaign's latest save is looked up again
+/// (a session played since has written one).
+fn refresh_latest_saves(mut campaigns: ResMut<Campaigns>) {
+    for c in &mut campaigns.0 {
+        (c.latest, c.latest_at) = latest_with_time(&c.dir);
+    }
+}
+
+/// The command line asked for a session: it opens at once.
+fn open_from_options(options: Res<GuiOptions>, mut opens: MessageWriter<OpenSession>) {
+    let Some(launch) = &options.session else {
+        return;
+    };
+    opens.write(OpenSession {
+        save: launch.save.clone(),
+        model_script: launch.model_script.clone(),
+        model_pace_ms: launch.model_pace_ms,
+    });
+}
+
+/// The save asked for opens on the session screen (with the scripted model,
+/// if one was given); a save that cannot open is said in a toast.
+fn open_session(
+    mut opens: MessageReader<OpenSession>,
+    gateway: Option<Res<LlmGateway>>,
+    mut commands: Commands,
+    mut next: ResMut<NextState<Screen>>,
+    mut toasts: ResMut<Toasts>,
+    mut script_exit: MessageWriter<AppExit>,
+    script: Option<Res<SessionScript>>,
+) {
+    let Some(open) = opens.read().last().cloned() else {
+        return;
+    };
+    let gateway = match gateway_or_start(gateway.as_deref(), &mut commands) {
+        Ok(g) => g,
+        Err(e) => {
+            toasts.push(format!("The models cannot start: {e}"));
+            return;
+        }
+    };
+    let session = ActiveSession::open(open.save.clone());
+    let mut session = match session {
+        Ok(s) => s,
+        Err(e) => {
+            error!("{}: {e}", open.save.display());
+            toasts.push(format!("Cannot open {}: {e}", open.save.display()));
+            if script.is_some_and(|s| s.exit) {
+                script_exit.write(AppExit::from_code(1));
+            }
+            return;
+        }
+    };
+    if let Some(file) = &open.model_script {
+        match Script::load(file) {
+            Ok(s) => {
+                let mut backend = ScriptedBackend::new(s);
+                backend.word_delay = std::time::Duration::from_millis(open.model_pace_ms);
+                // Just opened: no commit can have the controller yet.
+                if let Some(ctl) = session.controller() {
+                    gateway.register_script(&ctl.state.small_model, backend.clone());
+                    gateway.register_script(&ctl.state.large_model, backend);
+                }
+            }
+            Err(e) => toasts.push(format!("{}: {e}", file.display())),
+        }
+    }
+    if cfg!(target_family = "wasm") {
+        toasts.push(
+            "In the browser, lore and memories are recalled by their words: the embedding model does not run in a page"
+                .to_owned(),
+        );
+    }
+    commands.insert_resource(session);
+    next.set(Screen::Session);
+}
+
+/// Leaving the session screen ends the play session.
+fn leave_session(mut commands: Commands, session: Option<ResMut<ActiveSession>>) {
+    if let Some(mut s) = session {
+        s.close();
+    }
+    commands.remove_resource::<ActiveSession>();
+}
+
+/// While a sparse campaign is enriched: what is happening and for how long;
+/// when the model answers, the files are written and the new save opens.
+fn enrichment_window(
+    mut contexts: EguiContexts,
+    enriching: Res<Enriching>,
+    mut commands: Commands,
+    mut opens: MessageWriter<OpenSession>,
+    mut toasts: ResMut<Toasts>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    centered_window(&format!("Preparing {}", enriching.title)).show(&ctx, |ui| {
+        ui.label("This campaign is only a sketch. The model is writing its people, plot beats, lore and rules…");
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(format!("{:.0} s", enriching.started.elapsed().as_secs_f64()));
+        });
+        ui.label(
+            egui::RichText::new("The new files end in _generated; your own files are never changed.")
+                .weak(),
+        );
+    });
+    ctx.request_repaint();
+    for event in enriching.handle.poll() {
+        let LlmEvent::Finished(outcome) = event else {
+            continue;
+        };
+        commands.remove_resource::<Enriching>();
+        match write_enrichment(&enriching.new.campaign, *outcome)
+            .and_then(|()| create_save(&enriching.new).map_err(|e| e.to_string()))
+        {
+            Ok((save, _)) => {
+                opens.write(OpenSession {
+                    save,
+                    model_script: None,
+                    model_pace_ms: 0,
+                });
+            }
+            Err(e) => toasts.push(format!("Cannot start {}: {e}", enriching.title)),
+        }
+    }
+    Ok(())
+}
+
+/// The enrichment the model wrote, as the campaign's `_generated` files.
+fn write_enrichment(dir: &std::path::Path, outcome: crate::llm::CallOutcome) -> Result<(), String> {
+    let answer = outcome
+        .result
+        .map_err(|e| format!("enrichment failed at stage `enrich`: {e}; nothing was written"))?;
+    let c = load_campaign(dir).map_err(|e| e.to_string())?;
+    let source = crate::campaign::enrich::Source {
+        model: format!("{} ({})", outcome.record.model_key, outcome.record.backend),
+        prompt: outcome.record.prompt_id.clone(),
+        seed: 1,
+    };
+    let files = crate::campaign::enrich::files(&c, &answer, &source).map_err(|e| e.to_string())?;
+    crate::campaign::enrich::write(dir, &files)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}

@@ -63,8 +63,12 @@ fn request(prompts: &PromptRegistry, context: &str, question: &str, seed: u32) -
 
 /// Generation speed after the first token.
 fn gen_rate(g: &Generated) -> f64 {
-    let secs = g.total.saturating_sub(g.time_to_first_token).as_secs_f64();
-    f64::from(g.tokens_out.saturating_sub(1)) / secs.max(1e-9)
+    let secs = g
+        .usage
+        .total
+        .saturating_sub(g.usage.time_to_first_token)
+        .as_secs_f64();
+    f64::from(g.usage.tokens_out.saturating_sub(1)) / secs.max(1e-9)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -160,12 +164,14 @@ fn main() {
         let mut r = request(&prompts, &fresh, tail[i], 1);
         r.sampling.max_tokens = 1;
         let g = http.generate(&r, &mut |_| true).unwrap();
-        server_prompt.push(f64::from(g.tokens_in) / g.time_to_first_token.as_secs_f64());
+        server_prompt
+            .push(f64::from(g.usage.tokens_in) / g.usage.time_to_first_token.as_secs_f64());
         let mut r = request(&prompts, &fresh, tail[i + 1], 1);
         r.sampling.max_tokens = 1;
         server_warm.push(ms(http
             .generate(&r, &mut |_| true)
             .unwrap()
+            .usage
             .time_to_first_token));
     }
     let server_prompt = median(server_prompt);
@@ -247,13 +253,13 @@ fn prefix_reuse(
         let mut r = request(prompts, context, tail[i], 1);
         r.sampling.max_tokens = 1;
         let g = llama.generate(&r, &mut |_| true).unwrap();
-        cold.push(ms(g.time_to_first_token));
-        prompt_rate.push(f64::from(g.tokens_in) / g.time_to_first_token.as_secs_f64());
+        cold.push(ms(g.usage.time_to_first_token));
+        prompt_rate.push(f64::from(g.usage.tokens_in) / g.usage.time_to_first_token.as_secs_f64());
         let mut r = request(prompts, context, tail[i + 1], 1);
         r.sampling.max_tokens = 1;
         let g = llama.generate(&r, &mut |_| true).unwrap();
-        suffix_tokens = g.tokens_in - g.cached_tokens;
-        warm.push(ms(g.time_to_first_token));
+        suffix_tokens = g.usage.tokens_in - g.usage.cached_tokens;
+        warm.push(ms(g.usage.time_to_first_token));
     }
     let (cold, warm) = (median(cold), median(warm));
     let prompt_rate = median(prompt_rate);

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use loreloom::llm::backend::Backend;
-use loreloom::llm::gateway::open_backend;
+use loreloom::llm::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::run_turn;
@@ -154,7 +154,7 @@ fn new_save(dir: &Path) -> PathBuf {
 /// A gateway whose model `router` sends the choices stage to the real
 /// default model and answers every other stage from a script of `turns` turns.
 fn router_gateway(turns: usize) -> Gateway {
-    let standard = Gateway::standard().expect("the gateway starts");
+    let standard = Gateway::open().expect("the gateway starts");
     let data = standard.data_dir().to_path_buf();
     let mut router = standard
         .models()

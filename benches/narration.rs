@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loreloom::llm::backend::Backend;
-use loreloom::llm::gateway::open_backend;
+use loreloom::llm::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::drafts::{Cues, judge};
@@ -76,7 +76,7 @@ fn play(compact: bool, turns: usize) -> Tally {
     })
     .expect("the save is created");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let standard = Gateway::standard().expect("the gateway starts");
+    let standard = Gateway::open().expect("the gateway starts");
     let data = standard.data_dir().to_path_buf();
     let spec = standard
         .models()

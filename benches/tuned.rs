@@ -177,7 +177,7 @@ fn run(
                     n.copied += found;
                     n.runs += all;
                     n.time += took;
-                    n.tokens_out += u64::from(out.tokens_out);
+                    n.tokens_out += u64::from(out.usage.tokens_out);
                     if let Some(label) = labels
                         .iter()
                         .find(|l| l.setting == example.setting && l.index == example.index)

@@ -124,7 +124,7 @@ fn a_valid_structured_reply_is_parsed_streamed_and_recorded() {
     assert_eq!(first.messages[0].role, Role::System);
     let user = &first.messages.last().unwrap().content;
     assert!(user.contains("The stranger lied about the toll."), "{user}");
-    assert!(first.tokens_out > 0);
+    assert!(first.usage.tokens_out > 0);
 
     // The record survives a round trip through JSON (how the store keeps it).
     let text = serde_json::to_string(r).unwrap();

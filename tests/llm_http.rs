@@ -283,7 +283,7 @@ fn overloaded_servers_are_retried_with_backoff_then_stream() {
     assert_eq!(count.load(Ordering::SeqCst), 3);
     assert_eq!(out.text, "The ferry waits.");
     assert_eq!(tokens.concat(), out.text);
-    assert_eq!((out.tokens_in, out.tokens_out), (12, 3));
+    assert_eq!((out.usage.tokens_in, out.usage.tokens_out), (12, 3));
 }
 
 #[test]

@@ -87,8 +87,8 @@ fn free_text_streams_and_a_seed_reproduces_it() {
     assert!(!a.text.trim().is_empty(), "{a:?}");
     assert_eq!(pieces.concat(), a.text, "streamed pieces make the text");
     assert!(pieces.len() > 3, "streamed token by token: {pieces:?}");
-    assert!(a.tokens_in > 50 && a.tokens_out > 0, "{a:?}");
-    assert_eq!(a.cached_tokens, 0, "a new slot has nothing cached");
+    assert!(a.usage.tokens_in > 50 && a.usage.tokens_out > 0, "{a:?}");
+    assert_eq!(a.usage.cached_tokens, 0, "a new slot has nothing cached");
 
     // The same seed in a fresh slot gives the same text.
     let b = llama
@@ -129,13 +129,13 @@ fn a_shared_prefix_is_evaluated_once_per_slot() {
         )
         .unwrap();
     let system_tokens = llama.tokenize(&story_messages("")[0].content).len();
-    assert_eq!(first.cached_tokens, 0);
+    assert_eq!(first.usage.cached_tokens, 0);
     assert!(
-        second.cached_tokens as usize >= system_tokens,
+        second.usage.cached_tokens as usize >= system_tokens,
         "the system prompt ({system_tokens} tokens) is reused: {second:?}"
     );
     assert!(
-        second.cached_tokens < second.tokens_in,
+        second.usage.cached_tokens < second.usage.tokens_in,
         "the new question is evaluated"
     );
 }
@@ -290,5 +290,5 @@ fn a_primed_prompt_is_answered_from_the_cache() {
     llama.prefill(&req).unwrap();
     let out = llama.generate(&req, &mut |_| true).unwrap();
     // Everything but the last token (evaluated again for its logits) was read before.
-    assert_eq!(out.cached_tokens + 1, out.tokens_in, "{out:?}");
+    assert_eq!(out.usage.cached_tokens + 1, out.usage.tokens_in, "{out:?}");
 }

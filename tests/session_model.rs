@@ -44,7 +44,7 @@ fn three_turns_with_the_default_model_commit_whole_turns() {
         },
     })
     .unwrap();
-    let gateway = Gateway::standard().expect("the gateway starts with the shipped prompts");
+    let gateway = Gateway::open().expect("the gateway starts with the shipped prompts");
     let mut ctl = Controller::open(&save).unwrap();
     let lines = [
         "I pole the punt toward the sluice gate and look for the record room.",

@@ -197,7 +197,7 @@ pub fn fill(
             if prompt == "author/fill_prose"
                 && let Some(first) = outcome.record.attempts.first()
             {
-                sizes.push(first.tokens_in);
+                sizes.push(first.usage.tokens_in);
             }
             outcome.result
         };

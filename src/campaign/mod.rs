@@ -20,9 +20,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// Shim (issue #39): the formats' old path, `campaign::files`; callers name
-/// `campaign::format` (or `campaign::{…}`) instead.
-pub use format as files;
 pub use format::{
     AssetMeta, Beat, Entity, EntryKind, Frontmatter, Manifest, NpcProfile, PackManifest,
     PlayerTemplate, Priority, Scenario, WorldFile,

@@ -318,9 +318,9 @@ fn not_built(stage: Stage) -> CommandError {
 
 fn run_stages(args: &RunArgs) -> Result<(), CommandError> {
     let mut project = Project::open(&args.dir)?;
-    let gateway = Gateway::standard().map_err(|e| CommandError::Model(e.into()))?;
+    let gateway = Gateway::open().map_err(|e| CommandError::Model(e.into()))?;
     if let Some(file) = &args.model_script {
-        let script = Script::load(file).map_err(|e| CommandError::Model(e.into()))?;
+        let script = Script::read(file).map_err(|e| CommandError::Model(e.into()))?;
         gateway.register_script(&args.model, ScriptedBackend::new(script));
     }
     let interactive = !args.yes && std::io::stdin().is_terminal();

@@ -113,7 +113,7 @@ pub(super) struct EnrichArgs {
 }
 
 pub(super) fn enrich(args: &EnrichArgs) -> ExitCode {
-    let gateway = match Gateway::standard() {
+    let gateway = match Gateway::open() {
         Ok(g) => g,
         Err(e) => {
             eprintln!("error: {e}");
@@ -121,7 +121,7 @@ pub(super) fn enrich(args: &EnrichArgs) -> ExitCode {
         }
     };
     if let Some(file) = &args.model_script {
-        match Script::load(file) {
+        match Script::read(file) {
             Ok(s) => gateway.register_script(&args.model, ScriptedBackend::new(s)),
             Err(e) => {
                 eprintln!("error: {e}");

@@ -36,7 +36,7 @@ pub struct LlmArgs {
 }
 
 fn open_gateway() -> Result<Gateway, ExitCode> {
-    Gateway::standard().map_err(|e| {
+    Gateway::open().map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::FAILURE
     })

@@ -128,7 +128,7 @@ pub(super) fn new(args: NewArgs) -> ExitCode {
     }
     // Seed 002 §6.2.12: a sparse campaign is enriched before its first session.
     if load_campaign(&args.campaign).is_ok_and(|c| c.is_sparse()) {
-        let enriched = Gateway::standard().and_then(|g| {
+        let enriched = Gateway::open().map_err(|e| e.to_string()).and_then(|g| {
             super::campaign::enrich_with(
                 &g,
                 &args.campaign,
@@ -256,9 +256,9 @@ pub(super) fn play(args: PlayArgs) -> ExitCode {
 fn play_inner(args: &PlayArgs) -> Result<(), String> {
     let mut ctl = Controller::open(&args.save).map_err(|e| e.to_string())?;
     let info = ctl.info().map_err(|e| e.to_string())?;
-    let gateway = Gateway::standard()?;
+    let gateway = Gateway::open().map_err(|e| e.to_string())?;
     if let Some(file) = &args.model_script {
-        let backend = ScriptedBackend::new(Script::load(file)?);
+        let backend = ScriptedBackend::new(Script::read(file).map_err(|e| e.to_string())?);
         gateway.register_script(&info.small_model_key, backend.clone());
         gateway.register_script(&info.large_model_key, backend);
     }

@@ -262,7 +262,7 @@ fn plan(
 ) -> ExitCode {
     use crate::llm::{Gateway, Script, ScriptedBackend};
     use crate::skills::execute::{Health, replan};
-    let gateway = match Gateway::standard() {
+    let gateway = match Gateway::open() {
         Ok(g) => g,
         Err(e) => {
             eprintln!("{e}");
@@ -270,7 +270,7 @@ fn plan(
         }
     };
     if let Some(file) = script {
-        match Script::load(file) {
+        match Script::read(file) {
             Ok(s) => gateway.register_script(model, ScriptedBackend::new(s)),
             Err(e) => {
                 eprintln!("{e}");

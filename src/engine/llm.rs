@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use bevy::prelude::*;
 
-use crate::llm::gateway::CallOutcome;
-use crate::llm::{AttemptKind, CallHandle, CallRecord, CallRequest, Gateway, LlmEvent};
+use crate::llm::{
+    AttemptKind, CallHandle, CallOutcome, CallRecord, CallRequest, Gateway, LlmEvent,
+};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_message::<LlmToken>()

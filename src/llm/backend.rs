@@ -173,16 +173,6 @@ pub struct Generated {
     pub usage: Usage,
 }
 
-/// Shim (issue #39): `generated.tokens_in` reads on through to [`Usage`];
-/// new code names `generated.usage`.
-impl std::ops::Deref for Generated {
-    type Target = Usage;
-
-    fn deref(&self) -> &Usage {
-        &self.usage
-    }
-}
-
 /// A backend failure. Transient ones are worth retrying; the others are not.
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BackendError {

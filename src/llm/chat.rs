@@ -239,8 +239,11 @@ mod tests {
         assert_eq!(generated.text, "Fog on the water.");
         assert_eq!(seen, "Fog on the water.");
         assert_eq!(generated.finish, FinishReason::StopString);
-        assert_eq!(generated.cached_tokens, 7);
-        assert_eq!(generated.tokens_out, 3, "counted in chunks without usage");
+        assert_eq!(generated.usage.cached_tokens, 7);
+        assert_eq!(
+            generated.usage.tokens_out, 3,
+            "counted in chunks without usage"
+        );
     }
 
     #[test]

@@ -25,11 +25,7 @@ use super::record::now_seconds;
 use super::scripted::ScriptedBackend;
 use super::worker::{BackendFactory, Work};
 
-/// Shims (issue #39): these lived here before `llm/` was split; callers name
-/// `crate::llm::{…}` (or `llm::call`, `llm::worker`) instead. This file uses
-/// the call types too: when the shim goes, the line stays as a private `use`.
-pub use super::call::{CallHandle, CallOutcome, CallRequest, Check, LlmError, LlmEvent};
-pub use super::worker::open_backend;
+use super::call::{CallHandle, CallOutcome, CallRequest, LlmError, LlmEvent};
 
 /// Why the gateway the game uses could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -137,12 +133,6 @@ impl Gateway {
             models,
             data_dir,
         ))
-    }
-
-    /// Shim (issue #39): [`Gateway::open`] with its error as text, for the
-    /// callers not yet moved to the typed error.
-    pub fn standard() -> Result<Self, String> {
-        Self::open().map_err(|e| e.to_string())
     }
 
     pub fn data_dir(&self) -> &Path {

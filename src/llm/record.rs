@@ -41,16 +41,6 @@ pub struct Attempt {
     pub usage: Usage,
 }
 
-/// Shim (issue #39): `attempt.tokens_in` reads on through to [`Usage`];
-/// new code names `attempt.usage`.
-impl std::ops::Deref for Attempt {
-    type Target = Usage;
-
-    fn deref(&self) -> &Usage {
-        &self.usage
-    }
-}
-
 /// Now, in seconds since the Unix epoch (as [`CallRecord::started_at`]).
 pub fn now_seconds() -> f64 {
     web_time::SystemTime::now()

@@ -62,12 +62,6 @@ impl Script {
         })
     }
 
-    /// Shim (issue #39): [`Script::read`] with its error as text, for the
-    /// callers not yet moved to the typed error.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        Self::read(path).map_err(|e| e.to_string())
-    }
-
     /// Replies that replay recorded calls exactly: every attempt's raw output, in order.
     pub fn from_records<'a>(records: impl IntoIterator<Item = &'a CallRecord>) -> Self {
         let replies = records
@@ -285,7 +279,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("script.json");
         std::fs::write(&path, r#"{"replies": [{"txt": "x"}]}"#).unwrap();
-        let err = Script::load(&path).unwrap_err();
+        let err = Script::read(&path).unwrap_err().to_string();
         assert!(
             err.contains("script.json") && err.contains("replies[0]"),
             "{err}"

@@ -20,8 +20,6 @@ use std::sync::Arc;
 
 pub use chunk::{Chunk, ChunkMeta, Corpus, campaign_chunks, token_count};
 pub use recall::{LoreHit, MemoryEvent, MemoryHit, Significance};
-// Shim: the per-turn record moved up to the session (#39); remove with the sweep.
-pub use crate::session::recalled::Recalled;
 
 /// all-MiniLM-L6-v2's vector length.
 pub const DIM: usize = 384;

@@ -26,7 +26,7 @@ pub struct BeatEvent {
 }
 
 /// The scene number the stream is in: 1 plus the scenes closed so far.
-pub fn scene_number(stream: &super::Stream) -> u32 {
+pub fn scene_number(stream: &crate::transcript::Stream) -> u32 {
     let closed = crate::transcript::marker::markers(&stream.messages)
         .filter(|m| *m == crate::transcript::marker::SceneMarker::Close)
         .count();

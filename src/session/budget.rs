@@ -42,15 +42,15 @@ impl TurnBudget {
                 let first = r
                     .attempts
                     .first()
-                    .map_or(0.0, |a| a.time_to_first_token.as_secs_f64() * 1000.0);
+                    .map_or(0.0, |a| a.usage.time_to_first_token.as_secs_f64() * 1000.0);
                 Span {
                     stage: r.stage.clone(),
                     start_ms,
                     first_token_ms: start_ms + first,
                     end_ms: start_ms + r.total.as_secs_f64() * 1000.0,
-                    tokens_in: r.attempts.iter().map(|a| a.tokens_in).sum(),
-                    cached_tokens: r.attempts.iter().map(|a| a.cached_tokens).sum(),
-                    tokens_out: r.attempts.iter().map(|a| a.tokens_out).sum(),
+                    tokens_in: r.attempts.iter().map(|a| a.usage.tokens_in).sum(),
+                    cached_tokens: r.attempts.iter().map(|a| a.usage.cached_tokens).sum(),
+                    tokens_out: r.attempts.iter().map(|a| a.usage.tokens_out).sum(),
                 }
             })
             .collect();

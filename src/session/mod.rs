@@ -33,9 +33,3 @@ pub mod skills;
 pub mod summaries;
 pub mod turn;
 pub mod voice;
-
-// Shims: the stream and observations moved down to `transcript/` (#39).
-pub use crate::transcript::{
-    DEFAULT_LAMBDA, Kind, Message, MessageId, Observation, Stage, StateEntry, Stream, observation,
-    player_view, recall, states_for, stream, view,
-};

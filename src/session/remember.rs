@@ -14,11 +14,12 @@ use web_time::Instant;
 
 use super::drafts::{campaign_names, grounded};
 use super::phrasing::{TRIED, verb_phrase};
+use super::recalled::Recalled;
 use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TurnResult};
 use crate::campaign::Campaign;
 use crate::memory::chunk::Corpus;
 use crate::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery, query_text};
-use crate::memory::{Embedder, MemoryEvent, Recalled, Significance, campaign_chunks, dot};
+use crate::memory::{Embedder, MemoryEvent, Significance, campaign_chunks, dot};
 use crate::rules::Check;
 use crate::store::Store;
 use crate::transcript::stream::Kind;

@@ -30,7 +30,7 @@ pub enum ReplayError {
         source: serde_json::Error,
     },
     #[error("the model gateway: {0}")]
-    Gateway(String),
+    Gateway(#[source] Box<crate::llm::GatewayError>),
     #[error("the replay failed where the original did not: {0}")]
     Diverged(#[source] TurnError),
 }
@@ -108,7 +108,7 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, ReplayError> {
         .map_err(unreadable("a recorded skill run"))?;
     state.skills = super::skills::SessionSkills::discover(&info.campaign_path, None);
     let mut recorded = super::skills::Recorded::new(&attempts);
-    let gateway = crate::llm::Gateway::standard().map_err(ReplayError::Gateway)?;
+    let gateway = crate::llm::Gateway::open().map_err(|e| ReplayError::Gateway(Box::new(e)))?;
     let backend =
         crate::llm::ScriptedBackend::new(crate::llm::Script::from_records(records.iter()));
     gateway.register_script(&state.small_model, backend.clone());

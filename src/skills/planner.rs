@@ -102,11 +102,6 @@ pub fn parse(answer: Value, id: &str) -> Result<Plan, PlannerError> {
     Ok(serde_json::from_value(answer)?)
 }
 
-/// Shim (#39): [`parse`] with its error as text, for the turn runner until it takes the typed one.
-pub fn to_plan(answer: Value, id: &str) -> Result<Plan, String> {
-    parse(answer, id).map_err(|e| e.to_string())
-}
-
 /// Asks the model for one attempt's plan (an empty plan when no skill is
 /// left to choose).
 #[expect(clippy::too_many_arguments, reason = "one stage's inputs, named")]

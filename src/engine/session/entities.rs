@@ -11,7 +11,7 @@ use super::view::{SceneView, SkillsView};
 use super::{ActiveSession, SessionSystems, WorldChanged};
 use crate::rules::state::{Clock, Relation};
 use crate::session::turn::{PERSONA, SessionState};
-use crate::session::{DEFAULT_LAMBDA, Observation};
+use crate::transcript::{DEFAULT_LAMBDA, Observation};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Update, sync_world.in_set(SessionSystems::Sync));

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use bevy::prelude::*;
 
 use super::view::{Entry, Moment, TurnPrompt, ViewsMut};
-use crate::session::Kind;
 use crate::session::controller::{Controller, Report};
 use crate::session::turn::PERSONA;
+use crate::transcript::Kind;
+use crate::transcript::marker::SceneMarker;
 
 /// The player's view of the stored story, as entries, with each turn's scene
 /// (and the save slots, read again with it).
@@ -67,13 +68,15 @@ pub(super) fn show_transcript(views: &mut ViewsMut, ctl: &Controller) {
 
 /// `scene_open: reedmere_quay` → "A new scene: reedmere quay".
 fn scene_words(marker: &str) -> String {
-    if marker == crate::session::turn::SCENE_CLOSE {
-        return "The scene closes.".into();
-    }
-    match marker.split_once(": ") {
-        Some(("scene_open", place)) => format!("A new scene: {}", place.replace('_', " ")),
-        Some(("location_change", moved)) => format!("Elsewhere: {}", moved.replace('_', " ")),
-        _ => marker.replace('_', " "),
+    let spaced = |id: &str| id.replace('_', " ");
+    match SceneMarker::parse(marker) {
+        Some(SceneMarker::Close) => "The scene closes.".into(),
+        Some(SceneMarker::Open(Some(place))) => format!("A new scene: {}", spaced(&place)),
+        Some(SceneMarker::Open(None)) => "A new scene.".into(),
+        Some(SceneMarker::Moved { from, to }) => {
+            format!("Elsewhere: {} -> {}", spaced(&from), spaced(&to))
+        }
+        None => spaced(marker),
     }
 }
 
@@ -192,7 +195,7 @@ pub fn beat_line(state: &crate::session::turn::SessionState) -> Option<String> {
 }
 
 /// The overlay's account of what a turn was shown from lore and memory, with scores.
-pub fn recall_lines(r: &crate::memory::Recalled) -> Vec<String> {
+pub fn recall_lines(r: &crate::session::recalled::Recalled) -> Vec<String> {
     let mut out = vec![format!(
         "recall ({:.1} ms): {} lore chunk(s), {} tokens; {} memor{}{}",
         r.took_ms,

@@ -229,7 +229,11 @@ fn deliver(session: &mut ActiveSession, done: &LlmFinished, views: &mut ViewsMut
             "FAILED"
         },
         record.total.as_millis(),
-        record.attempts.iter().map(|a| a.tokens_out).sum::<u32>(),
+        record
+            .attempts
+            .iter()
+            .map(|a| a.usage.tokens_out)
+            .sum::<u32>(),
     ));
     if turn.narrating == Some(done.call) {
         turn.narrating = None;

@@ -39,14 +39,11 @@ pub use types::{
 
 use self::contracts::{Choices, Extraction, LoreFacts, Narration, NpcIntent, Resolution, read};
 use super::skills::{SkillAttempt, SkillWork};
-use super::stream::{Kind, MessageId, SYSTEM};
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError, Role};
 use crate::rules::{Change, Dice, standing};
 use crate::transcript::marker::{SceneMarker, markers};
 use crate::transcript::observation::Observation;
-
-/// Shim for the presentation's scene words until it reads [`SceneMarker`] (removed in the house sweep).
-pub const SCENE_CLOSE: &str = "scene_close";
+use crate::transcript::stream::{Kind, MessageId, SYSTEM};
 
 /// Why a call was made: what its answer is for.
 #[derive(Clone, Debug)]
@@ -97,7 +94,7 @@ enum Answer {
     NpcIntent(NpcIntent),
     Lore(LoreFacts),
     Choices(Choices),
-    /// The planner's Plan JSON, read by `skills::planner::to_plan`.
+    /// The planner's Plan JSON, read by `skills::planner::parse`.
     Plan(serde_json::Value),
 }
 

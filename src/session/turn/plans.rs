@@ -133,21 +133,22 @@ impl TurnRunner {
     /// at all and nothing every turn: the turn goes on without skills).
     pub(super) fn on_plan(&mut self, attempt: u32, answer: Result<Value, String>) {
         let id = format!("plan-{}-{attempt}", self.turn_id);
-        let (mut plan, planner_error) = match answer.and_then(|v| planner::to_plan(v, &id)) {
-            Ok(plan) => (plan, None),
-            Err(e) => {
-                // Leaving skills out cannot mend a planner that gives no
-                // plan: it is not asked again this turn.
-                self.ledger
-                    .refused
-                    .push(format!("skills: no plan this turn ({e})"));
-                let empty = Plan {
-                    request_id: id,
-                    ..Plan::default()
-                };
-                (empty, Some(e))
-            }
-        };
+        let (mut plan, planner_error) =
+            match answer.and_then(|v| planner::parse(v, &id).map_err(|e| e.to_string())) {
+                Ok(plan) => (plan, None),
+                Err(e) => {
+                    // Leaving skills out cannot mend a planner that gives no
+                    // plan: it is not asked again this turn.
+                    self.ledger
+                        .refused
+                        .push(format!("skills: no plan this turn ({e})"));
+                    let empty = Plan {
+                        request_id: id,
+                        ..Plan::default()
+                    };
+                    (empty, Some(e))
+                }
+            };
         plan.metadata.generation_attempt = attempt;
         plan.metadata.parent_plan_id = self.last_plan_id();
         plan.disabled_skills = self.skills.disabled.iter().cloned().collect();

@@ -103,7 +103,7 @@ pub(super) fn gateway_or_start(
     if let Some(g) = gateway {
         return Ok(g.0.clone());
     }
-    let g = Arc::new(Gateway::standard()?);
+    let g = Arc::new(Gateway::open().map_err(|e| e.to_string())?);
     commands.insert_resource(LlmGateway(g.clone()));
     Ok(g)
 }
@@ -188,7 +188,7 @@ fn open_session(
         }
     };
     if let Some(file) = &open.model_script {
-        match Script::load(file) {
+        match Script::read(file) {
             Ok(s) => {
                 let mut backend = ScriptedBackend::new(s);
                 backend.word_delay = std::time::Duration::from_millis(open.model_pace_ms);

@@ -70,18 +70,27 @@ impl SessionCodex {
 /// `recalled` into the player's turns (`Store::recalled_lore`; never an NPC's
 /// secrets, which only that NPC's own stages are shown).
 pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
-    let campaign = &state.campaign;
-    let world = &state.world;
-    let mut met: Vec<String> = world
+    SessionCodex {
+        people: people_met(state),
+        places: places_seen(state),
+        lore: facts_learned(state),
+        read: lore_read(recalled),
+    }
+}
+
+/// The people present now, and those left somewhere on the way, by name.
+fn people_met(state: &SessionState) -> Vec<Person> {
+    let (campaign, world) = (&state.campaign, &state.world);
+    let here: Vec<String> = world
         .present()
         .into_iter()
         .filter(|id| id != PERSONA)
         .collect();
-    let here_people = met.clone();
+    let mut met = here.clone();
     if let Some(left) = world.scene.get(WHEREABOUTS).and_then(|w| w.as_object()) {
         met.extend(
             left.keys()
-                .filter(|id| !met.contains(id))
+                .filter(|id| !here.contains(id))
                 .cloned()
                 .collect::<Vec<_>>(),
         );
@@ -98,12 +107,17 @@ pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
                     .perception
                     .get(id)
                     .map(|score| crate::rules::standing::label(*score)),
-                here: here_people.contains(id),
+                here: here.contains(id),
             })
         })
         .collect();
     people.sort_by(|a, b| a.name.cmp(&b.name));
+    people
+}
 
+/// The places the scene markers opened or moved to, and where the scene is now.
+fn places_seen(state: &SessionState) -> Vec<Place> {
+    let (campaign, world) = (&state.campaign, &state.world);
     let here = state.place().0;
     let mut visited: Vec<String> = Vec::new();
     for marker in crate::transcript::marker::markers(&state.stream.messages) {
@@ -116,7 +130,7 @@ pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
     if !here.is_empty() && !visited.contains(&here) {
         visited.push(here.clone());
     }
-    let places = visited
+    visited
         .into_iter()
         .map(|id| {
             let mut scene = world.scene.clone();
@@ -134,12 +148,16 @@ pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
                 id,
             }
         })
-        .collect();
+        .collect()
+}
 
-    let lore = world
+/// The public facts play added to the campaign's own, in words.
+fn facts_learned(state: &SessionState) -> Vec<String> {
+    state
+        .world
         .facts
         .iter()
-        .filter(|f| f.visibility == Visibility::Public && !campaign.world.facts.contains(f))
+        .filter(|f| f.visibility == Visibility::Public && !state.campaign.world.facts.contains(f))
         .map(|f| {
             let object = f
                 .object
@@ -151,7 +169,11 @@ pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
                 f.predicate.replace('_', " ")
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The lore recalled into the player's turns, once each, no NPC's secrets.
+fn lore_read(recalled: &[LoreHit]) -> Vec<LoreRead> {
     let mut read: Vec<LoreRead> = Vec::new();
     for hit in recalled {
         if hit.file_path.ends_with("secrets.md") || read.iter().any(|r| r.id == hit.chunk_id) {
@@ -170,10 +192,5 @@ pub fn codex(state: &SessionState, recalled: &[LoreHit]) -> SessionCodex {
             text: hit.text.trim().to_owned(),
         });
     }
-    SessionCodex {
-        people,
-        places,
-        lore,
-        read,
-    }
+    read
 }

@@ -440,7 +440,7 @@ impl Controller {
         if let Ok(Some(cached)) = self.store.scene_lore(&key) {
             return cached;
         }
-        let brief = self.memory.scene_brief(&self.state);
+        let brief = crate::session::turn::vars::to_value(&self.memory.scene_brief(&self.state));
         if let Err(e) = self.store.put_scene_lore(&key, &self.current_scene, &brief) {
             tracing::warn!("the scene lore cache could not be saved: {e}");
         }

@@ -531,6 +531,45 @@ fn embed_text(c: &crate::memory::Chunk) -> String {
     }
 }
 
+/// Seed 001's `SceneLoreCache`: what the narrator is told of a scene beside its history.
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
+pub struct SceneLore {
+    pub location: String,
+    pub location_name: String,
+    /// The place's authored lore, first sentences.
+    pub atmosphere: Vec<String>,
+    /// Who is present, by id.
+    pub npc_briefings: std::collections::BTreeMap<String, Briefing>,
+    /// What lies at the place, and how the player finds it.
+    pub discoverable: Vec<Discoverable>,
+    /// How each open thread touches this place or these people, by thread id.
+    pub thread_connections: std::collections::BTreeMap<String, String>,
+}
+
+/// One NPC present, as the scene lore briefs the narrator.
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
+pub struct Briefing {
+    pub name: String,
+    /// "warm toward the player", or empty.
+    pub disposition: String,
+    /// The public facts tied to them or to what they hold.
+    pub knows: Vec<String>,
+    /// Their role.
+    pub capabilities: String,
+}
+
+/// A thing at the place the player may find.
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
+pub struct Discoverable {
+    pub trigger: String,
+    pub content: String,
+}
+
+/// Lore chunks that are prose of the world (not an NPC's sheet or secrets).
+fn is_prose(c: &crate::memory::chunk::Chunk) -> bool {
+    !matches!(c.meta.kind.as_str(), "npc" | "secret")
+}
+
 impl SessionMemory {
     /// Seed 001's `SceneLoreCache` for the scene the state is in, built from
     /// the campaign and world (no model): `atmosphere` (the place's authored
@@ -538,17 +577,25 @@ impl SessionMemory {
     /// toward the persona, role, what public facts they are tied to),
     /// `discoverable` (what lies at the place) and `thread_connections` (how
     /// open threads touch this place or these people).
-    pub fn scene_brief(&self, state: &SessionState) -> Value {
+    pub fn scene_brief(&self, state: &SessionState) -> SceneLore {
         let (location, location_name) = state.place();
-        let present = present_ids(state);
-        let prose =
-            |c: &&crate::memory::chunk::Chunk| !matches!(c.meta.kind.as_str(), "npc" | "secret");
-        let atmosphere: Vec<String> = self
-            .lore
+        SceneLore {
+            atmosphere: self.atmosphere(&location),
+            npc_briefings: briefings(state),
+            discoverable: discoverable(state, &location),
+            thread_connections: self.thread_connections(state, &location),
+            location,
+            location_name,
+        }
+    }
+
+    /// The first sentences of the place's authored lore.
+    fn atmosphere(&self, location: &str) -> Vec<String> {
+        self.lore
             .chunks
             .iter()
-            .filter(prose)
-            .filter(|c| !location.is_empty() && c.meta.location_ids.contains(&location))
+            .filter(|c| is_prose(c))
+            .filter(|c| !location.is_empty() && c.meta.location_ids.iter().any(|l| l == location))
             .take(2)
             .map(|c| {
                 crate::memory::chunk::sentences(&c.text)
@@ -557,86 +604,31 @@ impl SessionMemory {
                     .collect::<Vec<_>>()
                     .join(" ")
             })
-            .collect();
-        let mut briefings = serde_json::Map::new();
-        for id in present.iter().filter(|id| id.as_str() != PERSONA) {
-            let Some(ch) = state.campaign.characters.get(id) else {
-                continue;
-            };
-            let held: Vec<&String> = state
-                .world
-                .inventory
-                .get(id)
-                .map(|i| i.keys().collect())
-                .unwrap_or_default();
-            let knows: Vec<String> = state
-                .world
-                .facts
-                .iter()
-                .filter(|f| f.visibility == crate::rules::state::Visibility::Public)
-                .filter(|f| &f.subject == id || held.contains(&&f.subject))
-                .map(|f| {
-                    format!(
-                        "{} {}: {}",
-                        f.subject.replace('_', " "),
-                        f.predicate,
-                        f.object
-                    )
-                })
-                .collect();
-            let attitude = state
-                .world
-                .perception
-                .get(id)
-                .map(|p| format!("{} toward the player", crate::rules::standing::label(*p)))
-                .unwrap_or_default();
-            let role = ch
-                .profile
-                .as_ref()
-                .map(|p| p.role.clone())
-                .unwrap_or_default();
-            briefings.insert(
-                id.clone(),
-                serde_json::json!({
-                    "name": ch.name,
-                    "disposition": attitude,
-                    "knows": knows,
-                    "capabilities": role,
-                }),
-            );
-        }
-        let discoverable: Vec<Value> = state
-            .world
-            .inventory
-            .get(&location)
-            .into_iter()
-            .flatten()
-            .filter_map(|(item, _)| state.campaign.items.get(item))
-            .map(|item| {
-                let name = item.name.to_lowercase();
-                let name = name.strip_prefix("the ").unwrap_or(&name);
-                serde_json::json!({
-                    "trigger": format!("look closely at the {name}"),
-                    "content": item.description,
-                })
-            })
-            .collect();
-        let mut threads = serde_json::Map::new();
+            .collect()
+    }
+
+    /// For each open thread, the lore of this place or these people that
+    /// shares the most words with it (at least two), else one tagged with it.
+    fn thread_connections(
+        &self,
+        state: &SessionState,
+        location: &str,
+    ) -> std::collections::BTreeMap<String, String> {
+        let present = present_ids(state);
+        let mut threads = std::collections::BTreeMap::new();
         for t in state
             .world
             .threads
             .values()
             .filter(|t| t.status == "open" || t.status == "active")
         {
-            // The lore of this place or these people that shares the most
-            // words with the thread (at least two), else one tagged with it.
             let words: Vec<String> = format!("{} {}", t.title, t.stakes.as_str().unwrap_or(""))
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| w.len() >= 5)
                 .map(str::to_lowercase)
                 .collect();
             let here = |c: &&crate::memory::chunk::Chunk| {
-                c.meta.location_ids.contains(&location)
+                c.meta.location_ids.iter().any(|l| l == location)
                     || present
                         .iter()
                         .any(|p| p != PERSONA && c.meta.entity_ids.contains(p))
@@ -645,7 +637,7 @@ impl SessionMemory {
                 .lore
                 .chunks
                 .iter()
-                .filter(prose)
+                .filter(|c| is_prose(c))
                 .filter(here)
                 .map(|c| {
                     let text = c.text.to_lowercase();
@@ -656,18 +648,87 @@ impl SessionMemory {
                 .filter(|(score, _)| *score >= 2)
                 .max_by_key(|(score, _)| *score);
             if let Some((_, c)) = best {
-                threads.insert(t.id.clone(), first_sentence(&c.text).into());
+                threads.insert(t.id.clone(), first_sentence(&c.text).to_owned());
             }
         }
-        serde_json::json!({
-            "location": location,
-            "location_name": location_name,
-            "atmosphere": atmosphere,
-            "npc_briefings": briefings,
-            "discoverable": discoverable,
-            "thread_connections": threads,
-        })
+        threads
     }
+}
+
+/// Who is present: disposition toward the persona, role, the public facts
+/// tied to them or to what they hold.
+fn briefings(state: &SessionState) -> std::collections::BTreeMap<String, Briefing> {
+    let mut briefings = std::collections::BTreeMap::new();
+    for id in present_ids(state)
+        .iter()
+        .filter(|id| id.as_str() != PERSONA)
+    {
+        let Some(ch) = state.campaign.characters.get(id) else {
+            continue;
+        };
+        let held: Vec<&String> = state
+            .world
+            .inventory
+            .get(id)
+            .map(|i| i.keys().collect())
+            .unwrap_or_default();
+        let knows: Vec<String> = state
+            .world
+            .facts
+            .iter()
+            .filter(|f| f.visibility == crate::rules::state::Visibility::Public)
+            .filter(|f| &f.subject == id || held.contains(&&f.subject))
+            .map(|f| {
+                format!(
+                    "{} {}: {}",
+                    f.subject.replace('_', " "),
+                    f.predicate,
+                    f.object
+                )
+            })
+            .collect();
+        let disposition = state
+            .world
+            .perception
+            .get(id)
+            .map(|p| format!("{} toward the player", crate::rules::standing::label(*p)))
+            .unwrap_or_default();
+        let capabilities = ch
+            .profile
+            .as_ref()
+            .map(|p| p.role.clone())
+            .unwrap_or_default();
+        briefings.insert(
+            id.clone(),
+            Briefing {
+                name: ch.name.clone(),
+                disposition,
+                knows,
+                capabilities,
+            },
+        );
+    }
+    briefings
+}
+
+/// The campaign's items lying at `location`, as things to find.
+fn discoverable(state: &SessionState, location: &str) -> Vec<Discoverable> {
+    state
+        .world
+        .inventory
+        .get(location)
+        .into_iter()
+        .flatten()
+        .filter_map(|(item, _)| state.campaign.items.get(item))
+        .map(|item| {
+            let name = item.name.to_lowercase();
+            let name = name.strip_prefix("the ").unwrap_or(&name);
+            Discoverable {
+                trigger: format!("look closely at the {name}"),
+                content: item.description.clone(),
+            }
+        })
+        .collect()
 }
 
 fn present_ids(state: &SessionState) -> Vec<String> {

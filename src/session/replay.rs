@@ -2,13 +2,16 @@
 
 use std::path::Path;
 
-use serde_json::json;
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::error::ControllerError;
 use super::saves::load_campaign;
-use super::turn::{PlayerInput, TurnError};
+use super::skills::{Recorded, SessionSkills, SkillAttempt};
+use super::turn::{PlayerInput, Ruling, SessionState, TurnError, TurnResult};
 use crate::llm::record::AttemptKind;
-use crate::store::{Store, StoreError};
+use crate::llm::{CallRecord, Gateway, Script, ScriptedBackend};
+use crate::store::{Scene, Store, StoreError, StoredTurn};
 
 /// Why a stored turn could not be replayed (a difference is not an error: see [`Replayed`]).
 #[derive(Debug, thiserror::Error)]
@@ -69,93 +72,130 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, ReplayError> {
             kind: turn.kind,
         });
     }
-    let unreadable = |what| move |source| ReplayError::Unreadable { what, source };
-    let records: Vec<crate::llm::CallRecord> = turn
-        .events
-        .iter()
-        .filter(|e| e.event_type == "model_output")
-        .map(|e| serde_json::from_value(e.payload.clone()))
-        .collect::<Result<_, _>>()
-        .map_err(unreadable("a recorded model output"))?;
-    let stored_rolls: Vec<serde_json::Value> = turn
-        .events
-        .iter()
-        .filter(|e| e.event_type == "tool_call" && e.step_name == "dice")
-        .map(|e| e.payload.clone())
-        .collect();
-    let action = turn
-        .events
-        .iter()
-        .find(|e| e.event_type == "user_action")
-        .map(|e| e.payload.clone())
-        .unwrap_or_default();
+    let recording = Recording::of(&turn)?;
     let mut state = super::save::state_at(&store, campaign, &turn.scene_before_id)?;
     // The turn is shown exactly the lore and memories it was shown then (and
     // rolls with the same episodic +1); nothing is embedded again.
-    if let Some(recall) = turn.events.iter().find(|e| e.event_type == "recall") {
-        state.recalled = serde_json::from_value(recall.payload.clone())
-            .map_err(unreadable("the recorded recall of that turn"))?;
+    if let Some(recalled) = recording.recalled.clone() {
+        state.recalled = recalled;
     }
-    let mut differences = Vec::new();
     // The skills are offered as they were; their recorded runs are handed
     // back in order and no script runs again (#25).
-    let attempts: Vec<super::skills::SkillAttempt> = turn
-        .events
-        .iter()
-        .filter(|e| e.event_type == "tool_call" && e.step_name == "skills")
-        .map(|e| serde_json::from_value(e.payload.clone()))
-        .collect::<Result<_, _>>()
-        .map_err(unreadable("a recorded skill run"))?;
-    state.skills = super::skills::SessionSkills::discover(&info.campaign_path, None);
-    let mut recorded = super::skills::Recorded::new(&attempts);
-    let gateway = crate::llm::Gateway::open().map_err(|e| ReplayError::Gateway(Box::new(e)))?;
-    let backend =
-        crate::llm::ScriptedBackend::new(crate::llm::Script::from_records(records.iter()));
-    gateway.register_script(&state.small_model, backend.clone());
-    gateway.register_script(&state.large_model, backend);
-    // The player's narration is asked for in as many drafts as were recorded.
-    let drafts = records
-        .iter()
-        .filter(|r| r.attempts.iter().any(|a| a.kind == AttemptKind::Draft))
-        .map(|r| r.attempts.len())
-        .max()
-        .unwrap_or(1);
-    gateway.set_drafts(&state.large_model, u32::try_from(drafts).unwrap_or(1));
-    let input = PlayerInput {
-        text: turn.action_text.clone(),
-        whisper_to: action["whisper_to"].as_str().map(str::to_owned),
-        action_id: turn.user_action_id.clone(),
-        // A committed turn either asked nothing or had its question answered.
-        clarified: true,
-        // A picked choice's ruling, as it was played.
-        ruling: serde_json::from_value(action["ruling"].clone()).unwrap_or(None),
-    };
+    state.skills = SessionSkills::discover(&info.campaign_path, None);
+    let gateway = answering(&recording.records, &state)?;
+    let mut recorded = Recorded::new(&recording.attempts);
     let result = super::play::run_turn_with(
         &gateway,
         state,
-        input,
+        recording.input(&turn),
         &mut |work| recorded.next(work),
         |_| {},
     )
     .map_err(ReplayError::Diverged)?;
-    if result.skills != attempts {
-        differences.push(format!(
-            "skills: {} plans recorded, {} replayed differently",
-            attempts.len(),
-            result.skills.len()
-        ));
+    Ok(Replayed {
+        scene_index,
+        model_calls: recording.records.len(),
+        dice: recording.rolls.len(),
+        differences: recording.differences(&turn, &scene, &result),
+    })
+}
+
+/// What the player sent, as the turn's `user_action` event keeps it.
+#[derive(Deserialize, Default)]
+struct Action {
+    #[serde(default)]
+    whisper_to: Option<String>,
+    /// A ruling that no longer reads is none (the referee is asked again).
+    #[serde(default, deserialize_with = "lenient")]
+    ruling: Option<Ruling>,
+}
+
+fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Ruling>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or(None))
+}
+
+/// What the turn's result row keeps of its choices.
+#[derive(Deserialize, Default)]
+struct Offered {
+    #[serde(default)]
+    choices: Vec<String>,
+}
+
+/// A stored turn's events, read: every model call, roll, skill run, what it
+/// was shown from memory and lore, and what the player sent.
+struct Recording {
+    records: Vec<CallRecord>,
+    rolls: Vec<Value>,
+    attempts: Vec<SkillAttempt>,
+    recalled: Option<super::recalled::Recalled>,
+    action: Action,
+}
+
+impl Recording {
+    fn of(turn: &StoredTurn) -> Result<Self, ReplayError> {
+        let unreadable = |what| move |source| ReplayError::Unreadable { what, source };
+        let events = |kind: &'static str, step: Option<&'static str>| {
+            turn.events
+                .iter()
+                .filter(move |e| e.event_type == kind && step.is_none_or(|s| e.step_name == s))
+        };
+        let records = events("model_output", None)
+            .map(|e| serde_json::from_value(e.payload.clone()))
+            .collect::<Result<_, _>>()
+            .map_err(unreadable("a recorded model output"))?;
+        let rolls = events("tool_call", Some("dice"))
+            .map(|e| e.payload.clone())
+            .collect();
+        let attempts = events("tool_call", Some("skills"))
+            .map(|e| serde_json::from_value(e.payload.clone()))
+            .collect::<Result<_, _>>()
+            .map_err(unreadable("a recorded skill run"))?;
+        let recalled = events("recall", None)
+            .next()
+            .map(|e| serde_json::from_value(e.payload.clone()))
+            .transpose()
+            .map_err(unreadable("the recorded recall of that turn"))?;
+        let action = events("user_action", None)
+            .next()
+            .and_then(|e| serde_json::from_value(e.payload.clone()).ok())
+            .unwrap_or_default();
+        Ok(Self {
+            records,
+            rolls,
+            attempts,
+            recalled,
+            action,
+        })
     }
-    let stored: Vec<(String, String, String)> = turn
-        .messages
-        .iter()
-        .map(|m| (m.owner.clone(), m.kind.name().to_owned(), m.content.clone()))
-        .collect();
-    let replayed: Vec<(String, String, String)> = result
-        .messages
-        .iter()
-        .map(|m| (m.owner.clone(), m.kind.name().to_owned(), m.content.clone()))
-        .collect();
-    if stored != replayed {
+
+    /// The player's submission, as it was played.
+    fn input(&self, turn: &StoredTurn) -> PlayerInput {
+        PlayerInput {
+            text: turn.action_text.clone(),
+            whisper_to: self.action.whisper_to.clone(),
+            action_id: turn.user_action_id.clone(),
+            // A committed turn either asked nothing or had its question answered.
+            clarified: true,
+            // A picked choice's ruling, as it was played.
+            ruling: self.action.ruling.clone(),
+        }
+    }
+
+    /// Where the replayed `result` differs from what the turn stored.
+    fn differences(&self, turn: &StoredTurn, scene: &Scene, result: &TurnResult) -> Vec<String> {
+        let mut differences = Vec::new();
+        if result.skills != self.attempts {
+            differences.push(format!(
+                "skills: {} plans recorded, {} replayed differently",
+                self.attempts.len(),
+                result.skills.len()
+            ));
+        }
+        let said = |m: &crate::transcript::Message| {
+            (m.owner.clone(), m.kind.name().to_owned(), m.content.clone())
+        };
+        let stored: Vec<_> = turn.messages.iter().map(said).collect();
+        let replayed: Vec<_> = result.messages.iter().map(said).collect();
         for (i, (a, b)) in stored.iter().zip(&replayed).enumerate() {
             if a != b {
                 differences.push(format!("message {i}: stored {a:?}, replayed {b:?}"));
@@ -168,34 +208,47 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, ReplayError> {
                 replayed.len()
             ));
         }
+        let rolls: Vec<Value> = result
+            .rolls
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap_or_default())
+            .collect();
+        if rolls != self.rolls {
+            differences.push(format!(
+                "dice: stored {}, replayed {}",
+                Value::from(self.rolls.clone()),
+                Value::from(rolls)
+            ));
+        }
+        let mut world = result.world.clone();
+        let scene_state = std::mem::take(&mut world.scene);
+        if world != scene.world || scene_state != scene.state {
+            differences.push("the world after the turn differs".into());
+        }
+        let offered: Offered = serde_json::from_value(turn.result.clone()).unwrap_or_default();
+        if offered.choices != result.choices {
+            differences.push(format!(
+                "choices: stored {:?}, replayed {:?}",
+                offered.choices, result.choices
+            ));
+        }
+        differences
     }
-    let rolls: Vec<serde_json::Value> = result
-        .rolls
+}
+
+/// A gateway whose model keys answer with `records`' outputs, in order, in as
+/// many drafts as were recorded for the player's narration.
+fn answering(records: &[CallRecord], state: &SessionState) -> Result<Gateway, ReplayError> {
+    let gateway = Gateway::open().map_err(|e| ReplayError::Gateway(Box::new(e)))?;
+    let backend = ScriptedBackend::new(Script::from_records(records.iter()));
+    gateway.register_script(&state.small_model, backend.clone());
+    gateway.register_script(&state.large_model, backend);
+    let drafts = records
         .iter()
-        .map(|r| serde_json::to_value(r).unwrap_or_default())
-        .collect();
-    if rolls != stored_rolls {
-        differences.push(format!(
-            "dice: stored {}, replayed {}",
-            serde_json::Value::from(stored_rolls.clone()),
-            serde_json::Value::from(rolls)
-        ));
-    }
-    let mut world = result.world.clone();
-    let scene_state = std::mem::take(&mut world.scene);
-    if world != scene.world || scene_state != scene.state {
-        differences.push("the world after the turn differs".into());
-    }
-    if turn.result["choices"] != json!(result.choices) {
-        differences.push(format!(
-            "choices: stored {}, replayed {:?}",
-            turn.result["choices"], result.choices
-        ));
-    }
-    Ok(Replayed {
-        scene_index,
-        model_calls: records.len(),
-        dice: stored_rolls.len(),
-        differences,
-    })
+        .filter(|r| r.attempts.iter().any(|a| a.kind == AttemptKind::Draft))
+        .map(|r| r.attempts.len())
+        .max()
+        .unwrap_or(1);
+    gateway.set_drafts(&state.large_model, u32::try_from(drafts).unwrap_or(1));
+    Ok(gateway)
 }

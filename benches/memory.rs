@@ -13,7 +13,7 @@ use loreloom::memory::embed::MiniLm;
 use loreloom::memory::recall::{LoreIndex, LoreQuery, MemoryIndex, MemoryQuery};
 use loreloom::memory::{Chunk, ChunkMeta, Embedder, MemoryEvent, Significance, default_model_dir};
 use loreloom::session::remember::SessionMemory;
-use loreloom::session::saves::{NewSave, create_save, load_campaign};
+use loreloom::session::save_files::{NewSave, create_save, load_campaign};
 use loreloom::session::turn::Calibration;
 use loreloom::store::Store;
 
@@ -190,7 +190,7 @@ fn indexing(model: MiniLm, campaign_dir: PathBuf, campaign: &Arc<Campaign>, chun
             .lore_keywords("who cut the page from the toll ledger", 50)
             .unwrap()
     });
-    let state = loreloom::session::save::state(&store, campaign.clone()).unwrap();
+    let state = loreloom::session::save_rows::state(&store, campaign.clone()).unwrap();
     let turn = time(20, || {
         memory.recall_for(&store, &state, "I ask Ned who cut the page from the ledger")
     });

@@ -14,7 +14,7 @@ use loreloom::llm::open_backend;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::run_turn;
-use loreloom::session::saves::{NewSave, create_save};
+use loreloom::session::save_files::{NewSave, create_save};
 use loreloom::session::turn::Calibration;
 
 #[allow(dead_code)]

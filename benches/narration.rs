@@ -11,7 +11,7 @@ use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::drafts::{Cues, judge};
 use loreloom::session::phrasing::{brief, verb_phrase};
 use loreloom::session::play::run_turn;
-use loreloom::session::saves::{NewSave, create_save};
+use loreloom::session::save_files::{NewSave, create_save};
 use loreloom::session::turn::Calibration;
 use loreloom::transcript::stream::Kind;
 

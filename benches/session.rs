@@ -145,7 +145,7 @@ fn engine_turn(c: &mut Criterion) {
     let all: Vec<Observation> = state.observations.values().flatten().cloned().collect();
     for (k, chunk) in all.chunks(100).enumerate() {
         let expected = store.session().expect("session").current_scene_id;
-        let mut commit = loreloom::session::save::turn_commit(
+        let mut commit = loreloom::session::save_rows::turn_commit(
             &template,
             &input(1_000_000 + k as u64),
             &expected,
@@ -164,7 +164,7 @@ fn engine_turn(c: &mut Criterion) {
                 for _ in 0..iters {
                     k += 1;
                     let expected = store.session().expect("session").current_scene_id;
-                    let mut commit = loreloom::session::save::turn_commit(
+                    let mut commit = loreloom::session::save_rows::turn_commit(
                         &template,
                         &input(2_000_000 + k),
                         &expected,

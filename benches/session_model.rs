@@ -7,7 +7,7 @@ use std::time::Instant;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry};
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::{Progress, run_turn};
-use loreloom::session::saves::{NewSave, create_save};
+use loreloom::session::save_files::{NewSave, create_save};
 use loreloom::session::turn::Calibration;
 
 /// The player's lines: free text and picked choices, mixed.

@@ -80,18 +80,42 @@ fn every_source_file_starts_with_a_doc_line() {
         files.extend(rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)));
     }
     let missing: Vec<String> = files
-        .into_iter()
+        .iter()
         .filter(|p| !fs::read_to_string(p).unwrap().starts_with("//!"))
         .map(|p| p.display().to_string())
         .collect();
     assert_eq!(missing, Vec::<String>::new());
+    // One sentence a reader takes in at a glance; the detail goes below it.
+    let long: Vec<String> = files
+        .iter()
+        .filter(|p| {
+            let text = fs::read_to_string(p).unwrap();
+            text.lines().next().unwrap_or("").chars().count() > 101
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    assert_eq!(
+        long,
+        Vec::<String>::new(),
+        "first `//!` lines over 100 characters"
+    );
 }
 
 #[test]
 fn only_the_http_backend_speaks_http_and_no_prompt_text_lives_in_rust() {
     assert_eq!(offenders("ureq", &["llm/openai"]), Vec::<String>::new());
     // Prompts are files under prompts/: a system-prompt opener in a Rust string is one that escaped.
-    for needle in ["\"You are ", "\"You fix ", "\"Respond with JSON"] {
+    // (`tests/prompt_text.rs` checks what the model is sent for any prose from Rust.)
+    for needle in [
+        "\"You are ",
+        "\"You will ",
+        "\"You fix ",
+        "\"Respond with",
+        "\"Reply with",
+        "\"Answer with",
+        "\"Return only",
+        "\"Return a JSON",
+    ] {
         assert_eq!(offenders(needle, &[]), Vec::<String>::new(), "{needle}");
     }
 }

@@ -228,7 +228,7 @@ fn the_enriched_minimal_campaign_plays_a_turn() {
     use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
     use loreloom::session::controller::{Controller, Report, Step};
     use loreloom::session::play::run_turn;
-    use loreloom::session::saves::{NewSave, create_save};
+    use loreloom::session::save_files::{NewSave, create_save};
     use loreloom::session::turn::Calibration;
 
     #[allow(dead_code)]

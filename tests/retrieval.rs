@@ -15,7 +15,7 @@ use loreloom::memory::recall::{Fusion, LoreQuery, MemoryIndex, MemoryQuery};
 use loreloom::memory::{Embedder, MemoryEvent, Significance, default_model_dir};
 use loreloom::session::controller::Controller;
 use loreloom::session::remember::{RecallConfig, SessionMemory};
-use loreloom::session::saves::load_campaign;
+use loreloom::session::save_files::load_campaign;
 use loreloom::store::Store;
 use serde_json::Value;
 

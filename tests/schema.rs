@@ -1,4 +1,4 @@
-//! Generated schemas stay current (`schemas/story`, `schemas/campaign`), and the turn stages' types agree with their contracts and stage files.
+//! Generated schemas stay current, and the turn stages' types agree with contracts and stage files.
 //!
 //! To regenerate after changing `src/story/model.rs`, `src/campaign/files.rs` or `src/rules/`:
 //! `UPDATE_SCHEMAS=1 cargo test --test schema`.

@@ -21,7 +21,7 @@ use loreloom::engine::session::{
 };
 use loreloom::llm::scripted::Reply;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
-use loreloom::session::saves::{NewSave, create_save};
+use loreloom::session::save_files::{NewSave, create_save};
 use loreloom::session::turn::Calibration;
 use loreloom::store::Store;
 

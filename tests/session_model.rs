@@ -11,7 +11,7 @@ use loreloom::llm::Gateway;
 use loreloom::llm::config::DEFAULT_MODEL_FILE;
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::{Progress, run_turn};
-use loreloom::session::saves::{NewSave, create_save};
+use loreloom::session::save_files::{NewSave, create_save};
 use loreloom::session::turn::Calibration;
 use loreloom::store::Store;
 use loreloom::transcript::Kind;

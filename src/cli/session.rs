@@ -8,7 +8,7 @@ use crate::llm::{Gateway, Script, ScriptedBackend};
 use crate::session::controller::{Controller, Report, Step};
 use crate::session::play::{Progress, run_turn};
 use crate::session::remember::Difficulty;
-use crate::session::saves::{NewSave, create_save, load_campaign};
+use crate::session::save_files::{NewSave, create_save, load_campaign};
 use crate::session::turn::Calibration;
 use crate::store::SceneKind;
 use crate::transcript::marker::SceneMarker;

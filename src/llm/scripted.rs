@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, BackendError, FinishReason, GenerateRequest, Generated, Usage};
+use super::backend::{
+    Backend, BackendError, FinishReason, GenerateRequest, Generated, Message, Usage,
+};
 use super::record::CallRecord;
 use super::stream::TextStream;
 
@@ -97,6 +99,8 @@ impl Script {
 #[derive(Clone, Debug)]
 pub struct ScriptedBackend {
     remaining: Arc<Mutex<Vec<Option<Reply>>>>,
+    /// Every prompt the script was asked, in order (what a test reads back).
+    heard: Arc<Mutex<Vec<Vec<Message>>>>,
     /// Pause between streamed words (for demos; zero in tests).
     pub word_delay: Duration,
 }
@@ -105,6 +109,7 @@ impl ScriptedBackend {
     pub fn new(script: Script) -> Self {
         Self {
             remaining: Arc::new(Mutex::new(script.replies.into_iter().map(Some).collect())),
+            heard: Arc::default(),
             word_delay: Duration::ZERO,
         }
     }
@@ -116,7 +121,15 @@ impl ScriptedBackend {
             .map_or(0, |r| r.iter().flatten().count())
     }
 
+    /// The messages of every request the script was asked, in order.
+    pub fn heard(&self) -> Vec<Vec<Message>> {
+        self.heard.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
     fn take(&self, request: &GenerateRequest) -> Option<String> {
+        if let Ok(mut heard) = self.heard.lock() {
+            heard.push(request.messages.clone());
+        }
         let mut remaining = self.remaining.lock().ok()?;
         let slot = remaining.iter_mut().find(|r| {
             r.as_ref().is_some_and(|r| {

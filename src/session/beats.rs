@@ -1,4 +1,7 @@
-//! Plot beats at scene transitions (seed 002 §6.2.5, §7.5): which beats open, become ready, trigger (within two scenes, by priority) or are skipped as unreachable, and the beat the narrator steers toward.
+//! Plot beats at scene transitions (seed 002 §6.2.5, §7.5): open, ready, triggered or skipped.
+//!
+//! Which beats open, become ready, trigger (within two scenes, by priority) or
+//! are skipped as unreachable, and the beat the narrator steers toward.
 //!
 //! Plain Rust over the world snapshot: a beat's progress is a [`BeatStatus`]
 //! in `WorldState::beats`, so a rewind restores it and a replay sees it. The

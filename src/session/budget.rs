@@ -1,4 +1,7 @@
-//! A turn's time budget (#21): submit → first narration token, → choices, → commit; tokens in and out, the cached-prefix share, and a timeline of every model call, all read from the turn's call records.
+//! A turn's time budget (#21): submit → first token → choices → commit, read from its calls.
+//!
+//! Tokens in and out, the cached-prefix share, and a timeline of every model
+//! call, all read from the turn's call records.
 
 use serde::{Deserialize, Serialize};
 

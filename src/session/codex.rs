@@ -1,4 +1,7 @@
-//! A session's codex (#22): the people the player has met, the places they have been, and the lore their play has established; never a secret, never someone or somewhere not yet come across. Plain Rust, read by the window.
+//! A session's codex (#22): the people met, the places been, the lore play has established.
+//!
+//! Never a secret, never someone or somewhere not yet come across. Plain Rust,
+//! read by the window.
 
 use std::path::PathBuf;
 

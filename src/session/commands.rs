@@ -1,4 +1,4 @@
-//! One line of player input read as a command: a move, a choice's number, or an out-of-character command.
+//! One line of player input read as a command: a move, a choice, or an out-of-character command.
 
 /// What one line of input asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The orchestrator around turns (feature `store`): commands, commits, rewinds and slots over one save.
+//! The orchestrator around turns (feature `store`): commands, commits, rewinds, slots.
 //!
 //! The controller never waits on a model. [`Controller::handle`] turns one line
 //! of player input into either a [`Report`] (commands the orchestrator answers
@@ -15,7 +15,7 @@ use super::commands::{COMMANDS, Command, parse_command};
 use super::error::ControllerError;
 use super::play::{end_scene_turn, fallback_templates, fallback_turn};
 use super::remember::{Difficulty, SessionMemory};
-use super::saves::{load_campaign, unique};
+use super::save_files::{load_campaign, unique};
 use super::summaries::{self, Compression, load_summaries};
 use super::turn::{PERSONA, PlayerInput, Ruling, SessionState, TurnError, TurnResult};
 use crate::llm::CallRequest;
@@ -120,7 +120,7 @@ impl Controller {
         let mut store = Store::open(path)?;
         let info = store.session()?;
         let campaign = load_campaign(&info.campaign_path)?;
-        let mut state = super::save::state(&store, campaign.clone())?;
+        let mut state = super::save_rows::state(&store, campaign.clone())?;
         // The skills this play session may call, all healthy (#25).
         state.skills = super::skills::SessionSkills::discover(
             &info.campaign_path,
@@ -275,7 +275,7 @@ impl Controller {
     }
 
     fn commit(&mut self, result: TurnResult, input: &PlayerInput, kind: SceneKind) -> Report {
-        let mut commit = super::save::turn_commit(&result, input, &self.current_scene, kind);
+        let mut commit = super::save_rows::turn_commit(&result, input, &self.current_scene, kind);
         if input.text != "/end-scene" {
             commit.memory = self.memory.event_for(
                 &self.state,
@@ -313,7 +313,7 @@ impl Controller {
 
     fn reload(&mut self) -> Result<(), ControllerError> {
         let skills = self.state.skills.clone();
-        self.state = super::save::state(&self.store, self.state.campaign.clone())?;
+        self.state = super::save_rows::state(&self.store, self.state.campaign.clone())?;
         // The skill state comes back with the scene; the skills and their
         // health stay this play session's.
         self.state.skills = skills;

@@ -1,4 +1,7 @@
-//! Choosing among drafts of a narration: a model that writes several samples of the player's narration (`models.ron` `drafts`) has them judged here, and the turn keeps the one that reads best.
+//! Choosing among drafts of a narration: the turn keeps the one that reads best.
+//!
+//! A model that writes several samples of the player's narration (`models.ron`
+//! `drafts`) has them judged here.
 //!
 //! A tiny model's samples of one prompt differ more than its prompts can
 //! steer: one is clean prose about the scene, the next slips into talk about

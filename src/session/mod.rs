@@ -4,7 +4,7 @@
 //! runs turns over a save (commands, commits, rewinds, slots) for the terminal
 //! and the window; [`remember`] recalls memory and lore for a turn; [`play`]
 //! opens a session and drives a turn on the calling thread. The stream a
-//! stage sees is [`stream::view`]; the engine's ECS adapter is `engine/session`.
+//! stage sees is `transcript::view`; the engine's ECS adapter is `engine/session`.
 
 pub mod beats;
 pub mod budget;
@@ -24,9 +24,9 @@ pub mod remember;
 #[cfg(feature = "store")]
 pub mod replay;
 #[cfg(feature = "store")]
-pub mod save;
+pub mod save_files;
 #[cfg(feature = "store")]
-pub mod saves;
+pub mod save_rows;
 pub mod scenery;
 pub mod skills;
 #[cfg(feature = "store")]

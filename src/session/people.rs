@@ -1,4 +1,7 @@
-//! How the campaign's people regard the persona during a session: perception and reputation set up, moved, decayed, shown to the stages, and applied to dice and choices.
+//! How the campaign's people regard the persona in a session: perception and reputation.
+//!
+//! They are set up, moved, decayed, shown to the stages, and applied to dice and
+//! choices.
 
 use std::collections::BTreeMap;
 

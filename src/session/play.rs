@@ -1,4 +1,6 @@
-//! Starting a session from a campaign and running turns to completion on the calling thread (the terminal player, tests, benchmarks).
+//! Opening a session from a campaign, and running a turn to its end on the calling thread.
+//!
+//! The terminal player, the tests and the benchmarks drive turns this way.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,4 +1,7 @@
-//! A save's memory and lore at play (feature `store`): the lore index kept in step with the campaign, what each turn recalls, and the memory event each committed turn leaves behind.
+//! A save's memory and lore at play (feature `store`): recall for a turn, the event it leaves.
+//!
+//! The lore index is kept in step with the campaign; each turn recalls what it
+//! is shown from it and from memory; each committed turn leaves a memory event.
 //!
 //! Everything a turn is shown is decided here, before the turn starts, and
 //! recorded with it ([`Recalled`]), so replay shows the model exactly the same

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::ControllerError;
-use super::saves::load_campaign;
+use super::save_files::load_campaign;
 use super::skills::{Recorded, SessionSkills, SkillAttempt};
 use super::turn::{PlayerInput, Ruling, SessionState, TurnError, TurnResult};
 use crate::llm::record::AttemptKind;
@@ -73,7 +73,7 @@ pub fn replay(save: &Path, scene_index: i64) -> Result<Replayed, ReplayError> {
         });
     }
     let recording = Recording::of(&turn)?;
-    let mut state = super::save::state_at(&store, campaign, &turn.scene_before_id)?;
+    let mut state = super::save_rows::state_at(&store, campaign, &turn.scene_before_id)?;
     // The turn is shown exactly the lore and memories it was shown then (and
     // rolls with the same episodic +1); nothing is embedded again.
     if let Some(recalled) = recording.recalled.clone() {

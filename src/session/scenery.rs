@@ -1,4 +1,8 @@
-//! What a session's stage shows and plays for the scene (#22): the place's art, chosen by location id, keyword sidecars, asset metadata and the scene's words, and a music cue (ambient, or tension in danger, near a full clock or on a tense plot beat), chosen the same way; plain Rust for the window and the tests.
+//! What a session's stage shows and plays for the scene (#22): the place's art and a music cue.
+//!
+//! The art is chosen by location id, keyword sidecars, asset metadata and the
+//! scene's words; the music cue (ambient, or tension in danger, near a full clock
+//! or on a tense plot beat) the same way. Plain Rust for the window and the tests.
 
 use std::path::PathBuf;
 

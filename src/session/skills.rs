@@ -1,4 +1,9 @@
-//! A turn's skills (#25): what a session offers the planner (the discovered skills less those the player switched off, their health this session, the save's asset store), the plan a turn hands its driver, running it live (assets copied into the store), and the record replay hands back instead of running the scripts again.
+//! A turn's skills (#25): what a session offers the planner, running a plan, and its record.
+//!
+//! What a session offers the planner: the discovered skills less those the player
+//! switched off, their health this session, the save's asset store. The plan a
+//! turn hands its driver is run live here (assets copied into the store), and the
+//! record replay hands back instead of running the scripts again.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Stream compression and the "Previously…" recap (seed 004 summarisation, seed 001 recap) of a save.
+//! Stream compression and the "Previously…" recap of a save (seed 004, seed 001).
 
 use super::turn::vars::{RecapVars, to_value};
 use super::turn::{PERSONA, SessionState};

@@ -1,4 +1,4 @@
-//! Rendered training examples: the chats of `training/data/*.jsonl`, and copying measured against them.
+//! Rendered training examples (`training/data/*.jsonl`), and copying measured against them.
 
 use std::path::Path;
 

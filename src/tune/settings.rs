@@ -1,4 +1,4 @@
-//! The corpus's setting files (`training/settings/*.json`): invented worlds with situations and answers.
+//! The corpus's setting files (`training/settings/*.json`): invented worlds and situations.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use loreloom::llm::scripted::Reply;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::run_turn;
-use loreloom::session::saves::{NewSave, create_save};
+use loreloom::session::save_files::{NewSave, create_save};
 use loreloom::session::turn::{Calibration, TurnResult};
 
 pub fn root() -> PathBuf {

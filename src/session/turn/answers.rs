@@ -1,4 +1,4 @@
-//! The turn's answer handlers: a narration kept, the choices offered, the extractors' books applied.
+//! The turn's answer handlers: a narration kept, choices offered, the extractors' books applied.
 
 use super::contracts::{Extraction, LoreFacts, Narration};
 use super::{DraftChoice, PERSONA, Phase, Purpose, TurnError, TurnRunner, generic_choices};

@@ -1,4 +1,4 @@
-//! The rules applied to a turn: the referee's ruling, the persona's roll, state ops, standing, moves.
+//! The rules applied to a turn: the ruling, the persona's roll, state ops, standing, moves.
 //!
 //! The engine decides here: it rolls the ruleset's check (the referee only
 //! names it), applies band effects and model-proposed ops through

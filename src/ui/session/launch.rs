@@ -10,7 +10,7 @@ use super::script::SessionScript;
 use crate::engine::llm::LlmGateway;
 use crate::engine::session::ActiveSession;
 use crate::llm::{CallHandle, Gateway, LlmEvent, Script, ScriptedBackend};
-use crate::session::saves::{NewSave, create_save, latest_save, load_campaign};
+use crate::session::save_files::{NewSave, create_save, latest_save, load_campaign};
 use crate::ui::options::GuiOptions;
 use crate::ui::screens::{Screen, Toasts};
 use crate::ui::widgets::centered_window;

@@ -5,7 +5,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::launch::{CampaignEntry, Campaigns, Enriching, OpenSession, gateway_or_start};
 use crate::engine::llm::LlmGateway;
-use crate::session::saves::{NewSave, create_save, load_campaign};
+use crate::session::save_files::{NewSave, create_save, load_campaign};
 use crate::session::turn::Calibration;
 use crate::ui::screens::{Screen, Targets, Toasts};
 use crate::ui::widgets::centered_window;

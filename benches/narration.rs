@@ -1,4 +1,14 @@
-//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as committed, after the cut of recited prompt lines and the choice among drafts) come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory or to the lore shown, and slip into chat-assistant talk. `cargo bench --bench narration` (`FORMS=compact` or `FORMS=full` plays one form; `DRAFTS=n` overrides the model's drafts).
+//! Whether the narrator uses what happened, with the real model's narrations in both prompt forms.
+//!
+//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as
+//! committed, after the cut of recited prompt lines and the choice among drafts) come from the real
+//! default model (every other stage scripted, real `MiniLM` recall), played once with the full
+//! narrator prompt and once with the compact one: the share of narrations that read as prose, stay
+//! in the scene, call back to the recalled memory or to the lore shown, and slip into
+//! chat-assistant talk.
+//!
+//! `cargo bench --bench narration` (`FORMS=compact` or `FORMS=full` plays one form; `DRAFTS=n`
+//! overrides the model's drafts).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

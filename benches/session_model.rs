@@ -1,4 +1,17 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with #21's diet on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2, the bookkeeping after the choices), on two lanes (the bookkeeping on the model's second lane), and now (eight prompt caches a lane, and the next turn's prompts primed between turns). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the earlier runs; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why; `SPANS=1` each call's start, first token, end, tokens and cached prefix; `PROMPTS=dir` writes every call's prompt and reply there, to see where consecutive prompts part).
+//! Whole turns with the real default model: latency, tokens and calls per turn, before #21 and now.
+//!
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter),
+//! release build: submit → first narration token, → choices, → commit, tokens, cached share and
+//! calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked
+//! choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with
+//! #21's diet on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2,
+//! the bookkeeping after the choices), on two lanes (the bookkeeping on the model's second lane),
+//! and now (eight prompt caches a lane, and the next turn's prompts primed between turns).
+//!
+//! `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the earlier runs;
+//! `REFUSALS=1` prints each turn's state changes, and what the rules refused and why; `SPANS=1`
+//! each call's start, first token, end, tokens and cached prefix; `PROMPTS=dir` writes every call's
+//! prompt and reply there, to see where consecutive prompts part).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,13 @@
-//! The narrator adapter, measured: held-out prompts (whole settings the corpus's training never saw, `training/split.json`) played through the base default model and the tuned one (the shipped `LoRA`), in one run, with the corpus's checks per stage. `cargo bench --bench tuned` (`PER_STAGE=n` prompts per stage, default 40; `ADAPTER=file.gguf` measures another adapter; `SEEDS=n` samples per narration prompt, default 3: one draft against the best of three; `ONLY=tuned` skips the base model; `MISSES=n` lists the tuned misses and why).
+//! The narrator adapter, measured on held-out prompts against the base default model.
+//!
+//! Held-out prompts (whole settings the corpus's training never saw, `training/split.json`) are
+//! played through the base default model and the tuned one (the shipped `LoRA`), in one run, with
+//! the corpus's checks per stage.
+//!
+//! `cargo bench --bench tuned` (`PER_STAGE=n` prompts per stage, default 40; `ADAPTER=file.gguf`
+//! measures another adapter; `SEEDS=n` samples per narration prompt, default 3: one draft against
+//! the best of three; `ONLY=tuned` skips the base model; `MISSES=n` lists the tuned misses and
+//! why).
 //!
 //! Narrate: in voice (prose, no assistant/meta/script talk, no first-person
 //! narrator outside quotes, the player's in the second person), grounded

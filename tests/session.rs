@@ -1,4 +1,7 @@
-//! Whole turns of an open-ended session through the real prompts, contracts and gateway with a scripted model: golden transcripts, NPC activation, a failed stage, a repair that succeeds.
+//! Whole turns of an open-ended session with a scripted model, through the real prompts.
+//!
+//! Every stage goes through the real prompts, contracts and gateway: golden transcripts, NPC
+//! activation, a failed stage, a repair that succeeds.
 
 mod common;
 

@@ -1,4 +1,7 @@
-//! Smoke test: three turns of the Drowned Reach with the real default model (SmolLM2-135M in-process), every stage through its real prompt and contract, committed to a real save.
+//! Smoke test: three turns of the Drowned Reach with the real default model, into a real save.
+//!
+//! The model is SmolLM2-135M in-process; every stage goes through its real prompt and contract, and
+//! every turn is committed to the save.
 //!
 //! `./run.sh test` installs the model first; run alone, this looks in
 //! `$LORELOOM_DATA_DIR/models/` (or the user's data dir).

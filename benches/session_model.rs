@@ -3,10 +3,11 @@
 //! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter),
 //! release build: submit → first narration token, → choices, → commit, tokens, cached share and
 //! calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked
-//! choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with the
-//! diet of #21 on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2,
-//! the bookkeeping after the choices), on two lanes (the bookkeeping on the model's second lane),
-//! and now (eight prompt caches a lane, and the next turn's prompts primed between turns).
+//! choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with
+//! the diet of #21 on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once,
+//! resolve v2, the bookkeeping after the choices), on two lanes (the bookkeeping on the model's
+//! second lane), and now (eight prompt caches a lane, and the next turn's prompts primed between
+//! turns).
 //!
 //! `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the earlier runs;
 //! `REFUSALS=1` prints each turn's state changes, and what the rules refused and why; `SPANS=1`

@@ -9,16 +9,14 @@
 //! the best of three; `ONLY=tuned` skips the base model; `MISSES=n` lists the tuned misses and
 //! why).
 //!
-//! Narrate: in voice (prose, no assistant/meta/script talk, no first-person
-//! narrator outside quotes, the player's in the second person), grounded
-//! (names a person or place of the prompt, or a thing it names: `corpus::prompt_names`), length within 12–90 words,
-//! no repeated sentence, outcome honoured (failures and blocked moves never
-//! narrated as success, judged with the hand-labelled cues of
-//! `benches/data/outcomes.json`), and copying: the share of generated six-word
-//! runs found verbatim in the training answers. Choices: valid against the
-//! contract, and a turn that would fall back to the generic choices (nothing
-//! readable offered). NPC intent: valid, an intention in the third person or
-//! in quotes.
+//! Narrate: in voice (prose, no assistant/meta/script talk, no first-person narrator outside
+//! quotes, the player's in the second person), grounded (names a person or place of the prompt, or
+//! a thing it names: `session::voice::prompt_names`), length within 12–90 words, no repeated
+//! sentence, outcome honoured (failures and blocked moves never narrated as success, judged with
+//! the hand-labelled cues of `benches/data/outcomes.json`), and copying: the share of generated
+//! six-word runs found verbatim in the training answers. Choices: valid against the contract, and a
+//! turn that would fall back to the generic choices (nothing readable offered). NPC intent: valid,
+//! an intention in the third person or in quotes.
 
 #![expect(clippy::cast_precision_loss, reason = "counts and shares in a report")]
 

@@ -1,4 +1,4 @@
-//! Campaigns as players and authors meet them: shipped ones load clean, a broken one fails golden.
+//! Campaigns as players and authors meet them: the shipped ones load, the broken one is refused.
 //!
 //! The shipped campaigns load and validate cleanly; the broken one gives the golden errors through
 //! the real CLI.

@@ -1,4 +1,4 @@
-//! The shipped narrator adapter (`assets/models/`), loaded over the default model and checked.
+//! The shipped narrator adapter (`assets/models/`): it loads, writes in voice, and fails by name.
 //!
 //! The file its manifest names, loaded over the default model, writing in voice and about the scene
 //! on prompts from a campaign the corpus never saw; a missing or broken adapter is reported by name

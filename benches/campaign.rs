@@ -1,4 +1,6 @@
-//! Benchmarks of campaigns and rules: validate + load the rich campaign; parse a million dice expressions; roll; apply state ops.
+//! Benchmarks of campaigns and rules: loading, dice parsing and rolling, and state ops.
+//!
+//! Validate + load the rich campaign; parse a million dice expressions; roll; apply state ops.
 //!
 //! Targets (issue #5, seed 002 §6.2.13): `campaign validate` under 2 s for a
 //! 20-file campaign (Drowned Reach has 50); dice parsing fast enough that a

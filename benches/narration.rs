@@ -1,6 +1,16 @@
-//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as committed, after the cut of recited prompt lines and the choice among drafts) come from the real default model (every other stage scripted, real `MiniLM` recall), played once with the full narrator prompt and once with the compact one: the share of narrations that read as prose, stay in the scene, call back to the recalled memory or to the lore shown, and slip into chat-assistant talk. `cargo bench --bench narration` (`FORMS=compact` or `FORMS=full` plays one form; `DRAFTS=n` overrides the model's drafts).
+//! Whether the narrator uses what happened, with the real model's narrations in both prompt forms.
+//!
+//! Does the narrator use what happened? A Drowned Reach session whose player narrations (as
+//! committed, after the cut of recited prompt lines and the choice among drafts) come from the real
+//! default model (every other stage scripted, real `MiniLM` recall), played once with the full
+//! narrator prompt and once with the compact one: the share of narrations that read as prose, stay
+//! in the scene, call back to the recalled memory or to the lore shown, and slip into
+//! chat-assistant talk.
+//!
+//! `cargo bench --bench narration` (`FORMS=compact` or `FORMS=full` plays one form; `DRAFTS=n`
+//! overrides the model's drafts).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,58 +75,9 @@ fn play(compact: bool, turns: usize) -> Tally {
     };
     let dir = tempfile::tempdir().expect("a temp dir");
     let save = dir.path().join("narration.db");
-    create_save(&NewSave {
-        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
-        save: Some(save.clone()),
-        scenario: Some("green_night".into()),
-        seed: Some(41),
-        small_model: key.into(),
-        large_model: key.into(),
-        calibration: Calibration::default(),
-    })
-    .expect("the save is created");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let standard = Gateway::open().expect("the gateway starts");
-    let data = standard.data_dir().to_path_buf();
-    let spec = standard
-        .models()
-        .get("local-large", &data)
-        .expect("models.ron has local-large")
-        .clone();
-    let mut models = ModelsConfig::default();
-    let drafts = std::env::var("DRAFTS").ok().and_then(|d| d.parse().ok());
-    for (name, compact) in [("router-compact", true), ("router-full", false)] {
-        let mut m = spec.clone();
-        m.compact_prompts = compact;
-        m.drafts = drafts.unwrap_or(m.drafts);
-        models.models.insert(name.into(), m);
-    }
-    let gateway = Gateway::new(
-        PromptRegistry::load(root.join("prompts")).expect("prompts load"),
-        root.join("schemas"),
-        models,
-        &data,
-    );
+    create_narration_save(&save, key);
     let action = Arc::new(Mutex::new(String::new()));
-    let shared = action.clone();
-    let replies = (0..turns).flat_map(scripted::turn_replies).collect();
-    let backend = spec.backend.clone();
-    gateway.register_backend(key, move || {
-        Ok(Box::new(Router {
-            real: open_backend(&backend, &data)?,
-            script: ScriptedBackend::new(Script { replies }),
-            // The player's narration on the real model; NPC narrations and every other stage scripted.
-            to_real: Box::new(move |request| {
-                let action = shared.lock().map(|a| a.clone()).unwrap_or_default();
-                let prompt: String = request
-                    .messages
-                    .iter()
-                    .map(|m| m.content.as_str())
-                    .collect();
-                request.stage == "narrate" && narrates(&prompt, &action)
-            }),
-        }) as Box<dyn Backend>)
-    });
+    let gateway = router_gateway(key, turns, action.clone());
     let mut ctl = Controller::open(&save).expect("the save opens");
     assert!(
         ctl.memory.has_embedder(),
@@ -204,6 +165,67 @@ fn play(compact: bool, turns: usize) -> Tally {
         }
     }
     tally
+}
+
+/// A Drowned Reach save on the green night, its models both the routed `key`.
+fn create_narration_save(save: &Path, key: &str) {
+    create_save(&NewSave {
+        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
+        save: Some(save.to_owned()),
+        scenario: Some("green_night".into()),
+        seed: Some(41),
+        small_model: key.into(),
+        large_model: key.into(),
+        calibration: Calibration::default(),
+    })
+    .expect("the save is created");
+}
+
+/// A gateway whose `key` sends the narration of the player's move (`action`, the move now
+/// played) to the real default model, in the compact or the full form, and scripts every
+/// other call for `turns` turns.
+fn router_gateway(key: &str, turns: usize, action: Arc<Mutex<String>>) -> Gateway {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let standard = Gateway::open().expect("the gateway starts");
+    let data = standard.data_dir().to_path_buf();
+    let spec = standard
+        .models()
+        .get("local-large", &data)
+        .expect("models.ron has local-large")
+        .clone();
+    let mut models = ModelsConfig::default();
+    let drafts = std::env::var("DRAFTS").ok().and_then(|d| d.parse().ok());
+    for (name, compact) in [("router-compact", true), ("router-full", false)] {
+        let mut m = spec.clone();
+        m.compact_prompts = compact;
+        m.drafts = drafts.unwrap_or(m.drafts);
+        models.models.insert(name.into(), m);
+    }
+    let gateway = Gateway::new(
+        PromptRegistry::load(root.join("prompts")).expect("prompts load"),
+        root.join("schemas"),
+        models,
+        &data,
+    );
+    let replies = (0..turns).flat_map(scripted::turn_replies).collect();
+    let backend = spec.backend.clone();
+    gateway.register_backend(key, move || {
+        Ok(Box::new(Router {
+            real: open_backend(&backend, &data)?,
+            script: ScriptedBackend::new(Script { replies }),
+            // The player's narration on the real model; NPC narrations and every other stage scripted.
+            to_real: Box::new(move |request| {
+                let action = action.lock().map(|a| a.clone()).unwrap_or_default();
+                let prompt: String = request
+                    .messages
+                    .iter()
+                    .map(|m| m.content.as_str())
+                    .collect();
+                request.stage == "narrate" && narrates(&prompt, &action)
+            }),
+        }) as Box<dyn Backend>)
+    });
+    gateway
 }
 
 fn main() {

@@ -1,4 +1,7 @@
-//! Benchmarks of open-ended sessions: engine time per turn (the scripted model answers instantly), and commit time, on a save holding 10,000 observations and 1,000 facts.
+//! Benchmarks of open-ended sessions: engine time per turn, and commit time, on a large save.
+//!
+//! Engine time per turn (the scripted model answers instantly) and commit time, on a save holding
+//! 10,000 observations and 1,000 facts.
 //!
 //! Targets (issue #6): engine time per turn under 5 ms; commit under 2 ms.
 //! Model time is measured separately (the llm bench); here the scripted

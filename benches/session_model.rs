@@ -1,14 +1,29 @@
-//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter), release build: submit → first narration token, → choices, → commit, tokens, cached share and calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with #21's diet on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once, resolve v2, the bookkeeping after the choices), on two lanes (the bookkeeping on the model's second lane), and now (eight prompt caches a lane, and the next turn's prompts primed between turns). `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the earlier runs; `REFUSALS=1` prints each turn's state changes, and what the rules refused and why; `SPANS=1` each call's start, first token, end, tokens and cached prefix; `PROMPTS=dir` writes every call's prompt and reply there, to see where consecutive prompts part).
+//! Whole turns with the real default model: latency, tokens and calls per turn, before #21 and now.
+//!
+//! Whole turns with the real default model (SmolLM2-135M in-process with its narrator adapter),
+//! release build: submit → first narration token, → choices, → commit, tokens, cached share and
+//! calls per turn, p50 and p90, in one run: as before #21 (every NPC acts, the referee rules picked
+//! choices too, resolve's v1 prompt with the whole rulebook, one lane, four prompt caches), with
+//! the diet of #21 on one lane (`npcs_per_turn` 2, picked choices roll their ruling at once,
+//! resolve v2, the bookkeeping after the choices), on two lanes (the bookkeeping on the model's
+//! second lane), and now (eight prompt caches a lane, and the next turn's prompts primed between
+//! turns).
+//!
+//! `cargo bench --bench session_model` (`TURNS=n`, default 5; `ONLY=now` skips the earlier runs;
+//! `REFUSALS=1` prints each turn's state changes, and what the rules refused and why; `SPANS=1`
+//! each call's start, first token, end, tokens and cached prefix; `PROMPTS=dir` writes every call's
+//! prompt and reply there, to see where consecutive prompts part).
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry};
+use loreloom::session::budget::TurnBudget;
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::{Progress, run_turn};
 use loreloom::session::save_files::{NewSave, create_save};
-use loreloom::session::turn::Calibration;
+use loreloom::session::turn::{Calibration, TurnResult};
 
 /// The player's lines: free text and picked choices, mixed.
 const LINES: [&str; 5] = [
@@ -32,6 +47,58 @@ struct Figures {
     /// Model-proposed state ops, and those the rules refused.
     ops: (usize, usize),
     failed: usize,
+}
+
+impl Figures {
+    /// Turn `n`'s row printed (and with `SPANS=1` each call's span), its figures kept.
+    fn record(
+        &mut self,
+        n: usize,
+        line: &str,
+        first: Option<Duration>,
+        commit: f64,
+        b: &TurnBudget,
+        acted: usize,
+        ops: (usize, usize),
+    ) {
+        if std::env::var_os("SPANS").is_some() {
+            for s in &b.spans {
+                println!(
+                    "     {:>6.1}–{:>6.1} s (first token {:>6.1}) {:<22} in {:>5} (cached {:>5}) out {:>4}",
+                    s.start_ms / 1000.0,
+                    s.end_ms / 1000.0,
+                    s.first_token_ms / 1000.0,
+                    s.stage,
+                    s.tokens_in,
+                    s.cached_tokens,
+                    s.tokens_out
+                );
+            }
+        }
+        let first = first.map_or(f64::NAN, |d| d.as_secs_f64());
+        let choices = b.choices_ms.map_or(f64::NAN, |ms| ms / 1000.0);
+        println!(
+            "{:>4} | {first:>13.1} | {choices:>9.1} | {commit:>8.1} | {:>5} | {acted:>4} | {:>9} ({:>3.0}%) | {:>3} | {line}",
+            n + 1,
+            b.calls(),
+            b.tokens_in(),
+            b.cached_share() * 100.0,
+            b.tokens_out()
+        );
+        self.first.push(first);
+        self.choices.push(choices);
+        self.commit.push(commit);
+        #[expect(clippy::cast_precision_loss, reason = "token counts of one turn")]
+        {
+            self.tokens_in.push(b.tokens_in() as f64);
+            self.tokens_out.push(b.tokens_out() as f64);
+            self.calls.push(b.calls() as f64);
+            self.acted.push(acted as f64);
+        }
+        self.cached.push(b.cached_share());
+        self.ops.0 += ops.0;
+        self.ops.1 += ops.1;
+    }
 }
 
 fn pct(v: &[f64], p: f64) -> f64 {
@@ -94,19 +161,7 @@ fn gateway(mode: Mode) -> Gateway {
 fn play(label: &str, mode: Mode, turns: usize) -> Figures {
     let dir = tempfile::tempdir().expect("a temp dir");
     let save = dir.path().join("bench.db");
-    create_save(&NewSave {
-        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
-        save: Some(save.clone()),
-        scenario: Some("green_night".into()),
-        seed: Some(2026),
-        small_model: "local-small".into(),
-        large_model: "local-large".into(),
-        calibration: Calibration {
-            npcs_per_turn: Some(2),
-            ..Calibration::default()
-        },
-    })
-    .expect("the save is created");
+    create_bench_save(&save);
     let gateway = gateway(mode);
     let mut ctl = Controller::open(&save).expect("the save opens");
     if mode == Mode::Before {
@@ -154,32 +209,8 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
                     (r.ops_proposed, r.ops_refused),
                 )
             });
-            if let Some(dir) = std::env::var_os("PROMPTS")
-                && let Ok(r) = &result
-            {
-                for (i, record) in r.records.iter().enumerate() {
-                    let Some(attempt) = record.attempts.first() else {
-                        continue;
-                    };
-                    let mut text = String::new();
-                    for m in &attempt.messages {
-                        let _ = writeln!(text, "<{}>\n{}", m.role.as_str(), m.content);
-                    }
-                    let _ = writeln!(text, "<reply>\n{}", attempt.raw_output);
-                    let file =
-                        PathBuf::from(&dir).join(format!("t{}-{i:02}-{}.txt", n + 1, record.stage));
-                    std::fs::write(file, text).expect("the prompt dump is written");
-                }
-            }
-            if std::env::var_os("REFUSALS").is_some()
-                && let Ok(r) = &result
-            {
-                for why in &r.refused {
-                    println!("     refused: {why}");
-                }
-                for c in &r.changes {
-                    println!("     changed: {} ({} → {})", c.op, c.before, c.after);
-                }
+            if let Ok(r) = &result {
+                trace(n, r);
             }
             match ctl.finish(&input, result) {
                 // A question: answered by saying the move again.
@@ -202,45 +233,53 @@ fn play(label: &str, mode: Mode, turns: usize) -> Figures {
             f.failed += 1;
             continue;
         };
-        if std::env::var_os("SPANS").is_some() {
-            for s in &b.spans {
-                println!(
-                    "     {:>6.1}–{:>6.1} s (first token {:>6.1}) {:<22} in {:>5} (cached {:>5}) out {:>4}",
-                    s.start_ms / 1000.0,
-                    s.end_ms / 1000.0,
-                    s.first_token_ms / 1000.0,
-                    s.stage,
-                    s.tokens_in,
-                    s.cached_tokens,
-                    s.tokens_out
-                );
-            }
-        }
-        let first = first.map_or(f64::NAN, |d| d.as_secs_f64());
-        let choices = b.choices_ms.map_or(f64::NAN, |ms| ms / 1000.0);
-        println!(
-            "{:>4} | {first:>13.1} | {choices:>9.1} | {commit:>8.1} | {:>5} | {acted:>4} | {:>9} ({:>3.0}%) | {:>3} | {line}",
-            n + 1,
-            b.calls(),
-            b.tokens_in(),
-            b.cached_share() * 100.0,
-            b.tokens_out()
-        );
-        f.first.push(first);
-        f.choices.push(choices);
-        f.commit.push(commit);
-        #[expect(clippy::cast_precision_loss, reason = "token counts of one turn")]
-        {
-            f.tokens_in.push(b.tokens_in() as f64);
-            f.tokens_out.push(b.tokens_out() as f64);
-            f.calls.push(b.calls() as f64);
-            f.acted.push(acted as f64);
-        }
-        f.cached.push(b.cached_share());
-        f.ops.0 += ops.0;
-        f.ops.1 += ops.1;
+        f.record(n, line, first, commit, &b, acted, ops);
     }
     f
+}
+
+/// A Drowned Reach save on the green night with two NPCs acting a turn, on the local model keys.
+fn create_bench_save(save: &Path) {
+    create_save(&NewSave {
+        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
+        save: Some(save.to_owned()),
+        scenario: Some("green_night".into()),
+        seed: Some(2026),
+        small_model: "local-small".into(),
+        large_model: "local-large".into(),
+        calibration: Calibration {
+            npcs_per_turn: Some(2),
+            ..Calibration::default()
+        },
+    })
+    .expect("the save is created");
+}
+
+/// `PROMPTS=dir` writes every call's prompt and reply of turn `n` there; `REFUSALS=1` prints
+/// the turn's state changes and what the rules refused.
+fn trace(n: usize, r: &TurnResult) {
+    if let Some(dir) = std::env::var_os("PROMPTS") {
+        for (i, record) in r.records.iter().enumerate() {
+            let Some(attempt) = record.attempts.first() else {
+                continue;
+            };
+            let mut text = String::new();
+            for m in &attempt.messages {
+                let _ = writeln!(text, "<{}>\n{}", m.role.as_str(), m.content);
+            }
+            let _ = writeln!(text, "<reply>\n{}", attempt.raw_output);
+            let file = PathBuf::from(&dir).join(format!("t{}-{i:02}-{}.txt", n + 1, record.stage));
+            std::fs::write(file, text).expect("the prompt dump is written");
+        }
+    }
+    if std::env::var_os("REFUSALS").is_some() {
+        for why in &r.refused {
+            println!("     refused: {why}");
+        }
+        for c in &r.changes {
+            println!("     changed: {} ({} → {})", c.op, c.before, c.after);
+        }
+    }
 }
 
 fn report(label: &str, f: &Figures) {

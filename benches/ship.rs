@@ -1,4 +1,7 @@
-//! SHIP on a 10,000-passage synthetic story: every format SHIP writes, the writing alone and with the validation SHIP runs first, and the files to disk.
+//! Benchmarks of SHIP on a 10,000-passage synthetic story, to every format SHIP writes.
+//!
+//! Each format is timed writing alone, and with the validation SHIP runs first, and the files to
+//! disk.
 //!
 //! Target (issue #24): a 10,000-passage story to every format under 5 s.
 

@@ -1,4 +1,6 @@
-//! Benchmarks of the story graph: load + validate + stats at 10,000 passages and on the fixtures; one `choose` step.
+//! Benchmarks of the story graph: load, validate and stats at scale, and one `choose` step.
+//!
+//! Load + validate + stats at 10,000 passages and on the fixtures.
 //!
 //! Targets (issue #2): 10k-passage load+validate under 500 ms; a `choose` step,
 //! with entity-state and codex recomputation, under 50 µs.

@@ -1,15 +1,22 @@
-//! The narrator adapter, measured: held-out prompts (whole settings the corpus's training never saw, `training/split.json`) played through the base default model and the tuned one (the shipped `LoRA`), in one run, with the corpus's checks per stage. `cargo bench --bench tuned` (`PER_STAGE=n` prompts per stage, default 40; `ADAPTER=file.gguf` measures another adapter; `SEEDS=n` samples per narration prompt, default 3: one draft against the best of three; `ONLY=tuned` skips the base model; `MISSES=n` lists the tuned misses and why).
+//! The narrator adapter, measured on held-out prompts against the base default model.
 //!
-//! Narrate: in voice (prose, no assistant/meta/script talk, no first-person
-//! narrator outside quotes, the player's in the second person), grounded
-//! (names a person or place of the prompt, or a thing it names: `corpus::prompt_names`), length within 12–90 words,
-//! no repeated sentence, outcome honoured (failures and blocked moves never
-//! narrated as success, judged with the hand-labelled cues of
-//! `benches/data/outcomes.json`), and copying: the share of generated six-word
-//! runs found verbatim in the training answers. Choices: valid against the
-//! contract, and a turn that would fall back to the generic choices (nothing
-//! readable offered). NPC intent: valid, an intention in the third person or
-//! in quotes.
+//! Held-out prompts (whole settings the corpus's training never saw, `training/split.json`) are
+//! played through the base default model and the tuned one (the shipped `LoRA`), in one run, with
+//! the corpus's checks per stage.
+//!
+//! `cargo bench --bench tuned` (`PER_STAGE=n` prompts per stage, default 40; `ADAPTER=file.gguf`
+//! measures another adapter; `SEEDS=n` samples per narration prompt, default 3: one draft against
+//! the best of three; `ONLY=tuned` skips the base model; `MISSES=n` lists the tuned misses and
+//! why).
+//!
+//! Narrate: in voice (prose, no assistant/meta/script talk, no first-person narrator outside
+//! quotes, the player's in the second person), grounded (names a person or place of the prompt, or
+//! a thing it names: `session::voice::prompt_names`), length within 12–90 words, no repeated
+//! sentence, outcome honoured (failures and blocked moves never narrated as success, judged with
+//! the hand-labelled cues of `benches/data/outcomes.json`), and copying: the share of generated
+//! six-word runs found verbatim in the training answers. Choices: valid against the contract, and a
+//! turn that would fall back to the generic choices (nothing readable offered). NPC intent: valid,
+//! an intention in the third person or in quotes.
 
 #![expect(clippy::cast_precision_loss, reason = "counts and shares in a report")]
 
@@ -132,100 +139,144 @@ fn run(
             let req = request(registry, example, 11 + seed);
             let start = Instant::now();
             let out = backend.generate(&req, &mut |_| true).expect("generation");
-            let took = start.elapsed();
-            let text = out.text.trim().to_owned();
-            let user = &example.messages[example.messages.len() - 2].content;
-            match example.stage.as_str() {
-                "narrate" => {
-                    let player = user.contains("\nNow: you ");
-                    let c = check_narration(&text, player, &prompt_names(user));
-                    let n = &mut report.narrate;
-                    n.n += 1;
-                    n.in_voice += usize::from(c.in_voice);
-                    if seed == 0 {
-                        n.prompts += 1;
-                        n.first_in_voice += usize::from(c.in_voice);
-                    }
-                    if c.in_voice && !any_in_voice {
-                        any_in_voice = true;
-                        n.any_in_voice += 1;
-                    }
-                    n.grounded += usize::from(c.grounded);
-                    if !(c.in_voice && c.grounded) {
-                        let why = [
-                            (!c.prose, "not prose"),
-                            (c.assistant, "assistant talk"),
-                            (c.first_person, "first person"),
-                            (player && !c.second_person, "no second person"),
-                            (!c.grounded, "names nothing of the prompt"),
-                        ]
-                        .iter()
-                        .filter(|(f, _)| *f)
-                        .map(|(_, w)| *w)
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                        report.misses.push(format!(
-                            "[{} #{} seed {seed}] {why}: {}\n    -> {text}",
-                            example.setting,
-                            example.index,
-                            user.lines().rev().nth(2).unwrap_or_default()
-                        ));
-                    }
-                    n.length_ok += usize::from(c.length_ok);
-                    n.repeats += usize::from(c.repeats);
-                    let (found, all) = shingles.copied(&text);
-                    n.copied += found;
-                    n.runs += all;
-                    n.time += took;
-                    n.tokens_out += u64::from(out.usage.tokens_out);
-                    if let Some(label) = labels
-                        .iter()
-                        .find(|l| l.setting == example.setting && l.index == example.index)
-                    {
-                        n.labelled += 1;
-                        let lower = text.to_lowercase();
-                        n.honoured += usize::from(!label.success.iter().any(|s| lower.contains(s)));
-                    }
-                    if report.samples.len() < 6 && seed == 0 {
-                        report.samples.push(format!(
-                            "[{} #{}] {}\n    -> {text}",
-                            example.setting,
-                            example.index,
-                            user.lines().rev().nth(2).unwrap_or_default()
-                        ));
-                    }
+            let sample = Sample {
+                example,
+                seed,
+                took: start.elapsed(),
+                text: out.text.trim().to_owned(),
+                tokens_out: u64::from(out.usage.tokens_out),
+            };
+            if example.stage == "narrate" {
+                let in_voice = report.count_narration(&sample, labels, shingles);
+                if in_voice && !any_in_voice {
+                    any_in_voice = true;
+                    report.narrate.any_in_voice += 1;
                 }
-                stage => {
-                    let s = if stage == "choices" {
-                        &mut report.choices
-                    } else {
-                        &mut report.intent
-                    };
-                    s.n += 1;
-                    s.time += took;
-                    let value: Option<Value> = serde_json::from_str(&text).ok();
-                    s.valid += usize::from(value.is_some());
-                    if stage == "choices" {
-                        let readable = value
-                            .as_ref()
-                            .and_then(|v| v["choices"].as_array())
-                            .is_some_and(|a| {
-                                a.iter().filter_map(Value::as_str).any(looks_like_prose)
-                            });
-                        s.fallback += usize::from(!readable);
-                    } else {
-                        let intention = value
-                            .as_ref()
-                            .and_then(|v| v["intention"].as_str())
-                            .unwrap_or_default();
-                        let c = check_narration(intention, false, &[]);
-                        s.in_voice += usize::from(c.prose && !c.assistant && !c.first_person);
-                    }
-                }
+            } else {
+                report.count_structured(&sample);
             }
         }
     }
     report
+}
+
+/// One sample of a held-out prompt: which, the reply, and what it took.
+struct Sample<'a> {
+    example: &'a Example,
+    seed: u32,
+    text: String,
+    took: Duration,
+    tokens_out: u64,
+}
+
+impl Sample<'_> {
+    /// The prompt's last user message (the reply answers it).
+    fn user(&self) -> &str {
+        let messages = &self.example.messages;
+        &messages[messages.len() - 2].content
+    }
+}
+
+impl Report {
+    /// A narration checked with the corpus's checks and counted; a miss (out of voice or
+    /// naming nothing of the prompt) is noted with why. Whether it is in voice.
+    fn count_narration(
+        &mut self,
+        sample: &Sample,
+        labels: &[OutcomeLabel],
+        shingles: &Shingles,
+    ) -> bool {
+        let Sample {
+            example,
+            seed,
+            text,
+            ..
+        } = sample;
+        let user = sample.user();
+        let player = user.contains("\nNow: you ");
+        let c = check_narration(text, player, &prompt_names(user));
+        let n = &mut self.narrate;
+        n.n += 1;
+        n.in_voice += usize::from(c.in_voice);
+        if *seed == 0 {
+            n.prompts += 1;
+            n.first_in_voice += usize::from(c.in_voice);
+        }
+        n.grounded += usize::from(c.grounded);
+        if !(c.in_voice && c.grounded) {
+            let why = [
+                (!c.prose, "not prose"),
+                (c.assistant, "assistant talk"),
+                (c.first_person, "first person"),
+                (player && !c.second_person, "no second person"),
+                (!c.grounded, "names nothing of the prompt"),
+            ]
+            .iter()
+            .filter(|(f, _)| *f)
+            .map(|(_, w)| *w)
+            .collect::<Vec<_>>()
+            .join(", ");
+            self.misses.push(format!(
+                "[{} #{} seed {seed}] {why}: {}\n    -> {text}",
+                example.setting,
+                example.index,
+                user.lines().rev().nth(2).unwrap_or_default()
+            ));
+        }
+        n.length_ok += usize::from(c.length_ok);
+        n.repeats += usize::from(c.repeats);
+        let (found, all) = shingles.copied(text);
+        n.copied += found;
+        n.runs += all;
+        n.time += sample.took;
+        n.tokens_out += sample.tokens_out;
+        if let Some(label) = labels
+            .iter()
+            .find(|l| l.setting == example.setting && l.index == example.index)
+        {
+            n.labelled += 1;
+            let lower = text.to_lowercase();
+            n.honoured += usize::from(!label.success.iter().any(|s| lower.contains(s)));
+        }
+        if self.samples.len() < 6 && *seed == 0 {
+            self.samples.push(format!(
+                "[{} #{}] {}\n    -> {text}",
+                example.setting,
+                example.index,
+                user.lines().rev().nth(2).unwrap_or_default()
+            ));
+        }
+        c.in_voice
+    }
+
+    /// A choices or NPC-intent reply counted: valid JSON, and for choices whether any is
+    /// readable (else the turn falls back), for an intent whether it is in voice.
+    fn count_structured(&mut self, sample: &Sample) {
+        let stage = sample.example.stage.as_str();
+        let s = if stage == "choices" {
+            &mut self.choices
+        } else {
+            &mut self.intent
+        };
+        s.n += 1;
+        s.time += sample.took;
+        let value: Option<Value> = serde_json::from_str(&sample.text).ok();
+        s.valid += usize::from(value.is_some());
+        if stage == "choices" {
+            let readable = value
+                .as_ref()
+                .and_then(|v| v["choices"].as_array())
+                .is_some_and(|a| a.iter().filter_map(Value::as_str).any(looks_like_prose));
+            s.fallback += usize::from(!readable);
+        } else {
+            let intention = value
+                .as_ref()
+                .and_then(|v| v["intention"].as_str())
+                .unwrap_or_default();
+            let c = check_narration(intention, false, &[]);
+            s.in_voice += usize::from(c.prose && !c.assistant && !c.first_person);
+        }
+    }
 }
 
 fn print(label: &str, r: &Report) {

@@ -1,4 +1,7 @@
-//! Plot beats at scene transitions (seed 002 §6.2.5, §7.5): windows, prerequisites, priority, the two-scene trigger rule, unreachable and timed-out beats, and a Drowned Reach session whose narrator is steered by the beat its story bore out.
+//! Plot beats at scene transitions (seed 002 §6.2.5, §7.5): their rules, and a narrator they steer.
+//!
+//! Windows, prerequisites, priority, the two-scene trigger rule, unreachable and timed-out beats,
+//! and a Drowned Reach session whose narrator is steered by the beat its story bore out.
 
 mod common;
 

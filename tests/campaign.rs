@@ -1,4 +1,7 @@
-//! Campaigns as players and authors meet them: the shipped ones load and validate cleanly, the broken one gives the golden errors through the real CLI.
+//! Campaigns as players and authors meet them: the shipped ones load, the broken one is refused.
+//!
+//! The shipped campaigns load and validate cleanly; the broken one gives the golden errors through
+//! the real CLI.
 
 mod common;
 

@@ -1,4 +1,7 @@
-//! Stream summarisation (seed 004, seed 002 §7.6 context compression): a long scripted session compresses its oldest turns into a stored summary, the narrator reads the summary instead of those turns, and a rewind past the summary drops it.
+//! Stream summarisation (seed 004, seed 002 §7.6 context compression) in a long scripted session.
+//!
+//! The session compresses its oldest turns into a stored summary, the narrator reads the summary
+//! instead of those turns, and a rewind past the summary drops it.
 #![cfg(feature = "store")]
 
 mod common;

@@ -1,4 +1,7 @@
-//! The narrator corpus: every setting renders with today's prompts, the rendered files in `training/data/` are exactly what the settings and prompts make now, and the held-out settings never appear in training.
+//! The narrator corpus: settings render, training files are current, held-out settings stay out.
+//!
+//! Every setting renders with today's prompts, the rendered files in `training/data/` are exactly
+//! what the settings and prompts make now, and the held-out settings never appear in training.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,7 @@
-//! Enrichment of a sparse campaign (seed 002 §6.2.12) through the real `loreloom campaign enrich` binary with a scripted model: `_generated` files with provenance, human files untouched, a bad answer writes nothing, and the minimal campaign becomes playable.
+//! Enrichment of a sparse campaign (seed 002 §6.2.12) through `loreloom campaign enrich`.
+//!
+//! Through the real binary with a scripted model: `_generated` files with provenance, human files
+//! untouched, a bad answer writes nothing, and the minimal campaign becomes playable.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,6 @@
-//! QuestFoundry runtime import on both real exports: exact counts, zero errors, faithful mapping, clear refusals.
+//! QuestFoundry runtime import, checked on both real exports.
+//!
+//! Exact counts, zero errors, faithful mapping, clear refusals.
 
 mod common;
 

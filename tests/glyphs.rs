@@ -1,4 +1,7 @@
-//! Every character a story or campaign uses renders in the window's fonts (#22): U+2011 NON-BREAKING HYPHEN, typographic quotes, dashes and ellipses from real QuestFoundry exports and the bundled content, none falling back to the missing-glyph box.
+//! Every character a story or campaign uses renders in the window's fonts (#22).
+//!
+//! U+2011 NON-BREAKING HYPHEN, typographic quotes, dashes and ellipses from real QuestFoundry
+//! exports and the bundled content, none falling back to the missing-glyph box.
 
 #![cfg(feature = "gui")]
 

@@ -1,4 +1,6 @@
-//! Property tests of reachability: the projected state walk agrees with brute force, and random play never contradicts validation.
+//! Property tests of reachability against brute force and random play.
+//!
+//! The projected state walk agrees with brute force, and random play never contradicts validation.
 
 mod common;
 

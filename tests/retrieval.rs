@@ -1,4 +1,6 @@
-//! Retrieval quality with the real all-MiniLM-L6-v2: lore queries and memory recall (recall@3, MRR).
+//! Retrieval quality with the real all-MiniLM-L6-v2 on lore queries and memory recall.
+//!
+//! Measured as recall@3 and MRR.
 //!
 //! Retrieval quality with the real all-MiniLM-L6-v2: hand-labelled lore queries and memory recall
 //! over the Drowned Reach (recall@3, MRR), and recall scoped to one branch.

@@ -1,4 +1,8 @@
-//! Seed 001's scene lore cache in a Drowned Reach session: materialised on a scene's first turn (atmosphere, NPC briefings, discoverables, thread connections), reused for the rest of the scene, replaced when the scene changes, and shown to the narrator.
+//! Seed 001's scene lore cache in a Drowned Reach session: made, reused, replaced and shown.
+//!
+//! Materialised on a scene's first turn (atmosphere, NPC briefings, discoverables, thread
+//! connections), reused for the rest of the scene, replaced when the scene changes, and shown to
+//! the narrator.
 #![cfg(feature = "store")]
 
 mod common;

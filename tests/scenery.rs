@@ -1,4 +1,6 @@
-//! The session stage's backdrop and music (#22) chosen from a real campaign's art, keyword sidecars and music folders.
+//! The session stage's backdrop and music (#22), chosen from a real campaign's art and music.
+//!
+//! The choice reads the campaign's art, its keyword sidecars and its music folders.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,7 @@
-//! Whole turns of an open-ended session through the real prompts, contracts and gateway with a scripted model: golden transcripts, NPC activation, a failed stage, a repair that succeeds.
+//! Whole turns of an open-ended session with a scripted model, through the real prompts.
+//!
+//! Every stage goes through the real prompts, contracts and gateway: golden transcripts, NPC
+//! activation, a failed stage, a repair that succeeds.
 
 mod common;
 
@@ -737,6 +740,55 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().join("reach.db");
     let replies = dir.path().join("replies.json");
+    std::fs::write(
+        &replies,
+        serde_json::to_string(&terminal_replies()).unwrap(),
+    )
+    .unwrap();
+    let input = dir.path().join("input.txt");
+    std::fs::write(
+        &input,
+        "I step aboard and grab the rail.\n2\n/rewind 1\n/whisper tamsin_reed Meet me at the chapel.\n/end-scene\n/quit\n",
+    )
+    .unwrap();
+    let out = common::new_drowned_reach_save(&save, 5);
+    assert!(common::stdout(&out).contains("The coach door opens on fog"));
+    let play = |script: &Path| common::session_play(&save, script, &replies);
+    let out = play(&input);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let transcript = common::stdout(&out);
+    insta::assert_snapshot!("terminal_session", transcript);
+    assert_rewound_whispered_and_closed(&save);
+
+    // Continue where it left off: the last narration and choices come back.
+    let quit = dir.path().join("quit.txt");
+    std::fs::write(&quit, "/quit\n").unwrap();
+    let out = play(&quit);
+    assert_resumed_with_a_recap(&save, &common::stdout(&out));
+
+    // The next turn opens a new scene after /end-scene: the narrator is told.
+    let next = dir.path().join("next.txt");
+    std::fs::write(&next, "I walk up Ferry Street.\n/quit\n").unwrap();
+    let out = play(&next);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let store = loreloom::store::Store::open(&save).unwrap();
+    let messages = store.messages().unwrap();
+    let open = messages
+        .iter()
+        .rposition(|m| m.content == "scene_open: reedmere_quay")
+        .expect("a new scene opens");
+    let close = messages
+        .iter()
+        .rposition(|m| m.content == "scene_close")
+        .unwrap();
+    assert!(open > close);
+    assert_eq!(messages[open + 1].content, "I walk up Ferry Street.");
+}
+
+/// Four turns' replies with the same narration and NPC intention every turn (so the
+/// transcript does not depend on how many NPCs spoke), then the recap of the next sitting.
+#[cfg(feature = "store")]
+fn terminal_replies() -> Script {
     let mut all = Vec::new();
     for _ in 0..4 {
         all.extend(turn_replies(0).into_iter().map(|mut r| {
@@ -754,26 +806,14 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
         "recap",
         "You crossed onto the Patience as the lanterns flared, and whispered to Tamsin to meet you at the chapel.",
     ));
-    std::fs::write(
-        &replies,
-        serde_json::to_string(&Script { replies: all }).unwrap(),
-    )
-    .unwrap();
-    let input = dir.path().join("input.txt");
-    std::fs::write(
-        &input,
-        "I step aboard and grab the rail.\n2\n/rewind 1\n/whisper tamsin_reed Meet me at the chapel.\n/end-scene\n/quit\n",
-    )
-    .unwrap();
-    let out = common::new_drowned_reach_save(&save, 5);
-    assert!(common::stdout(&out).contains("The coach door opens on fog"));
-    let play = |script: &Path| common::session_play(&save, script, &replies);
-    let out = play(&input);
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    let transcript = common::stdout(&out);
-    insta::assert_snapshot!("terminal_session", transcript);
+    Script { replies: all }
+}
 
-    let store = loreloom::store::Store::open(&save).unwrap();
+/// After the first sitting: two turns, a rewind, a turn and a closed scene on the branch,
+/// and the whisper in the stream.
+#[cfg(feature = "store")]
+fn assert_rewound_whispered_and_closed(save: &Path) {
+    let store = loreloom::store::Store::open(save).unwrap();
     let s = store.session().unwrap();
     assert_eq!(
         s.scene_index, 5,
@@ -808,13 +848,12 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
         .find(|m| m.target.is_some())
         .expect("the whisper is in the stream");
     assert_eq!(whisper.target.as_deref(), Some("tamsin_reed"));
-    drop(store);
+}
 
-    // Continue where it left off: the last narration and choices come back.
-    let quit = dir.path().join("quit.txt");
-    std::fs::write(&quit, "/quit\n").unwrap();
-    let out = play(&quit);
-    let text = common::stdout(&out);
+/// The second sitting (`text` its output) opens on the last narration and a recap, and the
+/// save holds both sittings and the recap's summary of the turns before it.
+#[cfg(feature = "store")]
+fn assert_resumed_with_a_recap(save: &Path, text: &str) {
     assert!(
         text.contains("lanterns flare") || text.contains("fog"),
         "{text}"
@@ -823,7 +862,7 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
         text.contains("Previously…\nYou crossed onto the Patience"),
         "the recap opens the sitting: {text}"
     );
-    let store = loreloom::store::Store::open(&save).unwrap();
+    let store = loreloom::store::Store::open(save).unwrap();
     let sittings = store.play_sessions().unwrap();
     assert_eq!(sittings.len(), 2, "{sittings:?}");
     assert!(sittings[0].turn_end.is_some(), "the first sitting ended");
@@ -841,25 +880,6 @@ fn the_terminal_session_plays_rewinds_and_continues_where_it_left_off() {
         "the recap summarises the turns before it"
     );
     assert_eq!(summaries[0].turn_start, 1);
-    drop(store);
-
-    // The next turn opens a new scene after /end-scene: the narrator is told.
-    let next = dir.path().join("next.txt");
-    std::fs::write(&next, "I walk up Ferry Street.\n/quit\n").unwrap();
-    let out = play(&next);
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    let store = loreloom::store::Store::open(&save).unwrap();
-    let messages = store.messages().unwrap();
-    let open = messages
-        .iter()
-        .rposition(|m| m.content == "scene_open: reedmere_quay")
-        .expect("a new scene opens");
-    let close = messages
-        .iter()
-        .rposition(|m| m.content == "scene_close")
-        .unwrap();
-    assert!(open > close);
-    assert_eq!(messages[open + 1].content, "I walk up Ferry Street.");
 }
 
 /// DESIGN.md's failure path in the terminal: a stage fails, nothing is saved,

@@ -1,10 +1,13 @@
-//! Smoke test: three turns of the Drowned Reach with the real default model (SmolLM2-135M in-process), every stage through its real prompt and contract, committed to a real save.
+//! Smoke test: three turns of the Drowned Reach with the real default model, into a real save.
+//!
+//! The model is SmolLM2-135M in-process; every stage goes through its real prompt and contract, and
+//! every turn is committed to the save.
 //!
 //! `./run.sh test` installs the model first; run alone, this looks in
 //! `$LORELOOM_DATA_DIR/models/` (or the user's data dir).
 #![cfg(all(feature = "llama", feature = "store"))]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use loreloom::llm::Gateway;
@@ -12,7 +15,7 @@ use loreloom::llm::config::DEFAULT_MODEL_FILE;
 use loreloom::session::controller::{Controller, Report, Step};
 use loreloom::session::play::{Progress, run_turn};
 use loreloom::session::save_files::{NewSave, create_save};
-use loreloom::session::turn::Calibration;
+use loreloom::session::turn::{Calibration, TurnResult};
 use loreloom::store::Store;
 use loreloom::transcript::Kind;
 
@@ -28,22 +31,7 @@ fn three_turns_with_the_default_model_commit_whole_turns() {
     );
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().join("smoke.db");
-    create_save(&NewSave {
-        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
-        save: Some(save.clone()),
-        scenario: Some("low_water_crossing".into()),
-        seed: Some(2026),
-        small_model: "local-small".into(),
-        large_model: "local-large".into(),
-        calibration: Calibration {
-            tone: "tense".into(),
-            difficulty: "standard".into(),
-            lines: vec!["harm to children shown".into()],
-            veils: Vec::new(),
-            npcs_per_turn: None,
-        },
-    })
-    .unwrap();
+    create_smoke_save(&save);
     let gateway = Gateway::open().expect("the gateway starts with the shipped prompts");
     let mut ctl = Controller::open(&save).unwrap();
     let lines = [
@@ -74,40 +62,7 @@ fn three_turns_with_the_default_model_commit_whole_turns() {
             );
             match report {
                 Report::Committed { result, .. } => {
-                    let narration: Vec<&str> = result
-                        .messages
-                        .iter()
-                        .filter(|m| m.kind == Kind::Narration)
-                        .map(|m| m.content.as_str())
-                        .collect();
-                    eprintln!(
-                        "  narration: {narration:?}\n  choices{}: {:?}\n  refused: {:?}",
-                        if result.generic_choices {
-                            " (generic)"
-                        } else {
-                            ""
-                        },
-                        result.choices,
-                        result.refused
-                    );
-                    // Generated or, when the model offered nothing pickable, the generic ones.
-                    assert!(!result.choices.is_empty(), "the player has choices");
-                    assert!(
-                        narration.iter().any(|n| !n.trim().is_empty()),
-                        "the narrator wrote something"
-                    );
-                    // The built-in keys write the player's narration in
-                    // drafts (unless the data dir's models.ron says otherwise).
-                    let drafts = gateway.drafts_for("local-large");
-                    if drafts > 1 {
-                        let [choice] = result.drafts.as_slice() else {
-                            panic!("one drafted narration: {:?}", result.drafts)
-                        };
-                        eprintln!("  {}", choice.note);
-                        assert_eq!(choice.verdicts.len(), drafts as usize, "{}", choice.note);
-                    } else {
-                        assert!(result.drafts.is_empty(), "{:?}", result.drafts);
-                    }
+                    check_committed(&gateway, &result);
                     break;
                 }
                 Report::Question(q) => {
@@ -127,4 +82,62 @@ fn three_turns_with_the_default_model_commit_whole_turns() {
         .query_i64("SELECT count(*) FROM turn_events WHERE event_type = 'model_output'")
         .unwrap();
     assert!(calls >= 12, "every stage's call is recorded: {calls}");
+}
+
+/// A save of the Drowned Reach's low-water crossing, on the local model keys.
+fn create_smoke_save(save: &Path) {
+    create_save(&NewSave {
+        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
+        save: Some(save.to_owned()),
+        scenario: Some("low_water_crossing".into()),
+        seed: Some(2026),
+        small_model: "local-small".into(),
+        large_model: "local-large".into(),
+        calibration: Calibration {
+            tone: "tense".into(),
+            difficulty: "standard".into(),
+            lines: vec!["harm to children shown".into()],
+            veils: Vec::new(),
+            npcs_per_turn: None,
+        },
+    })
+    .unwrap();
+}
+
+/// A committed turn: choices for the player, a narration, and the drafts the model key asks for.
+fn check_committed(gateway: &Gateway, result: &TurnResult) {
+    let narration: Vec<&str> = result
+        .messages
+        .iter()
+        .filter(|m| m.kind == Kind::Narration)
+        .map(|m| m.content.as_str())
+        .collect();
+    eprintln!(
+        "  narration: {narration:?}\n  choices{}: {:?}\n  refused: {:?}",
+        if result.generic_choices {
+            " (generic)"
+        } else {
+            ""
+        },
+        result.choices,
+        result.refused
+    );
+    // Generated or, when the model offered nothing pickable, the generic ones.
+    assert!(!result.choices.is_empty(), "the player has choices");
+    assert!(
+        narration.iter().any(|n| !n.trim().is_empty()),
+        "the narrator wrote something"
+    );
+    // The built-in keys write the player's narration in
+    // drafts (unless the data dir's models.ron says otherwise).
+    let drafts = gateway.drafts_for("local-large");
+    if drafts > 1 {
+        let [choice] = result.drafts.as_slice() else {
+            panic!("one drafted narration: {:?}", result.drafts)
+        };
+        eprintln!("  {}", choice.note);
+        assert_eq!(choice.verdicts.len(), drafts as usize, "{}", choice.note);
+    } else {
+        assert!(result.drafts.is_empty(), "{:?}", result.drafts);
+    }
 }

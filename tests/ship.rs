@@ -1,4 +1,11 @@
-//! SHIP (#24), each format checked by its own tools: ink compiled by inkle's compiler (inkjs-compiler, npm) with no error or warning and played by the ink runtime along the same choice walks as Loreloom's player, through the same passages to the same endings (for the bundled story and a story GROW made); the standalone HTML clicked through in headless Chromium along the same walks; EPUB passed by `EPUBCheck`; questfoundry-runtime re-imported with identical stats; the package validated; the Markdown manuscript complete. A story that does not validate is refused with nothing written.
+//! SHIP (#24), each format checked by its own tools.
+//!
+//! Ink compiled by inkle's compiler (inkjs-compiler, npm) with no error or warning and played by
+//! the ink runtime along the same choice walks as Loreloom's player, through the same passages to
+//! the same endings (for the bundled story and a story GROW made); the standalone HTML clicked
+//! through in headless Chromium along the same walks; EPUB passed by `EPUBCheck`;
+//! questfoundry-runtime re-imported with identical stats; the package validated; the Markdown
+//! manuscript complete. A story that does not validate is refused with nothing written.
 
 mod common;
 

@@ -1,4 +1,7 @@
-//! Reputation and NPC perception through whole scripted sessions of the Drowned Reach: seed 002 SC-028 (helped vs betrayed), dice sentiment, choice filtering, decay, persistence in the save.
+//! Reputation and NPC perception through whole scripted sessions of the Drowned Reach.
+//!
+//! Seed 002 SC-028 (helped vs betrayed), dice sentiment, choice filtering, decay, persistence in
+//! the save.
 #![cfg(feature = "store")]
 
 mod common;

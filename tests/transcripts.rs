@@ -1,4 +1,4 @@
-//! Golden transcripts: the real binary plays the fixtures and the bundled story, scripted and interactive.
+//! Golden transcripts: the real binary plays the fixtures and the bundled story, scripted or typed.
 
 mod common;
 

@@ -1,4 +1,8 @@
-//! The shipped narrator adapter (`assets/models/`): the file its manifest names, loaded over the default model, writing in voice and about the scene on prompts from a campaign the corpus never saw; a missing or broken adapter is reported by name and the base model still answers.
+//! The shipped narrator adapter (`assets/models/`): it loads, writes in voice, and fails by name.
+//!
+//! The file its manifest names, loaded over the default model, writing in voice and about the scene
+//! on prompts from a campaign the corpus never saw; a missing or broken adapter is reported by name
+//! and the base model still answers.
 
 #![cfg(feature = "llama")]
 

@@ -1,4 +1,6 @@
-//! Seed 004's visibility matrix, exhaustively: for every stage, exactly which messages of a two-turn stream it sees (and so which it does not).
+//! Seed 004's visibility matrix, exhaustively, over a two-turn stream.
+//!
+//! For every stage, exactly which messages of the stream it sees (and so which it does not).
 
 use loreloom::transcript::stream::{NARRATOR, SYSTEM};
 use loreloom::transcript::{

@@ -1,4 +1,4 @@
-//! A bench backend that sends the calls a predicate picks to the real model and every other call to a script.
+//! A bench backend that sends the calls a predicate picks to the real model, the rest to a script.
 
 use loreloom::llm::ScriptedBackend;
 use loreloom::llm::backend::{Backend, BackendError, GenerateRequest, Generated};

@@ -1,4 +1,4 @@
-//! `loreloom session new|play`: open-ended sessions in the terminal, saved turn by turn to one SQLite file.
+//! `loreloom session new|play`: open-ended terminal sessions, saved each turn to one SQLite file.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;

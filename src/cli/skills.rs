@@ -1,4 +1,7 @@
-//! `loreloom skills …`: list the discovered skills, check them (manifests, scripts, configs), and run one script with JSON input, printing each event as it is read.
+//! `loreloom skills …`: list, check, configure, plan and run the discovered skills.
+//!
+//! `list` and `check` cover the manifests, scripts and configs; `run` runs one script with JSON
+//! input, printing each event as it is read.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -77,40 +80,8 @@ impl Dirs {
 
 pub fn run(command: SkillsCommand) -> ExitCode {
     match command {
-        SkillsCommand::List(dirs) => {
-            let found = dirs.discover();
-            for s in &found.skills {
-                let m = &s.manifest;
-                println!(
-                    "{} {} ({}): {}\n  scripts: {}",
-                    m.name,
-                    m.version,
-                    s.dir.display(),
-                    m.description,
-                    s.tool_paths().join(", ")
-                );
-            }
-            for w in &found.warnings {
-                eprintln!("skipped: {w}");
-            }
-            ExitCode::SUCCESS
-        }
-        SkillsCommand::Check(dirs) => {
-            let found = dirs.discover();
-            for w in &found.warnings {
-                eprintln!("{w}");
-            }
-            eprintln!(
-                "{} skills, {} folders skipped",
-                found.skills.len(),
-                found.warnings.len()
-            );
-            if found.warnings.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
+        SkillsCommand::List(dirs) => list(&dirs.discover()),
+        SkillsCommand::Check(dirs) => check(&dirs.discover()),
         SkillsCommand::Config { name, set, dirs } => config(&dirs.discover(), &name, &set),
         SkillsCommand::Plan {
             player_move,
@@ -127,70 +98,106 @@ pub fn run(command: SkillsCommand) -> ExitCode {
             model_script.as_deref(),
             !no_route,
         ),
-        SkillsCommand::Run { name, input, dirs } => {
-            let found = dirs.discover();
-            let input: Value = match serde_json::from_str(&input) {
-                Ok(v) => v,
-                Err(e) => {
-                    eprintln!("--input is not JSON: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let Some(skill) = found.get(crate::skills::plan::skill_of(&name)) else {
-                eprintln!("no skill `{name}` (see `loreloom skills list`)");
-                return ExitCode::from(2);
-            };
-            let path = if name.contains('/') {
-                name.clone()
-            } else {
-                skill.tool_paths().first().cloned().unwrap_or_default()
-            };
-            let plan: Plan = match serde_json::from_value(json!({
-                "requestId": "cli",
-                "tools": [{"toolId": "run", "toolPath": path, "input": input, "retryPolicy": {"maxRetries": 0, "backoffMs": 0}}]
-            })) {
-                Ok(plan) => plan,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let result = Executor::new(&found).execute(&plan, &Map::new());
-            if let Some(refused) = &result.refused {
-                eprintln!("{}", refused.message);
-                return ExitCode::FAILURE;
-            }
-            for r in &result.tool_results {
-                for e in &r.events {
-                    println!("{}", serde_json::to_string(e).unwrap_or_default());
-                }
-                if !r.stderr.trim().is_empty() {
-                    eprintln!("stderr:\n{}", r.stderr.trim_end());
-                }
-                eprintln!(
-                    "{}: {:?} in {} ms{}",
-                    r.tool_id,
-                    r.state,
-                    r.execution_time_ms,
-                    r.error
-                        .as_ref()
-                        .map(|f| format!(" ({:?}: {})", f.category, f.message))
-                        .unwrap_or_default()
-                );
-            }
-            if !result.aggregated_state.is_empty() {
-                println!("state: {}", Value::Object(result.aggregated_state.clone()));
-            }
-            if result
-                .tool_results
-                .iter()
-                .all(|r| r.state == ToolState::Success)
-            {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
+        SkillsCommand::Run { name, input, dirs } => run_script(&dirs.discover(), &name, &input),
+    }
+}
+
+fn list(found: &Discovery) -> ExitCode {
+    for s in &found.skills {
+        let m = &s.manifest;
+        println!(
+            "{} {} ({}): {}\n  scripts: {}",
+            m.name,
+            m.version,
+            s.dir.display(),
+            m.description,
+            s.tool_paths().join(", ")
+        );
+    }
+    for w in &found.warnings {
+        eprintln!("skipped: {w}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn check(found: &Discovery) -> ExitCode {
+    for w in &found.warnings {
+        eprintln!("{w}");
+    }
+    eprintln!(
+        "{} skills, {} folders skipped",
+        found.skills.len(),
+        found.warnings.len()
+    );
+    if found.warnings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// `skills run`: one script (`SKILL/SCRIPT`, or the skill's first) as a one-tool plan.
+fn run_script(found: &Discovery, name: &str, input: &str) -> ExitCode {
+    let input: Value = match serde_json::from_str(input) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("--input is not JSON: {e}");
+            return ExitCode::from(2);
         }
+    };
+    let Some(skill) = found.get(crate::skills::plan::skill_of(name)) else {
+        eprintln!("no skill `{name}` (see `loreloom skills list`)");
+        return ExitCode::from(2);
+    };
+    let path = if name.contains('/') {
+        name.to_owned()
+    } else {
+        skill.tool_paths().first().cloned().unwrap_or_default()
+    };
+    let plan: Plan = match serde_json::from_value(json!({
+        "requestId": "cli",
+        "tools": [{"toolId": "run", "toolPath": path, "input": input, "retryPolicy": {"maxRetries": 0, "backoffMs": 0}}]
+    })) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = Executor::new(found).execute(&plan, &Map::new());
+    if let Some(refused) = &result.refused {
+        eprintln!("{}", refused.message);
+        return ExitCode::FAILURE;
+    }
+    for r in &result.tool_results {
+        for e in &r.events {
+            println!("{}", serde_json::to_string(e).unwrap_or_default());
+        }
+        if !r.stderr.trim().is_empty() {
+            eprintln!("stderr:\n{}", r.stderr.trim_end());
+        }
+        eprintln!(
+            "{}: {:?} in {} ms{}",
+            r.tool_id,
+            r.state,
+            r.execution_time_ms,
+            r.error
+                .as_ref()
+                .map(|f| format!(" ({:?}: {})", f.category, f.message))
+                .unwrap_or_default()
+        );
+    }
+    if !result.aggregated_state.is_empty() {
+        println!("state: {}", Value::Object(result.aggregated_state.clone()));
+    }
+    if result
+        .tool_results
+        .iter()
+        .all(|r| r.state == ToolState::Success)
+    {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 
@@ -278,24 +285,7 @@ fn plan(
             }
         }
     }
-    // Routed as a turn routes it, when the embedding model is installed.
-    let routing = if route {
-        crate::memory::default_embedder()
-            .and_then(|e| crate::skills::route::Router::new(e).route(found, player_move))
-            .map_err(|e| println!("not routed ({e}): the model decides alone"))
-            .ok()
-    } else {
-        println!("not routed (--no-route): the model decides alone");
-        None
-    };
-    if let Some(r) = &routing {
-        for f in &r.fits {
-            println!("routed: {} ({:.2}, close to “{}”)", f.skill, f.score, f.cue);
-        }
-        if !r.passed.is_empty() {
-            println!("passed over: {}", r.passed.join(", "));
-        }
-    }
+    let routing = route_move(found, player_move, route);
     let executor = Executor::new(found);
     let mut planner = |req: &crate::skills::execute::PlanRequest| {
         crate::skills::planner::ask(
@@ -317,51 +307,87 @@ fn plan(
         player_move,
     );
     for a in &turn.attempts {
-        match (&a.plan, &a.result) {
-            (Some(plan), Some(result)) => {
-                // Each tool with the input the planner wrote and how it ended.
-                let tools: Vec<String> = result
-                    .tool_results
-                    .iter()
-                    .map(|t| {
-                        let input = plan
-                            .tools
-                            .iter()
-                            .find(|c| c.tool_id == t.tool_id)
-                            .map(|c| c.input.to_string())
-                            .unwrap_or_default();
-                        format!(
-                            "{} {} {input} → {}{}",
-                            t.tool_id,
-                            t.skill,
-                            t.state.words(),
-                            t.summary().map(|s| format!(": {s}")).unwrap_or_default()
-                        )
-                    })
-                    .collect();
-                println!(
-                    "attempt {}: {} ({}){}",
-                    a.attempt,
-                    plan.request_id,
-                    if tools.is_empty() {
-                        "no tools".to_owned()
-                    } else {
-                        tools.join(", ")
-                    },
-                    result
-                        .refused
-                        .as_ref()
-                        .map(|r| format!(": refused, {}", r.message))
-                        .unwrap_or_default()
-                );
-            }
-            _ => println!(
-                "attempt {}: no plan: {}",
-                a.attempt,
-                a.planner_error.as_deref().unwrap_or("?")
-            ),
+        print_attempt(a);
+    }
+    print_outcome(&turn);
+    ExitCode::SUCCESS
+}
+
+/// The move routed as a turn routes it (when the embedding model is installed), the fits printed.
+fn route_move(
+    found: &Discovery,
+    player_move: &str,
+    route: bool,
+) -> Option<crate::skills::route::Routing> {
+    let routing = if route {
+        crate::memory::default_embedder()
+            .and_then(|e| crate::skills::route::Router::new(e).route(found, player_move))
+            .map_err(|e| println!("not routed ({e}): the model decides alone"))
+            .ok()
+    } else {
+        println!("not routed (--no-route): the model decides alone");
+        None
+    };
+    if let Some(r) = &routing {
+        for f in &r.fits {
+            println!("routed: {} ({:.2}, close to “{}”)", f.skill, f.score, f.cue);
+        }
+        if !r.passed.is_empty() {
+            println!("passed over: {}", r.passed.join(", "));
         }
     }
+    routing
+}
+
+/// One line per attempt: its plan, each tool with the input the planner wrote and how it ended.
+fn print_attempt(a: &crate::skills::execute::Attempt) {
+    match (&a.plan, &a.result) {
+        (Some(plan), Some(result)) => {
+            let tools: Vec<String> = result
+                .tool_results
+                .iter()
+                .map(|t| {
+                    let input = plan
+                        .tools
+                        .iter()
+                        .find(|c| c.tool_id == t.tool_id)
+                        .map(|c| c.input.to_string())
+                        .unwrap_or_default();
+                    format!(
+                        "{} {} {input} → {}{}",
+                        t.tool_id,
+                        t.skill,
+                        t.state.words(),
+                        t.summary().map(|s| format!(": {s}")).unwrap_or_default()
+                    )
+                })
+                .collect();
+            println!(
+                "attempt {}: {} ({}){}",
+                a.attempt,
+                plan.request_id,
+                if tools.is_empty() {
+                    "no tools".to_owned()
+                } else {
+                    tools.join(", ")
+                },
+                result
+                    .refused
+                    .as_ref()
+                    .map(|r| format!(": refused, {}", r.message))
+                    .unwrap_or_default()
+            );
+        }
+        _ => println!(
+            "attempt {}: no plan: {}",
+            a.attempt,
+            a.planner_error.as_deref().unwrap_or("?")
+        ),
+    }
+}
+
+/// The successful plan's events and state, or the fallback narration.
+fn print_outcome(turn: &crate::skills::execute::Turn) {
     if let Some(result) = turn.result() {
         for t in &result.tool_results {
             for e in &t.events {
@@ -375,5 +401,4 @@ fn plan(
     if let Some(text) = &turn.fallback {
         println!("fallback: {text}");
     }
-    ExitCode::SUCCESS
 }

@@ -1,4 +1,6 @@
-//! The terminal player: drives the headless engine with typed or scripted input and prints what it presents.
+//! The terminal player: drives the headless engine from typed or scripted input.
+//!
+//! It prints what the engine presents.
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;

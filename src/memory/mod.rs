@@ -1,4 +1,4 @@
-//! Memory and lore: embeddings, lore chunks, memory events and the ranking that picks what is shown.
+//! Memory and lore: embeddings, lore chunks, memory events and the ranking that picks what to show.
 //!
 //! Memory and lore (seed 002 §4.1.3, §5.2, §6.2.7; seed 001 hybrid retrieval): sentence embeddings,
 //! lore chunks, memory events and the ranking that picks what a stage is shown.

@@ -1,4 +1,4 @@
-//! Retrieval: lore ranked by metadata, meaning and keywords under a token budget; memories recalled.
+//! Retrieval: lore by metadata, meaning and keywords under a token budget, and memories recalled.
 //!
 //! Retrieval (seed 001 three-stage hybrid retrieval, seed 002 §4.1.3 recall): lore by metadata →
 //! semantic + keyword ranking → token budget; memory events by filters → similarity threshold.

@@ -1,4 +1,9 @@
-//! The story as an EPUB 3 book: a chapter per passage in reading order, choices as links to the passage they lead to (gated ones say what they need: a book cannot hide them), endings marked, illustrations with captions, the codex entries visible from the start as an appendix, a navigation document. Deterministic: fixed timestamps, an identifier derived from the story's id.
+//! The story as an EPUB 3 book, written deterministically from the story package.
+//!
+//! A chapter per passage in reading order, choices as links to the passage they lead to (gated
+//! ones say what they need: a book cannot hide them), endings marked, illustrations with
+//! captions, the codex entries visible from the start as an appendix, a navigation document.
+//! Deterministic: fixed timestamps, an identifier derived from the story's id.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,7 +14,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
 use super::{escape_xml as escape, media_type, reading_order};
-use crate::story::model::StoryFile;
+use crate::story::model::{Passage, StoryFile};
 
 const CSS: &str = "body { font-family: serif; line-height: 1.5; }\n\
     figure { margin: 0 0 1em; } figure img { max-width: 100%; }\n\
@@ -38,105 +43,151 @@ pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), St
     let mut images: BTreeMap<String, &'static str> = BTreeMap::new();
     for (n, &i) in order.iter().enumerate() {
         let p = &file.passages[i];
-        let mut body = String::new();
         let heading = p.title.clone().unwrap_or_else(|| format!("{}", n + 1));
+        let mut body = String::new();
         let _ = writeln!(
             body,
             "<section epub:type=\"chapter\">\n<h2>{}</h2>",
             escape(&heading)
         );
-        for ill in file
-            .illustrations
-            .iter()
-            .filter(|x| x.depicts.contains(&p.id))
-        {
-            let Some(kind) = media_type(&ill.asset) else {
-                notes.push(format!(
-                    "{} is not a picture a book can hold; left out",
-                    ill.asset
-                ));
-                continue;
-            };
-            if !root.join(&ill.asset).is_file() {
-                notes.push(format!(
-                    "{} (illustration `{}`) is missing; left out",
-                    ill.asset, ill.id
-                ));
-                continue;
-            }
-            images.insert(ill.asset.clone(), kind);
-            let _ = writeln!(
-                body,
-                "<figure><img src=\"{}\" alt=\"{}\"/><figcaption>{}</figcaption></figure>",
-                escape(&ill.asset),
-                escape(&ill.caption),
-                escape(&ill.caption)
-            );
-        }
+        body.push_str(&figures(file, &p.id, root, &mut images, &mut notes));
         body.push_str(&super::html::render(&p.prose));
-        if p.choices.is_empty() {
-            body.push_str("<p class=\"end\">THE END</p>\n");
-        } else {
-            body.push_str("<ul class=\"choices\">\n");
-            for c in &p.choices {
-                let needs = if c.requires.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " <span class=\"needs\">(only if you hold {})</span>",
-                        escape(&c.requires.join(", "))
-                    )
-                };
-                let href = chapter.get(c.to.as_str()).cloned().unwrap_or_default();
-                let _ = writeln!(
-                    body,
-                    "<li><a href=\"{href}\">{}</a>{needs}</li>",
-                    escape(&c.label)
-                );
-            }
-            body.push_str("</ul>\n");
-        }
+        body.push_str(&choices(p, &chapter));
         body.push_str("</section>\n");
         files.push((
             chapter[p.id.as_str()].clone(),
             page(&heading, &body).into_bytes(),
         ));
     }
+    if let Some(body) = codex_appendix(file) {
+        files.push(("codex.xhtml".into(), page("Codex", &body).into_bytes()));
+    }
+    let start = chapter.values().next().cloned().unwrap_or_default();
+    let has_codex = files.iter().any(|(n, _)| n == "codex.xhtml");
+    let nav = navigation(file, &start, has_codex);
+    let opf = package(file, &files, &images);
+    let book = zip_book(root, &nav, &opf, &files, &images)?;
+    Ok((book, notes))
+}
+
+/// The figures of the illustrations depicting a passage; each picture used is added to
+/// `images`, and one a book cannot hold, or that is missing, is left out with a note.
+fn figures(
+    file: &StoryFile,
+    passage: &str,
+    root: &Path,
+    images: &mut BTreeMap<String, &'static str>,
+    notes: &mut Vec<String>,
+) -> String {
+    let mut body = String::new();
+    for ill in file
+        .illustrations
+        .iter()
+        .filter(|x| x.depicts.iter().any(|d| d == passage))
+    {
+        let Some(kind) = media_type(&ill.asset) else {
+            notes.push(format!(
+                "{} is not a picture a book can hold; left out",
+                ill.asset
+            ));
+            continue;
+        };
+        if !root.join(&ill.asset).is_file() {
+            notes.push(format!(
+                "{} (illustration `{}`) is missing; left out",
+                ill.asset, ill.id
+            ));
+            continue;
+        }
+        images.insert(ill.asset.clone(), kind);
+        let _ = writeln!(
+            body,
+            "<figure><img src=\"{}\" alt=\"{}\"/><figcaption>{}</figcaption></figure>",
+            escape(&ill.asset),
+            escape(&ill.caption),
+            escape(&ill.caption)
+        );
+    }
+    body
+}
+
+/// A passage's choices as links to their chapters (gated ones say what they need: a book
+/// cannot hide them), or the end mark where none leaves.
+fn choices(p: &Passage, chapter: &BTreeMap<&str, String>) -> String {
+    if p.choices.is_empty() {
+        return "<p class=\"end\">THE END</p>\n".to_owned();
+    }
+    let mut body = String::from("<ul class=\"choices\">\n");
+    for c in &p.choices {
+        let needs = if c.requires.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " <span class=\"needs\">(only if you hold {})</span>",
+                escape(&c.requires.join(", "))
+            )
+        };
+        let href = chapter.get(c.to.as_str()).cloned().unwrap_or_default();
+        let _ = writeln!(
+            body,
+            "<li><a href=\"{href}\">{}</a>{needs}</li>",
+            escape(&c.label)
+        );
+    }
+    body.push_str("</ul>\n");
+    body
+}
+
+/// The appendix of the codex entries visible from the start, if there are any.
+fn codex_appendix(file: &StoryFile) -> Option<String> {
     let visible: Vec<_> = file
         .codex
         .iter()
         .filter(|c| c.visible_when.is_empty())
         .collect();
-    if !visible.is_empty() {
-        let mut body = String::from("<section epub:type=\"appendix\">\n<h2>Codex</h2>\n");
-        for c in visible {
-            let name = file
-                .entities
-                .iter()
-                .find(|e| e.id == c.entity)
-                .map_or(c.entity.as_str(), |e| e.name.as_str());
-            let _ = writeln!(
-                body,
-                "<h3>{}</h3>",
-                escape(c.title.as_deref().unwrap_or(name))
-            );
-            body.push_str(&super::html::render(&c.content));
-        }
-        body.push_str("</section>\n");
-        files.push(("codex.xhtml".into(), page("Codex", &body).into_bytes()));
+    if visible.is_empty() {
+        return None;
     }
-    let start = chapter.values().next().cloned().unwrap_or_default();
-    let nav = page(
+    let mut body = String::from("<section epub:type=\"appendix\">\n<h2>Codex</h2>\n");
+    for c in visible {
+        let name = file
+            .entities
+            .iter()
+            .find(|e| e.id == c.entity)
+            .map_or(c.entity.as_str(), |e| e.name.as_str());
+        let _ = writeln!(
+            body,
+            "<h3>{}</h3>",
+            escape(c.title.as_deref().unwrap_or(name))
+        );
+        body.push_str(&super::html::render(&c.content));
+    }
+    body.push_str("</section>\n");
+    Some(body)
+}
+
+/// The navigation document: the first chapter, and the codex when the book has one.
+fn navigation(file: &StoryFile, start: &str, has_codex: bool) -> String {
+    page(
         &file.meta.title,
         &format!(
             "<nav epub:type=\"toc\" id=\"toc\"><h1>Contents</h1><ol><li><a href=\"{start}\">Begin</a></li>{}</ol></nav>\n",
-            if files.iter().any(|(n, _)| n == "codex.xhtml") {
+            if has_codex {
                 "<li><a href=\"codex.xhtml\">Codex</a></li>"
             } else {
                 ""
             }
         ),
-    );
+    )
+}
+
+/// The package document (`content.opf`): metadata with a fixed timestamp and an identifier
+/// derived from the story's id, the manifest of every file, the spine in reading order.
+fn package(
+    file: &StoryFile,
+    files: &[(String, Vec<u8>)],
+    images: &BTreeMap<String, &'static str>,
+) -> String {
     let mut manifest = String::from(
         "<item id=\"nav\" href=\"nav.xhtml\" media-type=\"application/xhtml+xml\" properties=\"nav\"/>\n<item id=\"css\" href=\"style.css\" media-type=\"text/css\"/>\n",
     );
@@ -156,7 +207,7 @@ pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), St
         );
     }
     let identifier = format!("urn:uuid:{}", super::ifid(&file.meta.id).to_lowercase());
-    let opf = format!(
+    format!(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<package xmlns=\"http://www.idpf.org/2007/opf\" version=\"3.0\" unique-identifier=\"id\" xml:lang=\"en\">\n<metadata xmlns:dc=\"http://purl.org/dc/elements/1.1/\">\n<dc:identifier id=\"id\">{}</dc:identifier>\n<dc:title>{}</dc:title>\n<dc:language>en</dc:language>\n{}<meta property=\"dcterms:modified\">2000-01-01T00:00:00Z</meta>\n</metadata>\n<manifest>\n{manifest}</manifest>\n<spine>\n{spine}</spine>\n</package>\n",
         identifier,
         escape(&file.meta.title),
@@ -165,7 +216,17 @@ pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), St
             .as_ref()
             .map(|a| format!("<dc:creator>{}</dc:creator>\n", escape(a)))
             .unwrap_or_default(),
-    );
+    )
+}
+
+/// The EPUB container: `mimetype` first, every entry stored with a fixed timestamp.
+fn zip_book(
+    root: &Path,
+    nav: &str,
+    opf: &str,
+    files: &[(String, Vec<u8>)],
+    images: &BTreeMap<String, &'static str>,
+) -> Result<Vec<u8>, String> {
     let container = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<container version=\"1.0\" xmlns=\"urn:oasis:names:tc:opendocument:xmlns:container\">\n<rootfiles><rootfile full-path=\"OEBPS/content.opf\" media-type=\"application/oebps-package+xml\"/></rootfiles>\n</container>\n";
 
     let options = SimpleFileOptions::default()
@@ -181,7 +242,7 @@ pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), St
     add("OEBPS/content.opf", opf.as_bytes())?;
     add("OEBPS/nav.xhtml", nav.as_bytes())?;
     add("OEBPS/style.css", CSS.as_bytes())?;
-    for (name, bytes) in &files {
+    for (name, bytes) in files {
         add(&format!("OEBPS/{name}"), bytes)?;
     }
     for asset in images.keys() {
@@ -189,5 +250,5 @@ pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), St
         add(&format!("OEBPS/{asset}"), &bytes)?;
     }
     let cursor = zip.finish().map_err(|e| e.to_string())?;
-    Ok((cursor.into_inner(), notes))
+    Ok(cursor.into_inner())
 }

@@ -1,4 +1,9 @@
-//! The story as one self-contained HTML file: a small player (`assets/ship/player.html`: passages, gated choices, grants, endings, the codex in ranked tiers unlocked by codewords, illustrations with captions, where the reader is kept in localStorage) with the story and its pictures inlined as data, so it opens from disk with no network.
+//! The story as one self-contained HTML file: a small player, the story and its pictures inlined.
+//!
+//! The player (`assets/ship/player.html`) shows passages, gated choices, grants, endings, the codex
+//! in ranked tiers unlocked by codewords, and illustrations with captions, and keeps where the
+//! reader is in localStorage. The story and its pictures are inlined as data, so the file opens
+//! from disk with no network.
 
 use std::path::Path;
 

@@ -1,4 +1,8 @@
-//! The story as inkle's ink: a knot per passage (tagged with its id and its pictures), a boolean `VAR` per codeword, each choice sticky and conditional on the codewords it requires, setting the ones it grants, `-> END` at endings; text escaped so prose is never read as ink.
+//! The story as inkle's ink: a knot per passage, a boolean `VAR` per codeword, conditional choices.
+//!
+//! A knot per passage (tagged with its id and its pictures), a boolean `VAR` per codeword, each
+//! choice sticky and conditional on the codewords it requires, setting the ones it grants, `-> END`
+//! at endings; text escaped so prose is never read as ink.
 
 use std::fmt::Write as _;
 

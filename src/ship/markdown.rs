@@ -1,4 +1,8 @@
-//! The story as a Markdown manuscript: the cover, every passage in reading order with an anchor, its pictures with their captions, its prose, and its choices as links with what they require and grant; endings marked; the codex's tiers at the end with what unlocks each.
+//! The story as a Markdown manuscript: cover, passages in reading order, and the codex at the end.
+//!
+//! The cover; every passage in reading order with an anchor, its pictures with their captions, its
+//! prose, and its choices as links with what they require and grant; endings marked; the codex's
+//! tiers at the end with what unlocks each.
 
 use std::fmt::Write as _;
 

@@ -1,4 +1,8 @@
-//! SHIP (seed 000 Stage 7): deterministic exports of any story the player reads (an authoring project's graph, a `story.json` package, a questfoundry-runtime file) to formats other tools open. No model; the same story gives the same bytes.
+//! SHIP (seed 000 Stage 7): deterministic exports of any story the player reads, for other tools.
+//!
+//! Any story the player reads (an authoring project's graph, a `story.json` package, a
+//! questfoundry-runtime file) is exported to formats other tools open. No model; the same story
+//! gives the same bytes.
 
 pub mod epub;
 pub mod html;

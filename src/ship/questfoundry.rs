@@ -1,4 +1,9 @@
-//! The story as QuestFoundry's `questfoundry-runtime` version 1 JSON (the shape QuestFoundry NG's `qf export json` writes): passages by id with prose, choices and an `ending` where no choice leaves; codewords as flags; entities with base and overlays; codex entries; art per depicted passage; the cover. The format has no codex tiers, so only entries visible from the start ship, and what was left out is said.
+//! The story as QuestFoundry's `questfoundry-runtime` version 1 JSON.
+//!
+//! The shape QuestFoundry NG's `qf export json` writes: passages by id with prose, choices and an
+//! `ending` where no choice leaves; codewords as flags; entities with base and overlays; codex
+//! entries; art per depicted passage; the cover. The format has no codex tiers, so only entries
+//! visible from the start ship, and what was left out is said.
 
 use serde_json::{Map, Value, json};
 

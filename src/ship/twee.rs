@@ -1,4 +1,9 @@
-//! The story as Twee 3 for Twine's `SugarCube`: `StoryTitle`, `StoryData` (a stable IFID from the story's id, the start), a `StoryInit` setting every codeword false, a passage per passage with its prose as verbatim HTML (so `SugarCube` reads none of it as markup) and each choice a link that sets what it grants, inside an `<<if>>` on what it requires.
+//! The story as Twee 3 for Twine's `SugarCube`: a passage per passage, each choice a gated link.
+//!
+//! `StoryTitle`, `StoryData` (a stable IFID from the story's id, the start), a `StoryInit` setting
+//! every codeword false, a passage per passage with its prose as verbatim HTML (so `SugarCube`
+//! reads none of it as markup) and each choice a link that sets what it grants, inside an `<<if>>`
+//! on what it requires.
 
 use std::fmt::Write as _;
 

@@ -1,4 +1,6 @@
-//! The story package format (`story.json`, version 1): the persistent part of the story graph as SHIP writes it and the player reads it.
+//! The story package format (`story.json`, version 1), as SHIP writes it and the player reads it.
+//!
+//! It holds the persistent part of the story graph.
 //!
 //! Ids are the stable keys of the format: saves, codex progress and author
 //! tools refer to passages, codewords and entities by id, never by position.

@@ -1,4 +1,6 @@
-//! The story player: a state machine over held codewords, visited passages and history, with undo and saves.
+//! The story player: a state machine over held codewords, visited passages and history.
+//!
+//! Steps can be undone, and the state saved to a document and restored from it.
 
 use fixedbitset::FixedBitSet;
 use indexmap::IndexMap;

@@ -125,45 +125,8 @@ pub(crate) fn convert(qf: QfStory, story_id: &str) -> (StoryFile, Vec<Diagnostic
     let passages = qf
         .passages
         .into_iter()
-        .map(|(id, p)| {
-            let mut choices: Vec<Choice> = p
-                .choices
-                .into_iter()
-                .map(|c| Choice {
-                    label: c.label,
-                    to: c.to,
-                    requires: c.requires,
-                    grants: c.grants,
-                })
-                .collect();
-            if p.ending.is_some() && !choices.is_empty() {
-                notes.push(Diagnostic::new(
-                    Rule::Import,
-                    Subject::Passage(id.clone()),
-                    format!(
-                        "is marked as an ending but has {} choices; they were dropped, as the runtime ends the playthrough here",
-                        choices.len()
-                    ),
-                ));
-                choices.clear();
-            }
-            if p.ending.is_none() && choices.is_empty() {
-                notes.push(Diagnostic::new(
-                    Rule::Import,
-                    Subject::Passage(id.clone()),
-                    "has no choices and is not marked as an ending; Loreloom plays it as an ending",
-                ));
-            }
-            Passage {
-                title: p.ending.and_then(|e| e.title),
-                prose: p.prose,
-                choices,
-                id,
-                ..Passage::default()
-            }
-        })
+        .map(|(id, p)| passage(id, p, &mut notes))
         .collect();
-
     let codewords = qf
         .flags
         .into_iter()
@@ -174,46 +137,12 @@ pub(crate) fn convert(qf: QfStory, story_id: &str) -> (StoryFile, Vec<Diagnostic
             ..Codeword::default()
         })
         .collect();
-
     let entities = qf
         .entities
         .into_iter()
-        .map(|(id, e)| Entity {
-            kind: kind_of(&id),
-            id,
-            name: e.name,
-            concept: e.concept,
-            base: e.base,
-            overlays: e
-                .overlays
-                .into_iter()
-                .map(|o| Overlay {
-                    when: o.when,
-                    details: o.details,
-                })
-                .collect(),
-            portrait: None,
-        })
+        .map(|(id, e)| entity(id, e))
         .collect();
-
-    let mut per_entity: IndexMap<String, u32> = IndexMap::new();
-    let codex = qf
-        .codex
-        .into_iter()
-        .map(|c| {
-            let n = per_entity.entry(c.entity.clone()).or_default();
-            *n += 1;
-            CodexEntry {
-                id: format!("codex:{}:{n}", c.entity),
-                entity: c.entity,
-                rank: 1,
-                visible_when: Vec::new(),
-                title: Some(c.title),
-                content: c.body,
-            }
-        })
-        .collect();
-
+    let codex = codex_entries(qf.codex);
     let illustrations = qf
         .art
         .into_iter()
@@ -247,4 +176,84 @@ pub(crate) fn convert(qf: QfStory, story_id: &str) -> (StoryFile, Vec<Diagnostic
         scenes: Vec::new(),
     };
     (file, notes)
+}
+
+/// One passage; an ending's choices are dropped, and a dead end without the ending mark is
+/// played as an ending, each with a note.
+fn passage(id: String, p: QfPassage, notes: &mut Vec<Diagnostic>) -> Passage {
+    let mut choices: Vec<Choice> = p
+        .choices
+        .into_iter()
+        .map(|c| Choice {
+            label: c.label,
+            to: c.to,
+            requires: c.requires,
+            grants: c.grants,
+        })
+        .collect();
+    if p.ending.is_some() && !choices.is_empty() {
+        notes.push(Diagnostic::new(
+            Rule::Import,
+            Subject::Passage(id.clone()),
+            format!(
+                "is marked as an ending but has {} choices; they were dropped, as the runtime ends the playthrough here",
+                choices.len()
+            ),
+        ));
+        choices.clear();
+    }
+    if p.ending.is_none() && choices.is_empty() {
+        notes.push(Diagnostic::new(
+            Rule::Import,
+            Subject::Passage(id.clone()),
+            "has no choices and is not marked as an ending; Loreloom plays it as an ending",
+        ));
+    }
+    Passage {
+        title: p.ending.and_then(|e| e.title),
+        prose: p.prose,
+        choices,
+        id,
+        ..Passage::default()
+    }
+}
+
+/// One entity, its kind read from the id's prefix.
+fn entity(id: String, e: QfEntity) -> Entity {
+    Entity {
+        kind: kind_of(&id),
+        id,
+        name: e.name,
+        concept: e.concept,
+        base: e.base,
+        overlays: e
+            .overlays
+            .into_iter()
+            .map(|o| Overlay {
+                when: o.when,
+                details: o.details,
+            })
+            .collect(),
+        portrait: None,
+    }
+}
+
+/// The codex: rank-1 entries visible from the start, numbered per entity (`codex:ENTITY:n`).
+fn codex_entries(entries: Vec<QfCodex>) -> Vec<CodexEntry> {
+    let mut per_entity: IndexMap<String, u32> = IndexMap::new();
+    entries
+        .into_iter()
+        .map(|c| {
+            let n = per_entity.entry(c.entity.clone()).or_default();
+            *n += 1;
+            CodexEntry {
+                id: format!("codex:{}:{n}", c.entity),
+                entity: c.entity,
+                rank: 1,
+                visible_when: Vec::new(),
+                title: Some(c.title),
+                content: c.body,
+            }
+        })
+        .collect()
 }

@@ -1,4 +1,6 @@
-//! Validation of a story graph: references, reachability under codeword gates, residue, overlays, codex.
+//! Validation of a story graph: references, reachability, residue, overlays and the codex.
+//!
+//! Reachability is judged under the codeword gates.
 
 use std::collections::HashMap;
 

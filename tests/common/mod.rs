@@ -1,4 +1,4 @@
-//! Shared helpers for integration tests: paths to fixtures and the bundled story, running the binary.
+//! Shared helpers for integration tests: fixture and bundled-story paths, running the binary.
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 

@@ -1,4 +1,6 @@
-//! Scripted sessions through the controller: a new save of a campaign, a gateway on the shipped prompts, one turn played with a fresh script.
+//! Scripted sessions through the controller, and the save and gateway they play on.
+//!
+//! A new save of a campaign, a gateway on the shipped prompts, one turn played with a fresh script.
 
 use std::path::{Path, PathBuf};
 

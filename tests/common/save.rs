@@ -1,4 +1,4 @@
-//! A save for store tests: a session with a few characters, and turns the way the pipeline commits them.
+//! A save for store tests: a session with a few characters, and turns as the pipeline commits them.
 
 use loreloom::memory::{MemoryEvent, Significance};
 use std::path::Path;

@@ -224,7 +224,7 @@ fn no_prompt_the_game_or_the_pipeline_sends_carries_prose_written_in_rust() {
     );
     assert_eq!(
         literals(
-            r##"let a = 'x'; let q = '"'; let s = "one \"two\""; let r = r#"three "four""#;"##
+            "let a = 'x'; let q = '\"'; let s = \"one \\\"two\\\"\"; let r = r#\"three \"four\"\"#;"
         ),
         ["one \"two\"", "three \"four\""]
     );

@@ -24,6 +24,7 @@
 //! [`TurnRunner`]: crate::session::turn::TurnRunner
 
 mod commit;
+mod components;
 mod entities;
 mod portraits;
 mod present;
@@ -37,7 +38,7 @@ use std::path::PathBuf;
 use bevy::platform::cell::SyncCell;
 use bevy::prelude::*;
 
-pub use self::entities::{
+pub use self::components::{
     Baked, Character, Chattiness, ClockState, Faction, Inventory, Memory, Perception, Present,
     RelationEdge, SessionEntity, StatBlock,
 };

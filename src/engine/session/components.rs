@@ -1,11 +1,13 @@
 //! The components a session's world is spawned as: people, clocks, relations, factions, memories.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use bevy::prelude::*;
 use serde_json::{Map, Value};
 
 use crate::rules::state::{Clock, Relation};
+use crate::transcript::Observation;
 
 /// A person of the campaign.
 #[derive(Component, Debug, Clone)]

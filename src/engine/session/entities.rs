@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use bevy::platform::cell::SyncCell;
 use bevy::prelude::*;
-use serde_json::{Map, Value};
 
 use super::components::{
     Baked, Character, Chattiness, ClockState, Faction, Inventory, Memory, Perception, Present,
@@ -14,7 +13,7 @@ use super::components::{
 use super::view::{SceneView, SkillsView};
 use super::{ActiveSession, SessionSystems, WorldChanged};
 use crate::session::turn::{PERSONA, SessionState};
-use crate::transcript::{DEFAULT_LAMBDA, Observation};
+use crate::transcript::DEFAULT_LAMBDA;
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Update, sync_world.in_set(SessionSystems::Sync));

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use bevy::prelude::*;
 
-use super::entities::{Character, campaign_portrait};
+use super::components::Character;
+use super::entities::campaign_portrait;
 use super::view::{SceneView, SkillAsset, SkillsView};
 use super::{ActiveSession, SessionSystems};
 use crate::session::controller::Controller;

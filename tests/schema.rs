@@ -1,6 +1,6 @@
 //! Generated schemas stay current, and the turn stages' types agree with contracts and stage files.
 //!
-//! To regenerate after changing `src/story/model.rs`, `src/campaign/files.rs` or `src/rules/`:
+//! To regenerate after changing `src/story/model.rs`, `src/campaign/format.rs` or `src/rules/`:
 //! `UPDATE_SCHEMAS=1 cargo test --test schema`.
 
 mod common;
@@ -59,7 +59,7 @@ fn the_campaign_schemas_match_the_models() {
         keep_current(
             &dir.join(format!("{name}.schema.json")),
             &generated,
-            "src/campaign/files.rs and src/rules/",
+            "src/campaign/format.rs and src/rules/",
         );
     }
     let mut on_disk: Vec<String> = std::fs::read_dir(&dir)

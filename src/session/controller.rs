@@ -507,6 +507,6 @@ impl Controller {
 fn last_choices(store: &Store) -> Result<Vec<String>, StoreError> {
     Ok(store
         .last_result()?
-        .and_then(|r| serde_json::from_value(r["choices"].clone()).ok())
+        .map(|r| super::save_rows::offered_choices(&r))
         .unwrap_or_default())
 }

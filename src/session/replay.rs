@@ -114,13 +114,6 @@ fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Ruling>, D::
     Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or(None))
 }
 
-/// What the turn's result row keeps of its choices.
-#[derive(Deserialize, Default)]
-struct Offered {
-    #[serde(default)]
-    choices: Vec<String>,
-}
-
 /// A stored turn's events, read: every model call, roll, skill run, what it
 /// was shown from memory and lore, and what the player sent.
 struct Recording {
@@ -225,11 +218,11 @@ impl Recording {
         if world != scene.world || scene_state != scene.state {
             differences.push("the world after the turn differs".into());
         }
-        let offered: Offered = serde_json::from_value(turn.result.clone()).unwrap_or_default();
-        if offered.choices != result.choices {
+        let offered = super::save_rows::offered_choices(&turn.result);
+        if offered != result.choices {
             differences.push(format!(
-                "choices: stored {:?}, replayed {:?}",
-                offered.choices, result.choices
+                "choices: stored {offered:?}, replayed {:?}",
+                result.choices
             ));
         }
         differences

@@ -18,6 +18,15 @@ use crate::campaign::{Campaign, PLAYER};
 use crate::store::{ActionRecord, SceneKind, Store, StoreError, TurnCommit, TurnEvent};
 use crate::transcript::{Kind, Observation, Stream};
 
+/// The choices a stored turn result offered (none when it holds none that read).
+pub fn offered_choices(result: &Value) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Offered {
+        choices: Vec<String>,
+    }
+    serde_json::from_value::<Offered>(result.clone()).map_or_else(|_| Vec::new(), |o| o.choices)
+}
+
 /// The session as the turn runner needs it, at the save's current scene.
 pub fn state(store: &Store, campaign: Arc<Campaign>) -> Result<SessionState, StoreError> {
     let current = store.session()?.current_scene_id;

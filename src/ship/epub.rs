@@ -13,7 +13,7 @@ use std::path::Path;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
-use super::{escape_xml as escape, media_type, reading_order};
+use super::{ShipError, escape_xml as escape, media_type, reading_order};
 use crate::story::model::{Passage, StoryFile};
 
 const CSS: &str = "body { font-family: serif; line-height: 1.5; }\n\
@@ -31,7 +31,7 @@ fn page(title: &str, body: &str) -> String {
 }
 
 /// The book's bytes, and notes (pictures left out).
-pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), String> {
+pub fn write(file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), ShipError> {
     let mut notes = Vec::new();
     let order = reading_order(file);
     let chapter: BTreeMap<&str, String> = order
@@ -226,16 +226,16 @@ fn zip_book(
     opf: &str,
     files: &[(String, Vec<u8>)],
     images: &BTreeMap<String, &'static str>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ShipError> {
     let container = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<container version=\"1.0\" xmlns=\"urn:oasis:names:tc:opendocument:xmlns:container\">\n<rootfiles><rootfile full-path=\"OEBPS/content.opf\" media-type=\"application/oebps-package+xml\"/></rootfiles>\n</container>\n";
 
     let options = SimpleFileOptions::default()
         .compression_method(CompressionMethod::Stored)
         .last_modified_time(DateTime::default());
     let mut zip = ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let mut add = |name: &str, bytes: &[u8]| -> Result<(), String> {
-        zip.start_file(name, options).map_err(|e| e.to_string())?;
-        zip.write_all(bytes).map_err(|e| e.to_string())
+    let mut add = |name: &str, bytes: &[u8]| -> Result<(), ShipError> {
+        zip.start_file(name, options)?;
+        zip.write_all(bytes).map_err(|e| ShipError::Zip(e.into()))
     };
     add("mimetype", b"application/epub+zip")?;
     add("META-INF/container.xml", container.as_bytes())?;
@@ -246,9 +246,12 @@ fn zip_book(
         add(&format!("OEBPS/{name}"), bytes)?;
     }
     for asset in images.keys() {
-        let bytes = std::fs::read(root.join(asset)).map_err(|e| format!("{asset}: {e}"))?;
+        let bytes = std::fs::read(root.join(asset)).map_err(|source| ShipError::Picture {
+            asset: asset.clone(),
+            source,
+        })?;
         add(&format!("OEBPS/{asset}"), &bytes)?;
     }
-    let cursor = zip.finish().map_err(|e| e.to_string())?;
+    let cursor = zip.finish()?;
     Ok(cursor.into_inner())
 }

@@ -16,6 +16,19 @@ use std::path::Path;
 
 use crate::story::model::StoryFile;
 
+/// Why a story could not be written in a format (only EPUB can fail: it packs files).
+#[derive(Debug, thiserror::Error)]
+pub enum ShipError {
+    #[error("the EPUB container: {0}")]
+    Zip(#[from] zip::result::ZipError),
+    #[error("{asset}: {source}")]
+    Picture {
+        asset: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// A format SHIP writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -51,7 +64,7 @@ impl Format {
 
     /// The story in this format (files it inlines read from `root`), and
     /// notes on what the format could not carry.
-    pub fn write(self, file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), String> {
+    pub fn write(self, file: &StoryFile, root: &Path) -> Result<(Vec<u8>, Vec<String>), ShipError> {
         let text = |(t, n): (String, Vec<String>)| Ok((t.into_bytes(), n));
         match self {
             Format::Html => text(html::write(file, root)),

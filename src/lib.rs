@@ -8,6 +8,8 @@ pub mod author;
 pub mod campaign;
 pub mod cli;
 pub mod engine;
+#[cfg(feature = "store")]
+pub mod eval;
 pub mod files;
 pub mod llm;
 pub mod memory;

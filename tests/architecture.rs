@@ -191,7 +191,7 @@ const FLOORS: [&[&str]; 10] = [
     &["memory"],
     &["skills", "store"],
     &["session"],
-    &["engine"],
+    &["engine", "eval"],
     &["ui"],
     &["cli", "tune", "lib.rs", "main.rs"],
 ];

@@ -141,3 +141,53 @@ fn check_committed(gateway: &Gateway, result: &TurnResult) {
         assert!(result.drafts.is_empty(), "{:?}", result.drafts);
     }
 }
+
+/// The evaluation harness on the real default model: a short unattended
+/// playthrough reports its metrics, and its save replays exactly, rendered
+/// prompts, NPC activation and all (#40).
+#[test]
+fn an_unattended_playthrough_with_the_default_model_reports_and_replays_exactly() {
+    let model = loreloom::files::data_dir()
+        .join("models")
+        .join(DEFAULT_MODEL_FILE);
+    assert!(
+        model.is_file(),
+        "the default model is not installed at {}",
+        model.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = Gateway::open().expect("the gateway starts with the shipped prompts");
+    let options = loreloom::eval::play::PlayOptions {
+        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"),
+        scenario: None,
+        turns: 2,
+        runs: 1,
+        moves: vec!["I ask Tamsin what she saw on the water.".into()],
+        model: None,
+        seed: 40,
+        invalid_every: 2,
+        saves: dir.path().join("saves"),
+        embedder: None,
+    };
+    let report = loreloom::eval::play::play(&gateway, &options).unwrap();
+    let turns = &report.runs[0].turns;
+    assert_eq!(turns.len(), 2);
+    assert_eq!(report.metrics.invalid_moves, 1, "{:?}", report.metrics);
+    eprintln!(
+        "{}",
+        loreloom::eval::report::metrics_table(&report.metrics, None)
+    );
+    let played: Vec<_> = turns.iter().filter(|t| t.failed.is_none()).collect();
+    assert!(!played.is_empty(), "a turn committed: {turns:?}");
+    assert!(report.metrics.in_voice.is_some());
+    let save = &report.runs[0].save;
+    let last = Store::open(save).unwrap().session().unwrap().scene_index;
+    let replay = loreloom::eval::replay::replay(
+        save,
+        1,
+        last,
+        &loreloom::session::replay::Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(replay.differing(), 0, "{}", replay.markdown());
+}

@@ -4,6 +4,8 @@
 mod author;
 mod campaign;
 mod check;
+#[cfg(feature = "store")]
+mod eval;
 mod model;
 #[cfg(feature = "store")]
 mod session;
@@ -108,6 +110,10 @@ enum Command {
     #[cfg(feature = "store")]
     #[command(subcommand)]
     Session(SessionCommand),
+    /// The evaluation harness (seed 001): replay ranges with overrides, play unattended, blind sheets
+    #[cfg(feature = "store")]
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
     /// Make a story graph: DREAM → BRAINSTORM → SEED → GROW with a human gate after each stage
     #[cfg(feature = "store")]
     #[command(subcommand)]
@@ -411,6 +417,8 @@ pub fn run() -> ExitCode {
         Command::Session(SessionCommand::Play(args)) => session::play(args),
         #[cfg(feature = "store")]
         Command::Session(SessionCommand::Replay { save, scene }) => session::replay(&save, scene),
+        #[cfg(feature = "store")]
+        Command::Eval(command) => eval::run(command),
         Command::Skills(command) => skills::run(command),
         Command::SkillSandbox {
             pids_cgroup,

@@ -256,6 +256,9 @@ pub(super) fn play(args: PlayArgs) -> ExitCode {
 fn play_inner(args: &PlayArgs) -> Result<(), String> {
     let mut ctl = Controller::open(&args.save).map_err(|e| e.to_string())?;
     let info = ctl.info().map_err(|e| e.to_string())?;
+    for change in &ctl.prompt_changes {
+        eprintln!("note: {change}");
+    }
     let gateway = Gateway::open().map_err(|e| e.to_string())?;
     if let Some(file) = &args.model_script {
         let backend = ScriptedBackend::new(Script::read(file).map_err(|e| e.to_string())?);

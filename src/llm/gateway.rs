@@ -201,8 +201,9 @@ impl Gateway {
         }
     }
 
-    /// Calls of `stage` that pin no prompt version get `version` (not the
-    /// newest): a bench measures an older prompt against the newest this way.
+    /// Calls of `stage` get `version`, whatever version they pin (a session
+    /// pins its own): a bench or the evaluation harness measures another
+    /// prompt this way.
     pub fn pin_version(&self, stage: &str, version: &str) {
         if let Ok(mut map) = self.pins.lock() {
             map.insert(stage.to_owned(), version.to_owned());
@@ -323,12 +324,12 @@ impl Gateway {
         if let Some(map) = vars.as_object_mut() {
             map.entry("compact").or_insert(compact.into());
         }
-        let pinned = request.version.clone().or_else(|| {
-            self.pins
-                .lock()
-                .ok()
-                .and_then(|m| m.get(&request.stage).cloned())
-        });
+        let pinned = self
+            .pins
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&request.stage).cloned())
+            .or_else(|| request.version.clone());
         let rendered = self
             .prompts
             .render(&request.stage, pinned.as_deref(), &vars)?;

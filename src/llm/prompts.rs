@@ -111,6 +111,8 @@ struct Stage {
     /// Version names, oldest first (`v1`, `v2`, `v10`).
     versions: Vec<String>,
     has_system: BTreeMap<String, bool>,
+    /// Per version, what its rendering depends on, hashed (see [`PromptRegistry::digest`]).
+    digests: BTreeMap<String, String>,
 }
 
 /// Every prompt stage and version, compiled.
@@ -135,24 +137,7 @@ impl PromptRegistry {
                 .build()
                 .expect("the default delimiters are a valid syntax"),
         );
-        let partials = root.join("_partials");
-        if crate::files::is_dir(&partials) {
-            for file in read_dir_sorted(&partials)? {
-                if file.extension().is_none_or(|e| e != "jinja") {
-                    continue;
-                }
-                let source =
-                    crate::files::read_to_string(&file).map_err(|source| PromptError::Io {
-                        path: file.clone(),
-                        source,
-                    })?;
-                env.add_template_owned(format!("_partials/{}", file_name(&file)), source)
-                    .map_err(|source| PromptError::Template {
-                        path: file.clone(),
-                        source,
-                    })?;
-            }
-        }
+        let partial_sources = add_partials(&mut env, &root.join("_partials"))?;
         let mut stages = BTreeMap::new();
         for (name, entry) in stage_dirs(&root)? {
             let stage_file = entry.join("stage.ron");
@@ -167,6 +152,7 @@ impl PromptRegistry {
             })?;
             let mut versions = Vec::new();
             let mut has_system = BTreeMap::new();
+            let mut digests = BTreeMap::new();
             for file in read_dir_sorted(&entry)? {
                 let Some(version) = file
                     .file_name()
@@ -185,6 +171,7 @@ impl PromptRegistry {
                     return Err(PromptError::NoUserBlock { path: file });
                 }
                 has_system.insert(version.clone(), has_block(&source, "system"));
+                digests.insert(version.clone(), digest(&text, &source, &partial_sources));
                 let key = format!("{name}/{version}");
                 env.add_template_owned(key.clone(), source)
                     .map_err(|source| PromptError::Template {
@@ -218,6 +205,7 @@ impl PromptRegistry {
                     info,
                     versions,
                     has_system,
+                    digests,
                 },
             );
         }
@@ -265,6 +253,18 @@ impl PromptRegistry {
             .iter()
             .filter_map(|(name, s)| Some((name.clone(), s.versions.last()?.clone())))
             .collect()
+    }
+
+    /// A short hash of what `stage@version` renders from: its template, its
+    /// `stage.ron` and the partials it names. A session pins it with the
+    /// version, so a save opened after the file was edited can say that the
+    /// stage now renders differently (`None`: no such stage or version).
+    pub fn digest(&self, stage: &str, version: &str) -> Option<&str> {
+        self.stages
+            .get(stage)?
+            .digests
+            .get(version)
+            .map(String::as_str)
     }
 
     /// Renders `stage` at `version` (the newest when `None`) with `vars`.
@@ -317,6 +317,52 @@ impl PromptRegistry {
             messages,
         })
     }
+}
+
+/// Adds every `_partials/*.jinja` under `partials` to `env`; returns each
+/// one's name and source (for the digests of the templates that name them).
+fn add_partials(
+    env: &mut Environment<'static>,
+    partials: &Path,
+) -> Result<Vec<(String, String)>, PromptError> {
+    let mut sources = Vec::new();
+    if !crate::files::is_dir(partials) {
+        return Ok(sources);
+    }
+    for file in read_dir_sorted(partials)? {
+        if file.extension().is_none_or(|e| e != "jinja") {
+            continue;
+        }
+        let source = crate::files::read_to_string(&file).map_err(|source| PromptError::Io {
+            path: file.clone(),
+            source,
+        })?;
+        let name = format!("_partials/{}", file_name(&file));
+        sources.push((name.clone(), source.clone()));
+        env.add_template_owned(name, source)
+            .map_err(|source| PromptError::Template {
+                path: file.clone(),
+                source,
+            })?;
+    }
+    Ok(sources)
+}
+
+/// The first 16 hex digits of the SHA-256 of a template, its stage file and
+/// the partials the template names, in that order.
+fn digest(stage_file: &str, template: &str, partials: &[(String, String)]) -> String {
+    use sha2::Digest as _;
+    let mut hash = sha2::Sha256::new();
+    hash.update(stage_file.as_bytes());
+    hash.update([0]);
+    hash.update(template.as_bytes());
+    for (name, source) in partials {
+        if template.contains(name.as_str()) {
+            hash.update([0]);
+            hash.update(source.as_bytes());
+        }
+    }
+    format!("{:x}", hash.finalize())[..16].to_owned()
 }
 
 fn has_block(source: &str, name: &str) -> bool {

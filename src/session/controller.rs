@@ -94,6 +94,9 @@ pub struct Controller {
     play_session: PlaySession,
     /// The "Previously…" of this sitting, once made.
     pub recap: Option<String>,
+    /// What opening the save found about its pinned prompts (edited or
+    /// removed since): for the player and the log, said once.
+    pub prompt_changes: Vec<super::pins::PinChange>,
     /// Semantic memory and lore of the save.
     pub memory: SessionMemory,
 }
@@ -130,6 +133,7 @@ impl Controller {
         let seed = state.seed;
         super::people::initialise(&campaign, &mut state.world, super::turn::PERSONA, seed);
         load_summaries(&store, &mut state);
+        let prompt_changes = reconcile_pins(&store, &mut state);
         let choices = last_choices(&store)?;
         let memory = SessionMemory::open(&mut store, &campaign, embedder).map_err(|source| {
             ControllerError::Memory {
@@ -157,6 +161,7 @@ impl Controller {
             templates,
             play_session,
             recap: None,
+            prompt_changes,
             memory,
         };
         ctl.set_choices(choices);
@@ -225,7 +230,7 @@ impl Controller {
 
     fn input(&mut self, text: String, whisper_to: Option<String>) -> PlayerInput {
         self.state.recalled = self.memory.recall_for(&self.store, &self.state, &text);
-        self.state.recalled.scene = self.scene_lore();
+        (self.state.recalled.scene, self.state.recalled.scene_cached) = self.scene_lore();
         self.state.recalled.skills = self.memory.route_skills(&self.state.skills.found, &text);
         self.last = Some((text.clone(), whisper_to.clone()));
         // A picked choice (said aloud, not whispered, not answering a
@@ -426,8 +431,9 @@ impl Controller {
     }
 
     /// Seed 001's scene lore cache: materialised once per scene (scene number
-    /// and place) and stored; a new scene or place makes a new one.
-    fn scene_lore(&self) -> serde_json::Value {
+    /// and place) and stored; a new scene or place makes a new one. Says
+    /// whether it came from the cache.
+    fn scene_lore(&self) -> (serde_json::Value, bool) {
         let scene = super::beats::scene_number(&self.state.stream);
         let place = self
             .state
@@ -438,13 +444,13 @@ impl Controller {
             .unwrap_or("");
         let key = format!("{}:scene-{scene}:{place}", self.current_scene_branch_root());
         if let Ok(Some(cached)) = self.store.scene_lore(&key) {
-            return cached;
+            return (cached, true);
         }
         let brief = crate::session::turn::vars::to_value(&self.memory.scene_brief(&self.state));
         if let Err(e) = self.store.put_scene_lore(&key, &self.current_scene, &brief) {
             tracing::warn!("the scene lore cache could not be saved: {e}");
         }
-        brief
+        (brief, false)
     }
 
     /// What makes a scene number unique across rewinds: the scene snapshot the
@@ -504,6 +510,27 @@ impl Controller {
 }
 
 /// The choices the current scene's turn offered (none for an opening).
+/// The save's prompt pins brought in line with the prompts installed (see
+/// [`super::pins::PromptPins::reconcile`]), kept when they changed; what
+/// changed under them is returned and logged.
+fn reconcile_pins(store: &Store, state: &mut SessionState) -> Vec<super::pins::PinChange> {
+    let prompts = match crate::llm::PromptRegistry::load(crate::files::resource_dir("prompts")) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!("the prompts cannot be read to check this save's pins: {e}");
+            return Vec::new();
+        }
+    };
+    let (changed, told) = state.prompt_pins.reconcile(&prompts);
+    if changed && let Err(e) = store.set_prompt_versions(&state.prompt_pins.to_value()) {
+        tracing::warn!("the prompt pins could not be kept: {e}");
+    }
+    for change in &told {
+        tracing::warn!("{change}");
+    }
+    told
+}
+
 fn last_choices(store: &Store) -> Result<Vec<String>, StoreError> {
     Ok(store
         .last_result()?

@@ -17,6 +17,7 @@ pub mod drafts;
 pub mod error;
 pub mod people;
 pub mod phrasing;
+pub mod pins;
 pub mod play;
 pub mod recalled;
 #[cfg(feature = "store")]

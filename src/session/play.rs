@@ -90,6 +90,7 @@ pub fn opening(
         earlier: Vec::new(),
         summarised_through: 0,
         skills: super::skills::SessionSkills::default(),
+        prompt_pins: super::pins::PromptPins::default(),
     })
 }
 

@@ -22,6 +22,9 @@ pub struct Recalled {
     /// The scene lore cache this turn was shown (seed 001 `SceneLoreCache`); null when none.
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub scene: serde_json::Value,
+    /// `scene` came from the cache (seed 001 `lore_cache_hit_rate`), not made for this turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scene_cached: bool,
     /// Which skills the move calls for (#25); absent when no router judged it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Routing>,

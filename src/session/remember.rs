@@ -494,6 +494,7 @@ impl SessionMemory {
             episodic_bonus,
             took_ms: started.elapsed().as_secs_f64() * 1000.0,
             scene: Value::Null,
+            scene_cached: false,
             skills: None,
         }
     }

@@ -3,8 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::json;
-
 use super::error::ControllerError;
 use super::play::opening;
 use super::turn::{Calibration, SessionState};
@@ -53,7 +51,7 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), ControllerE
             .or(campaign.manifest.npcs_per_turn)
             .unwrap_or(crate::campaign::format::DEFAULT_NPCS_PER_TURN),
     );
-    let state = opening(
+    let mut state = opening(
         campaign.clone(),
         new.scenario.as_deref(),
         &new.small_model,
@@ -65,6 +63,12 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), ControllerE
         campaign: new.campaign.clone(),
         source,
     })?;
+    // The session pins the newest prompts (its first open pins them if
+    // they cannot be read now).
+    match crate::llm::PromptRegistry::load(crate::files::resource_dir("prompts")) {
+        Ok(prompts) => state.prompt_pins = super::pins::PromptPins::newest(&prompts),
+        Err(e) => tracing::warn!("the prompts are not pinned yet: {e}"),
+    }
     let path = new.save.clone().unwrap_or_else(|| free_save_path(&id));
     // The browser's storage has no folders to make.
     if !cfg!(target_family = "wasm")
@@ -103,7 +107,7 @@ pub fn create_save(new: &NewSave) -> Result<(PathBuf, SessionState), ControllerE
         small_model_key: new.small_model.clone(),
         large_model_key: new.large_model.clone(),
         calibration: serde_json::to_value(&calibration).unwrap_or_default(),
-        prompt_versions: json!({}),
+        prompt_versions: state.prompt_pins.to_value(),
         seed,
         scene,
         world,

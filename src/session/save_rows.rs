@@ -33,8 +33,8 @@ pub fn state(store: &Store, campaign: Arc<Campaign>) -> Result<SessionState, Sto
     state_at(store, campaign, &current)
 }
 
-/// The session as it stood at scene `scene_id` (for replay). The play
-/// clock is the session's (it is not kept per scene).
+/// The session as it stood at scene `scene_id` (for replay), its play clock
+/// the scene's own (the session's, for scenes saved before schema 6 kept it).
 pub fn state_at(
     store: &Store,
     campaign: Arc<Campaign>,
@@ -59,7 +59,7 @@ pub fn state_at(
         .as_deref()
         .and_then(|id| campaign.scenarios.get(id));
     let tone = super::play::session_tone(&campaign, scenario);
-    Ok(SessionState {
+    let mut state = SessionState {
         stream: Stream::new(store.messages_at(scene_id)?),
         campaign,
         world,
@@ -69,14 +69,18 @@ pub fn state_at(
         large_model: info.large_model_key,
         seed: info.seed,
         turn_index: u64::try_from(turn_index).unwrap_or(0),
-        play_minutes: info.play_minutes,
+        play_minutes: scene.play_minutes.unwrap_or(info.play_minutes),
         recalled: Recalled::default(),
         earlier: Vec::new(),
         summarised_through: 0,
         states: BTreeMap::new(),
         tone,
         skills: SessionSkills::default(),
-    })
+        prompt_pins: super::pins::PromptPins::read(&info.prompt_versions),
+    };
+    // The stream summaries that turn read (those made at this scene or before).
+    super::summaries::load_summaries_until(store, &mut state, scene.scene_index);
+    Ok(state)
 }
 
 /// What a finished turn commits: its scene, messages, observations, actions,
@@ -158,6 +162,10 @@ fn turn_events(result: &TurnResult, input: &PlayerInput) -> Vec<TurnEvent> {
     }
     let budget = value(serde_json::to_value(&result.budget));
     events.push(TurnEvent::engine("metrics", "turn_budget", budget));
+    if !result.activation.is_empty() {
+        let rolls = value(serde_json::to_value(&result.activation));
+        events.push(TurnEvent::engine("tool_call", "npc_activation", rolls));
+    }
     for roll in &result.rolls {
         let roll = value(serde_json::to_value(roll));
         events.push(TurnEvent::engine("tool_call", "dice", roll));

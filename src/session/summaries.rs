@@ -69,7 +69,11 @@ pub fn compression_request(state: &SessionState) -> Option<Compression> {
         summaries: state.earlier.clone(),
         events,
     };
-    let request = CallRequest::new("recap", &state.small_model, to_value(&vars));
+    let request = state.pinned(CallRequest::new(
+        "recap",
+        &state.small_model,
+        to_value(&vars),
+    ));
     Some(Compression {
         request,
         turn_start,
@@ -136,8 +140,10 @@ pub fn recap_request(store: &Store, state: &SessionState) -> Option<CallRequest>
         events: events[events.len().saturating_sub(RECAP_EVENTS)..].to_vec(),
     };
     Some(
-        CallRequest::new("recap", &state.small_model, to_value(&vars))
-            .seed(u32::try_from(state.seed & 0xFFFF_FFFF).unwrap_or(0)),
+        state.pinned(
+            CallRequest::new("recap", &state.small_model, to_value(&vars))
+                .seed(u32::try_from(state.seed & 0xFFFF_FFFF).unwrap_or(0)),
+        ),
     )
 }
 
@@ -185,14 +191,26 @@ pub fn finish_recap(
 /// The compression summaries of the branch the state is on: those whose last
 /// turn is in the state's stream (a rewound-away branch's are not).
 pub fn load_summaries(store: &Store, state: &mut SessionState) {
+    load_summaries_until(store, state, i64::MAX);
+}
+
+/// [`load_summaries`] as the turn after scene `scene_index` read them: only
+/// the summaries made at that scene or before it (replay of an older turn).
+pub fn load_summaries_until(store: &Store, state: &mut SessionState, scene_index: i64) {
     let on_branch = |t: i64| {
         u64::try_from(t).is_ok_and(|t| state.stream.messages.iter().any(|m| m.id.turn_id == t))
+    };
+    let made_by_then = |s: &Summary| {
+        scene_index == i64::MAX
+            || store
+                .scene(&s.scope_id)
+                .is_ok_and(|made| made.scene_index <= scene_index)
     };
     let summaries: Vec<Summary> = store
         .summaries()
         .unwrap_or_default()
         .into_iter()
-        .filter(|s| s.scope == COMPRESSION_SCOPE && on_branch(s.turn_end))
+        .filter(|s| s.scope == COMPRESSION_SCOPE && on_branch(s.turn_end) && made_by_then(s))
         .collect();
     state.summarised_through = summaries
         .iter()

@@ -59,12 +59,24 @@ impl Store {
         Ok(info)
     }
 
+    /// Keeps the prompt versions the session pins (`prompt_versions`).
+    pub fn set_prompt_versions(&self, pins: &Value) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE sessions SET prompt_versions_json = ?2 WHERE id = ?1",
+                rusqlite::params![self.session_id, pins.to_string()],
+            )
+            .map_err(self.sql("pinning the prompt versions"))?;
+        Ok(())
+    }
+
     /// A scene by id.
     pub fn scene(&self, id: &str) -> Result<Scene, StoreError> {
-        let (scene_index, parent_id, turn_index, kind, state, world) = self
+        let (scene_index, parent_id, turn_index, kind, state, world, play_minutes) = self
             .conn
             .query_row(
-                "SELECT scene_index, parent_scene_id, turn_index, kind, state_json, world_json
+                "SELECT scene_index, parent_scene_id, turn_index, kind, state_json, world_json,
+                        play_minutes
                  FROM scenes WHERE id = ?1",
                 [id],
                 |r| {
@@ -75,6 +87,7 @@ impl Store {
                         r.get::<_, String>(3)?,
                         r.get::<_, String>(4)?,
                         r.get::<_, String>(5)?,
+                        r.get::<_, Option<f64>>(6)?,
                     ))
                 },
             )
@@ -87,6 +100,7 @@ impl Store {
             kind: SceneKind::parse(&kind).unwrap_or(SceneKind::Play),
             state: serde_json::from_str(&state).map_err(self.json_err("scene state"))?,
             world: serde_json::from_str(&world).map_err(self.json_err("world state"))?,
+            play_minutes,
         })
     }
 

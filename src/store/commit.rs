@@ -60,6 +60,7 @@ impl Store {
             turn.kind,
             &turn.scene,
             &turn.world,
+            turn.play_minutes,
         )
         .map_err(sql("writing the scene"))?;
         insert_turn(&tx, &session, &new_id, turn_index, &current, turn)
@@ -248,12 +249,13 @@ pub(super) fn insert_scene(
     kind: SceneKind,
     state: &Map<String, Value>,
     world: &WorldState,
+    play_minutes: f64,
 ) -> rusqlite::Result<()> {
     tx.execute(
         &format!(
             "INSERT INTO scenes (id, session_id, scene_index, parent_scene_id, turn_index, kind,
-               state_json, world_json, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, {NOW})"
+               state_json, world_json, play_minutes, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, {NOW})"
         ),
         params![
             id,
@@ -263,7 +265,8 @@ pub(super) fn insert_scene(
             turn_index,
             kind.name(),
             json(state),
-            json(world)
+            json(world),
+            play_minutes
         ],
     )?;
     Ok(())

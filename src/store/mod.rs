@@ -43,7 +43,7 @@ use commit::{insert_messages, insert_relations, insert_scene};
 use projections::rebuild_projections;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Migrations: entry `i` takes a save from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -52,6 +52,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_3.sql"),
     include_str!("schema_4.sql"),
     include_str!("schema_5.sql"),
+    include_str!("schema_6.sql"),
 ];
 
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
@@ -225,6 +226,7 @@ impl Store {
             SceneKind::Start,
             &new.scene,
             &new.world,
+            0.0,
         )
         .map_err(sql("writing the opening scene"))?;
         insert_messages(&tx, &new.id, &scene_id, &new.messages)

@@ -92,6 +92,9 @@ pub struct Scene {
     pub kind: SceneKind,
     pub state: Map<String, Value>,
     pub world: WorldState,
+    /// The play clock when the scene was reached (none in saves from
+    /// before schema 6).
+    pub play_minutes: Option<f64>,
 }
 
 /// One character's action this turn (seed 003 `actions`).

@@ -33,8 +33,8 @@ pub mod vars;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use types::{
-    Calibration, DraftChoice, GENERIC_CHOICES, PERSONA, PendingCall, PlayerInput, RollRecord,
-    Ruling, SessionState, TURN_MINUTES, TurnError, TurnResult, generic_choices,
+    ActivationRoll, Calibration, DraftChoice, GENERIC_CHOICES, PERSONA, PendingCall, PlayerInput,
+    RollRecord, Ruling, SessionState, TURN_MINUTES, TurnError, TurnResult, generic_choices,
 };
 
 use self::contracts::{Choices, Extraction, LoreFacts, Narration, NpcIntent, Resolution, read};
@@ -162,6 +162,7 @@ struct Ledger {
     /// NPCs who act, in order, and those who stay quiet.
     acted: Vec<String>,
     skipped: Vec<String>,
+    activation: Vec<ActivationRoll>,
     rolls: Vec<RollRecord>,
     changes: Vec<Change>,
     observations: Vec<Observation>,
@@ -237,6 +238,9 @@ impl TurnRunner {
                 .map(|(npc, _, _)| runner.intent_request(npc)),
         );
         primers
+            .into_iter()
+            .map(|r| runner.state.pinned(r))
+            .collect()
     }
 
     fn new(state: SessionState, input: PlayerInput) -> Self {
@@ -462,6 +466,7 @@ impl TurnRunner {
             generic_choices: ledger.generic_choices,
             acted: ledger.acted,
             skipped: ledger.skipped,
+            activation: ledger.activation,
             records,
             refused: ledger.refused,
             ops_proposed: ledger.ops_proposed,
@@ -477,7 +482,8 @@ impl TurnRunner {
         })
     }
 
-    fn queue(&mut self, purpose: Purpose, mut request: CallRequest) {
+    fn queue(&mut self, purpose: Purpose, request: CallRequest) {
+        let mut request = self.state.pinned(request);
         let calls = &mut self.calls;
         let id = calls.next_id;
         calls.next_id += 1;

@@ -1,6 +1,7 @@
 //! NPC activation (seed 004 step 4): who acts this turn, in what order, and each one's intention.
 
 use super::contracts::NpcIntent;
+use super::types::ActivationRoll;
 use super::{Phase, Purpose, TurnRunner};
 use crate::campaign::CharacterKind;
 use crate::rules::Modifiers;
@@ -41,6 +42,11 @@ impl TurnRunner {
                 .map_or(100, |r| r.total);
             #[allow(clippy::cast_possible_truncation, reason = "chattiness is 0..=1")]
             let threshold = (chattiness * 100.0).round() as i64;
+            self.ledger.activation.push(ActivationRoll {
+                npc: id.clone(),
+                roll,
+                threshold,
+            });
             if roll <= threshold {
                 order.push(id.clone());
             } else {

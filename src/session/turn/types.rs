@@ -3,13 +3,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::campaign::Campaign;
 use crate::llm::{CallRecord, CallRequest, LlmError};
 use crate::rules::{Change, Roll, WorldState};
 use crate::session::drafts;
+use crate::session::pins::PromptPins;
 use crate::session::recalled::Recalled;
 use crate::session::skills::{SessionSkills, SkillAttempt};
 use crate::skills::Health;
@@ -64,6 +65,8 @@ pub struct SessionState {
     pub summarised_through: u64,
     /// The skills the planner may call, and their health (#25).
     pub skills: SessionSkills,
+    /// The prompt version each stage renders at (the save's pins).
+    pub prompt_pins: PromptPins,
 }
 
 impl SessionState {
@@ -88,6 +91,15 @@ impl SessionState {
     /// The turn id the next submission gets. Submissions are counted across
     /// branches (seed 004: it increments each time the player submits), so a
     /// rewound story never reuses one.
+    /// `request` at the version the session pins for its stage (a request
+    /// that names a version keeps it).
+    pub fn pinned(&self, mut request: CallRequest) -> CallRequest {
+        if request.version.is_none() {
+            request.version = self.prompt_pins.version(&request.stage).map(str::to_owned);
+        }
+        request
+    }
+
     pub fn next_turn_id(&self) -> u64 {
         (self.turn_index + 1).max(self.stream.next_turn())
     }
@@ -175,6 +187,17 @@ pub struct RollRecord {
     pub label: String,
 }
 
+/// The d100 an NPC rolled against its chattiness to act this turn (seed 004
+/// step 4): recorded so replay shows a different cast acting as a difference.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ActivationRoll {
+    pub npc: String,
+    /// The d100's face (100 when the die could not be rolled).
+    pub roll: i64,
+    /// Chattiness × 100: the roll acts at or under it.
+    pub threshold: i64,
+}
+
 /// Seed 002 §4.2.1: what the player is offered when the choice stage fails
 /// or nothing it offered can be picked.
 pub const GENERIC_CHOICES: [&str; 3] = ["Continue", "Look around", "Wait"];
@@ -200,6 +223,8 @@ pub struct TurnResult {
     /// NPCs who acted, in order, and those who stayed quiet.
     pub acted: Vec<String>,
     pub skipped: Vec<String>,
+    /// The chattiness rolls that chose them (baked NPCs roll none).
+    pub activation: Vec<ActivationRoll>,
     /// Every model call, in the order it was made (what replay answers in;
     /// calls on two lanes finish in any order).
     pub records: Vec<CallRecord>,
@@ -247,6 +272,7 @@ impl TurnResult {
             choices,
             acted: Vec::new(),
             skipped: Vec::new(),
+            activation: Vec::new(),
             records: Vec::new(),
             refused: Vec::new(),
             ops_proposed: 0,

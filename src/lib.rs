@@ -8,7 +8,7 @@ pub mod author;
 pub mod campaign;
 pub mod cli;
 pub mod engine;
-#[cfg(feature = "store")]
+#[cfg(all(feature = "store", not(target_family = "wasm")))]
 pub mod eval;
 pub mod files;
 pub mod llm;

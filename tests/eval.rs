@@ -1,4 +1,4 @@
-//! The evaluation harness through the real binary with a scripted model: playthroughs counted as planted, replays exact and overridden, the blind sheet.
+//! The evaluation harness through the real binary and a scripted model.
 //!
 //! The model is a `Scripted` backend named in a `models.ron` of a scratch data
 //! dir, so `eval play --model scripted` and the live side of `eval replay`

@@ -4,7 +4,7 @@
 mod author;
 mod campaign;
 mod check;
-#[cfg(feature = "store")]
+#[cfg(all(feature = "store", not(target_family = "wasm")))]
 mod eval;
 mod model;
 #[cfg(feature = "store")]
@@ -111,7 +111,7 @@ enum Command {
     #[command(subcommand)]
     Session(SessionCommand),
     /// The evaluation harness (seed 001): replay ranges with overrides, play unattended, blind sheets
-    #[cfg(feature = "store")]
+    #[cfg(all(feature = "store", not(target_family = "wasm")))]
     #[command(subcommand)]
     Eval(eval::EvalCommand),
     /// Make a story graph: DREAM → BRAINSTORM → SEED → GROW with a human gate after each stage
@@ -417,7 +417,7 @@ pub fn run() -> ExitCode {
         Command::Session(SessionCommand::Play(args)) => session::play(args),
         #[cfg(feature = "store")]
         Command::Session(SessionCommand::Replay { save, scene }) => session::replay(&save, scene),
-        #[cfg(feature = "store")]
+        #[cfg(all(feature = "store", not(target_family = "wasm")))]
         Command::Eval(command) => eval::run(command),
         Command::Skills(command) => skills::run(command),
         Command::SkillSandbox {

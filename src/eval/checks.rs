@@ -1,4 +1,4 @@
-//! What a narration says against the world it was written in: contradictions and outcomes, checked by engine code.
+//! A narration read against its world by word rules: contradictions, and outcomes honoured.
 //!
 //! Every check reads the narration sentence by sentence against the world
 //! state of its turn (who is present, who is dead or gone, what the persona

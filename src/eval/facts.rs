@@ -1,4 +1,4 @@
-//! What one played turn shows, measured by engine code: its move and outcome, its words' checks, its cost.
+//! What one played turn shows, measured by engine code: move, outcome, words, cost.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! The evaluation harness (seed 001): replay ranges with overrides, unattended playthroughs, metrics, blind sheets.
+//! The evaluation harness (seed 001): replays with overrides, unattended play, metrics, sheets.
 //!
 //! [`replay`] replays a range of a save exactly and with overrides (prompt
 //! version, model, seed, live) and compares them turn by turn; [`play`] lets

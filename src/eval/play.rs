@@ -1,4 +1,4 @@
-//! Unattended playthroughs: the automatic player plays a campaign for N turns, R times, each run a real save.
+//! Unattended playthroughs: the automatic player plays N turns, R times, each run a real save.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::facts::{self, Context, TurnFacts};
 use super::player::{Move, Player};
-use super::report::{PlayReport, Run};
+use super::report::{PlayReport, Run, Setup};
 use crate::llm::Gateway;
 use crate::memory::Embedder;
 use crate::session::controller::{Controller, Report, Step};
@@ -127,9 +127,17 @@ pub fn play(gateway: &Gateway, options: &PlayOptions) -> Result<PlayReport, Play
             turns,
         });
     }
+    let setup = Setup {
+        campaign: campaign.manifest.title.clone(),
+        campaign_path: options.campaign.clone(),
+        scenario: options.scenario.clone(),
+        model: options.model.clone(),
+        seed: options.seed,
+        turns: options.turns,
+        invalid_every: options.invalid_every,
+    };
     Ok(PlayReport::new(
-        options,
-        &campaign.manifest.title,
+        setup,
         runs,
         started.elapsed().as_secs_f64(),
     ))

@@ -1,4 +1,4 @@
-//! The automatic player of an unattended playthrough: picked choices, typed moves and a labelled share of invalid ones.
+//! The automatic player: picked choices, typed moves and a labelled share of invalid ones.
 //!
 //! Moves alternate: a choice the game offered, then a typed move (the next
 //! line of a moves file, else one made from the scene). Every fourth move is

@@ -1,4 +1,4 @@
-//! `eval replay`: a range of a save replayed exactly and with overrides, compared turn by turn and in metrics.
+//! `eval replay`: a save's range replayed exactly and with overrides, compared and measured.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;

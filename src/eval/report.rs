@@ -1,4 +1,4 @@
-//! Reports of the harness: JSON for machines, Markdown for people, and what got worse against a baseline.
+//! The harness's reports: JSON for machines, Markdown for people, deltas against a baseline.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use super::facts::TurnFacts;
 use super::metrics::{Coverage, DEFINITIONS, Metrics};
-use super::play::PlayOptions;
 
 /// The report format written (and read back for `--baseline` and `eval sheet`).
 pub const REPORT_VERSION: u32 = 1;
@@ -19,6 +18,18 @@ pub struct Run {
     pub seed: u64,
     pub seconds: f64,
     pub turns: Vec<TurnFacts>,
+}
+
+/// How a playthrough was set up, as its report says.
+pub struct Setup {
+    /// The campaign's title, and its folder.
+    pub campaign: String,
+    pub campaign_path: PathBuf,
+    pub scenario: Option<String>,
+    pub model: Option<String>,
+    pub seed: u64,
+    pub turns: usize,
+    pub invalid_every: usize,
 }
 
 /// What `eval play` measured.
@@ -72,18 +83,18 @@ pub fn commit() -> String {
 }
 
 impl PlayReport {
-    pub fn new(options: &PlayOptions, campaign: &str, runs: Vec<Run>, seconds: f64) -> Self {
+    pub fn new(setup: Setup, runs: Vec<Run>, seconds: f64) -> Self {
         let turns: Vec<&TurnFacts> = runs.iter().flat_map(|r| &r.turns).collect();
         Self {
             version: REPORT_VERSION,
             kind: "play".into(),
-            campaign: campaign.to_owned(),
-            campaign_path: options.campaign.clone(),
-            scenario: options.scenario.clone(),
-            model: options.model.clone().unwrap_or_else(|| "default".into()),
-            seed: options.seed,
-            turns_per_run: options.turns,
-            invalid_every: options.invalid_every,
+            campaign: setup.campaign,
+            campaign_path: setup.campaign_path,
+            scenario: setup.scenario,
+            model: setup.model.unwrap_or_else(|| "default".into()),
+            seed: setup.seed,
+            turns_per_run: setup.turns,
+            invalid_every: setup.invalid_every,
             commit: commit(),
             seconds,
             metrics: Metrics::of(&turns),

@@ -1,4 +1,4 @@
-//! The blind judging sheet: narrations of several reports shuffled with their sources hidden, and their scores joined back.
+//! The blind judging sheet: narrations shuffled with their sources hidden, then scored.
 //!
 //! `eval sheet` writes three files into a folder: `sheet.md` (each item's
 //! move, the engine's outcome, the scene and the story just before, then the

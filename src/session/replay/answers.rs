@@ -1,4 +1,4 @@
-//! Who answers a replayed turn's model calls: the record where the prompt is unchanged, else the live model.
+//! Who answers a replayed call: the record where the prompt is unchanged, else the live model.
 //!
 //! Every recorded attempt (its stage, the messages it was sent and the text
 //! that came back) waits in one queue. A call whose rendered prompt is one

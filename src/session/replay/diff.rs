@@ -1,4 +1,4 @@
-//! Where a replayed turn differs from its recording: prompts, messages, dice, NPC activation, ops, world, choices, skills.
+//! Where a replayed turn differs from its recording, area by area.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -256,7 +256,10 @@ fn first_difference(stored: &Value, replayed: &Value, at: &str) -> String {
         (Value::Object(a), Value::Object(b)) => {
             let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
             for k in keys {
-                let (x, y) = (a.get(k).unwrap_or(&Value::Null), b.get(k).unwrap_or(&Value::Null));
+                let (x, y) = (
+                    a.get(k).unwrap_or(&Value::Null),
+                    b.get(k).unwrap_or(&Value::Null),
+                );
                 if x != y {
                     return first_difference(x, y, &format!("{at}/{k}"));
                 }

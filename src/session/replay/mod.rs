@@ -1,4 +1,4 @@
-//! Replaying stored turns from their recorded model outputs and seed (seed 003 determinism, seed 001's harness).
+//! Replaying stored turns from their recordings, exactly or with overrides (seeds 003 and 001).
 //!
 //! An exact replay must reproduce every rendered prompt, message, roll, state
 //! operation and choice of the recording; a replay with [`Overrides`] (another

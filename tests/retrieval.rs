@@ -482,6 +482,7 @@ fn a_version_3_save_gets_the_keyword_context_and_a_rebuilt_lore_index() {
         "DROP TABLE bookmarks;
          DROP TABLE lore_fts;
          ALTER TABLE lore_chunks DROP COLUMN context;
+         ALTER TABLE scenes DROP COLUMN play_minutes;
          CREATE VIRTUAL TABLE lore_fts USING fts5(text, content='lore_chunks',
            content_rowid='rowid', tokenize='porter unicode61');
          INSERT INTO lore_fts(lore_fts) VALUES('rebuild');

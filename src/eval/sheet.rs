@@ -23,7 +23,7 @@ use crate::session::turn::PERSONA;
 pub const RUBRIC: &str = "Rate each narration on its own, against its move, outcome and scene:
 
 - **coherence** 1–5: it follows from the move, the outcome and the scene; it makes sense sentence to sentence; it contradicts nothing given (who is here, what is held, what failed, what was said just before). 1: nonsense or reverses the outcome; 2: mostly wrong; 3: follows but with a clear slip; 4: sound with a small flaw; 5: sound throughout.
-- **in_voice** y/n: story prose in the second person for the player, no assistant or meta talk.
+- **in_voice** y/n: it reads as the story, telling the player what \"you\" do, with no assistant or meta talk.
 - **grounded** y/n: it is about this scene's people, places or things, not generic.
 
 Fill `ratings.tsv`: one line per id, tab-separated (id, coherence, in_voice, grounded, notes).";

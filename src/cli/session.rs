@@ -326,15 +326,8 @@ fn play_inner(args: &PlayArgs) -> Result<(), String> {
         };
         print_report(&report, &ctl.choices, &ctl.choice_marks);
         // Seed 004 stream summarisation: old turns are compressed between turns.
-        if matches!(report, Report::Committed { .. })
-            && let Some(c) = ctl.compression_request()
-        {
-            let outcome = gateway.call(c.request.clone()).wait();
-            let written = outcome
-                .result
-                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-                .map_err(|e| e.to_string());
-            ctl.finish_compression(&c, written);
+        if matches!(report, Report::Committed { .. }) {
+            ctl.compress_with(&gateway);
         }
         if matches!(
             report,

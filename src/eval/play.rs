@@ -193,7 +193,7 @@ fn play_turn(
                         &mut ctx,
                     )
                 };
-                compress(gateway, ctl);
+                ctl.compress_with(gateway);
                 return facts;
             }
             Report::Failed(e) => return failed(turn, ctl, mv, clarified, &e.to_string()),
@@ -231,18 +231,6 @@ fn failed(turn: usize, ctl: &mut Controller, mv: Move, clarified: bool, why: &st
         fired: Vec::new(),
         threads: Vec::new(),
         beats: Vec::new(),
-    }
-}
-
-/// Seed 004 stream summarisation between turns, as the game does it.
-fn compress(gateway: &Gateway, ctl: &mut Controller) {
-    if let Some(c) = ctl.compression_request() {
-        let outcome = gateway.call(c.request.clone()).wait();
-        let written = outcome
-            .result
-            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-            .map_err(|e| e.to_string());
-        ctl.finish_compression(&c, written);
     }
 }
 

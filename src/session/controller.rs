@@ -487,6 +487,20 @@ impl Controller {
         );
     }
 
+    /// Seed 004 stream summarisation on the calling thread: when old turns
+    /// are due, `gateway` writes their summary (the terminal and the harness
+    /// call this between turns; the window runs the same call as a task).
+    pub fn compress_with(&mut self, gateway: &crate::llm::Gateway) {
+        if let Some(c) = self.compression_request() {
+            let outcome = gateway.call(c.request.clone()).wait();
+            let written = outcome
+                .result
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .map_err(|e| e.to_string());
+            self.finish_compression(&c, written);
+        }
+    }
+
     /// The model call that writes this sitting's "Previously…", when there is a past to recap.
     pub fn recap_request(&self) -> Option<CallRequest> {
         summaries::recap_request(&self.store, &self.state)

@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use loreloom::eval::metrics::percentile as pct;
 use loreloom::llm::{Gateway, ModelsConfig, PromptRegistry};
 use loreloom::session::budget::TurnBudget;
 use loreloom::session::controller::{Controller, Report, Step};
@@ -99,22 +100,6 @@ impl Figures {
         self.ops.0 += ops.0;
         self.ops.1 += ops.1;
     }
-}
-
-fn pct(v: &[f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss,
-        reason = "an index into a handful of turns"
-    )]
-    let at = ((s.len() - 1) as f64 * p).round() as usize;
-    s[at]
 }
 
 fn mean(v: &[f64]) -> f64 {

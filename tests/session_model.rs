@@ -17,7 +17,6 @@ use loreloom::session::play::{Progress, run_turn};
 use loreloom::session::save_files::{NewSave, create_save};
 use loreloom::session::turn::{Calibration, TurnResult};
 use loreloom::store::Store;
-use loreloom::transcript::Kind;
 
 #[test]
 fn three_turns_with_the_default_model_commit_whole_turns() {
@@ -106,12 +105,7 @@ fn create_smoke_save(save: &Path) {
 
 /// A committed turn: choices for the player, a narration, and the drafts the model key asks for.
 fn check_committed(gateway: &Gateway, result: &TurnResult) {
-    let narration: Vec<&str> = result
-        .messages
-        .iter()
-        .filter(|m| m.kind == Kind::Narration)
-        .map(|m| m.content.as_str())
-        .collect();
+    let narration = loreloom::transcript::stream::narrations(&result.messages);
     eprintln!(
         "  narration: {narration:?}\n  choices{}: {:?}\n  refused: {:?}",
         if result.generic_choices {

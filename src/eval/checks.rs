@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::campaign::{Campaign, CharacterKind};
+use crate::campaign::Campaign;
 use crate::rules::WorldState;
 use crate::session::turn::PERSONA;
 
@@ -78,22 +78,14 @@ impl Scene {
         let present = world.present();
         let everyone_here = present.is_empty();
         let mut scene = Self::default();
-        for (id, c) in &campaign.characters {
-            if c.kind != CharacterKind::Npc {
-                continue;
-            }
-            let mut names = vec![c.name.clone()];
-            if let Some(first) = c.name.split_whitespace().next()
-                && first.len() > 2
-                && first != c.name
-                && !is_title(first)
-            {
-                names.push(first.to_owned());
-            }
-            let tags = world.characters.get(id).map(|s| &s.tags);
+        // The names the engine itself knows people by, less a title
+        // standing in for a first name ("Captain" of "Captain Ilse Varn").
+        for (id, mut names) in crate::session::people::names(campaign) {
+            names.retain(|n| !is_title(n));
+            let tags = world.characters.get(&id).map(|s| &s.tags);
             if tags.is_some_and(|t| GONE_TAGS.iter().any(|g| t.contains(*g))) {
                 scene.gone.push(names);
-            } else if everyone_here || present.contains(id) {
+            } else if everyone_here || present.contains(&id) {
                 scene.present.push(names);
             } else {
                 scene.absent.push(names);

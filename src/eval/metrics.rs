@@ -88,20 +88,31 @@ fn share(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
-fn percentiles(mut values: Vec<f64>) -> Percentiles {
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| {
+/// The `q`-quantile of `values` (nearest rank; NaN when there are none).
+pub fn percentile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "an index into a short list"
+    )]
+    let i = ((sorted.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
+    sorted[i]
+}
+
+fn percentiles(values: &[f64]) -> Percentiles {
+    // An empty report reads 0 rather than NaN (JSON has no NaN).
+    let at = |q| {
         if values.is_empty() {
-            return 0.0;
+            0.0
+        } else {
+            percentile(values, q)
         }
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "an index into a short list"
-        )]
-        let i = ((values.len() - 1) as f64 * q).round() as usize;
-        values[i.min(values.len() - 1)]
     };
     Percentiles {
         p50: at(0.5),
@@ -180,10 +191,19 @@ impl Metrics {
         m.refused_ops = share(turns.iter().map(|t| t.ops_refused).sum(), m.ops_proposed);
         m.generic_choices = share(turns.iter().filter(|t| t.generic_choices).count(), n);
         m.failed_turns = turns.iter().filter(|t| t.failed.is_some()).count();
-        m.first_words_ms =
-            percentiles(turns.iter().filter_map(|t| t.cost.first_words_ms).collect());
-        m.choices_ms = percentiles(turns.iter().filter_map(|t| t.cost.choices_ms).collect());
-        m.commit_ms = percentiles(turns.iter().map(|t| t.cost.commit_ms).collect());
+        m.first_words_ms = percentiles(
+            &turns
+                .iter()
+                .filter_map(|t| t.cost.first_words_ms)
+                .collect::<Vec<_>>(),
+        );
+        m.choices_ms = percentiles(
+            &turns
+                .iter()
+                .filter_map(|t| t.cost.choices_ms)
+                .collect::<Vec<_>>(),
+        );
+        m.commit_ms = percentiles(&turns.iter().map(|t| t.cost.commit_ms).collect::<Vec<_>>());
         let tokens_in: u64 = turns.iter().map(|t| t.cost.tokens_in).sum();
         let tokens_out: u64 = turns.iter().map(|t| t.cost.tokens_out).sum();
         let cached: u64 = turns.iter().map(|t| t.cost.cached_tokens).sum();

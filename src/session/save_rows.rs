@@ -91,12 +91,7 @@ pub fn turn_commit(
     expected_scene_id: &str,
     kind: SceneKind,
 ) -> TurnCommit {
-    let narration: Vec<&str> = result
-        .messages
-        .iter()
-        .filter(|m| m.kind == Kind::Narration)
-        .map(|m| m.content.as_str())
-        .collect();
+    let narration = crate::transcript::stream::narrations(&result.messages);
     let actions = result
         .messages
         .iter()

@@ -120,6 +120,15 @@ impl Stage {
 }
 
 /// The messages `stage` may see, in stream order.
+/// The narrations among `messages`, in order (what the player reads of a turn).
+pub fn narrations(messages: &[Message]) -> Vec<&str> {
+    messages
+        .iter()
+        .filter(|m| m.kind == Kind::Narration)
+        .map(|m| m.content.as_str())
+        .collect()
+}
+
 pub fn view<'m>(stream: &'m [Message], stage: &Stage) -> Vec<&'m Message> {
     stream.iter().filter(|m| visible(m, stage)).collect()
 }

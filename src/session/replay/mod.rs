@@ -250,7 +250,7 @@ pub fn replay_range(
             result: None,
             failed: None,
             differences: Vec::new(),
-            stored_narration: narrations(&turn.messages),
+            stored_narration: owned_narrations(&turn.messages),
             replayed_narration: Vec::new(),
             answered: turn_answers.log(),
             model_calls: recording.records.len(),
@@ -259,7 +259,7 @@ pub fn replay_range(
         match outcome {
             Ok(result) => {
                 replay.differences = diff::differences(&recording, &turn, &scene, &result);
-                replay.replayed_narration = narrations(&result.messages);
+                replay.replayed_narration = owned_narrations(&result.messages);
                 let mut next = before;
                 next.advance(&result);
                 chained = Some(next);
@@ -316,7 +316,7 @@ impl TurnReplay {
             result: None,
             failed: None,
             differences: Vec::new(),
-            stored_narration: narrations(&turn.messages),
+            stored_narration: owned_narrations(&turn.messages),
             replayed_narration: Vec::new(),
             answered: Vec::new(),
             model_calls: 0,
@@ -325,12 +325,11 @@ impl TurnReplay {
     }
 }
 
-/// The narrations among `messages`, in order.
-fn narrations(messages: &[crate::transcript::Message]) -> Vec<String> {
-    messages
-        .iter()
-        .filter(|m| m.kind == crate::transcript::Kind::Narration)
-        .map(|m| m.content.clone())
+/// The narrations among `messages`, owned (for a report).
+fn owned_narrations(messages: &[crate::transcript::Message]) -> Vec<String> {
+    crate::transcript::stream::narrations(messages)
+        .into_iter()
+        .map(str::to_owned)
         .collect()
 }
 

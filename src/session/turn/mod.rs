@@ -334,11 +334,7 @@ impl TurnRunner {
     /// The narrations written so far this turn, in order: after the echo cut
     /// and the choice among drafts, as they will be committed.
     pub fn narrations(&self) -> Vec<&str> {
-        self.state.stream.messages[self.first_new..]
-            .iter()
-            .filter(|m| m.kind == Kind::Narration)
-            .map(|m| m.content.as_str())
-            .collect()
+        crate::transcript::stream::narrations(&self.state.stream.messages[self.first_new..])
     }
 
     /// The stage names of calls still out, those sent first (not the

@@ -85,8 +85,40 @@ pub fn label(path: &Path) -> String {
     )
 }
 
+/// How the rater reads an id of the report's campaign: a person's or a
+/// place's name ("The Surveyor (you)" for the player), the id itself when
+/// the campaign cannot be read.
+struct Names(Option<std::sync::Arc<crate::campaign::Campaign>>);
+
+impl Names {
+    fn of(report: &PlayReport) -> Self {
+        Self(crate::session::save_files::load_campaign(&report.campaign_path).ok())
+    }
+
+    fn person(&self, id: &str) -> String {
+        let name = self
+            .0
+            .as_ref()
+            .and_then(|c| c.characters.get(id))
+            .map_or_else(|| id.to_owned(), |c| c.name.clone());
+        if id == PERSONA {
+            format!("{name} (you)")
+        } else {
+            name
+        }
+    }
+
+    fn place(&self, id: &str) -> String {
+        self.0
+            .as_ref()
+            .and_then(|c| c.locations.get(id))
+            .map_or_else(|| id.to_owned(), |l| l.name.clone())
+    }
+}
+
 /// The persona narrations of a report, each with its context.
 fn items(label: &str, report: &PlayReport) -> Vec<Item> {
+    let names = Names::of(report);
     let mut out = Vec::new();
     for (r, run) in report.runs.iter().enumerate() {
         let mut before = String::new();
@@ -105,8 +137,8 @@ fn items(label: &str, report: &PlayReport) -> Vec<Item> {
                     turn: t.turn,
                     mv: t.mv.text.clone(),
                     outcome: format!("{outcome:?}").to_lowercase(),
-                    place: t.place.clone(),
-                    present: t.present.clone(),
+                    place: names.place(&t.place),
+                    present: t.present.iter().map(|id| names.person(id)).collect(),
                     before: before.clone(),
                     narration: mine.join(" "),
                 });

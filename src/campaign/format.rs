@@ -444,6 +444,32 @@ pub struct WorldFile {
     /// Reputation and perception tuning (seed 002 §4.1.4, §4.2.3); the seed's defaults when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub standing: Option<crate::rules::standing::StandingConfig>,
+    /// The ways between places (#41 reach): when any are listed, a move goes
+    /// only to a place one route away; when none are, every place is one step
+    /// from every other, [`DEFAULT_ROUTE_MINUTES`] apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Route>,
+}
+
+/// Minutes between two places when the campaign lists no routes.
+pub const DEFAULT_ROUTE_MINUTES: i64 = 20;
+
+/// A way between two places, both ways, and how long it takes.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    /// A location id.
+    pub from: String,
+    /// A location id.
+    pub to: String,
+    /// In-game minutes the way takes.
+    #[serde(default = "route_minutes")]
+    #[schemars(range(min = 0))]
+    pub minutes: i64,
+}
+
+fn route_minutes() -> i64 {
+    DEFAULT_ROUTE_MINUTES
 }
 
 /// A location, item or faction.

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use format::{
-    AssetMeta, Beat, Entity, EntryKind, Frontmatter, Manifest, NpcProfile, PackManifest,
-    PlayerTemplate, Priority, Scenario, WorldFile,
+    AssetMeta, Beat, DEFAULT_ROUTE_MINUTES, Entity, EntryKind, Frontmatter, Manifest, NpcProfile,
+    PackManifest, PlayerTemplate, Priority, Route, Scenario, WorldFile,
 };
 pub use load::{PLAYER, load, validate};
 pub use report::{Finding, Report, Severity};
@@ -52,6 +52,8 @@ pub struct Campaign {
     pub locations: BTreeMap<String, Entity>,
     pub items: BTreeMap<String, Entity>,
     pub factions: BTreeMap<String, Entity>,
+    /// The ways between places (`world/state.json` → `routes`; empty: every place is one step away).
+    pub routes: Vec<Route>,
     /// The starting state: stat blocks, clocks, relations, inventory, facts, threads.
     pub world: WorldState,
     /// How reputation and perception start, move and fade (`world/state.json` → `standing`).

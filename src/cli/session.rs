@@ -374,9 +374,27 @@ fn print_report(report: &Report, choices: &[String], marks: &[Option<Difficulty>
             {
                 println!("(the scene closes; what you do next opens the next one)");
             }
+            for notice in result
+                .messages
+                .iter()
+                .filter_map(crate::transcript::marker::Notice::of)
+            {
+                match notice {
+                    crate::transcript::marker::Notice::World(t) => println!("  [the world: {t}]"),
+                    crate::transcript::marker::Notice::Blocked(t) => {
+                        println!("  [you cannot: {t}]");
+                    }
+                }
+            }
             for roll in &result.rolls {
+                // The player's own roll plainly; an NPC's and a resisting roll say whose.
+                let whose = match (&roll.against, roll.actor.as_str()) {
+                    (Some(npc), _) => format!("resisting {npc}: "),
+                    (None, crate::campaign::PLAYER) => String::new(),
+                    (None, npc) => format!("{npc}: "),
+                };
                 println!(
-                    "  [{} {}: {:?} {:+} = {} — {}]",
+                    "  [{whose}{} {}: {:?} {:+} = {} — {}]",
                     roll.check,
                     roll.stat.as_deref().unwrap_or(""),
                     roll.roll.rolls,

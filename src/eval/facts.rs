@@ -77,6 +77,9 @@ pub struct TurnFacts {
     /// Clocks that moved (id, before, after) and triggers that fired.
     pub clocks: Vec<(String, i64, i64)>,
     pub fired: Vec<String>,
+    /// Consequences of `fired` a narration of the turn tells (`tells`).
+    #[serde(default)]
+    pub fired_narrated: usize,
     /// Threads by status after the turn, and beats triggered so far.
     pub threads: Vec<(String, String)>,
     pub beats: Vec<String>,
@@ -92,6 +95,9 @@ impl TurnFacts {
 
 /// What the engine decided for the persona's move in `result`.
 pub fn outcome(result: &TurnResult) -> Outcome {
+    if result.blocked.is_some() {
+        return Outcome::Blocked;
+    }
     let ruled_out = result.records.iter().any(|r| {
         r.stage == "resolve"
             && r.output
@@ -106,8 +112,25 @@ pub fn outcome(result: &TurnResult) -> Outcome {
     result
         .rolls
         .iter()
-        .find(|r| r.actor == PERSONA)
+        .find(|r| r.actor == PERSONA && r.against.is_none())
         .map_or(Outcome::Unrolled, |r| Outcome::of_band(&r.band))
+}
+
+/// Whether a narration tells a consequence: it has at least two of the
+/// consequence's words of five letters or more (a third of them when it
+/// has more than six), by their first five letters ("flooding" tells
+/// "flood"; "lanterns" tells "lantern").
+pub fn tells(narration: &str, consequence: &str) -> bool {
+    let stems = |t: &str| -> std::collections::BTreeSet<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 5)
+            .map(|w| w.to_lowercase().chars().take(5).collect())
+            .collect()
+    };
+    let wanted = stems(consequence);
+    let found = stems(narration);
+    let hits = wanted.intersection(&found).count();
+    hits >= 2 && hits * 3 >= wanted.len().min(6)
 }
 
 /// The six-word runs of `text`, lower-cased.
@@ -261,11 +284,11 @@ pub fn of_turn(
             (was != c.value).then(|| (id.clone(), was, c.value))
         })
         .collect();
-    let fired = result
-        .changes
+    let fired = result.fired.clone();
+    let fired_narrated = fired
         .iter()
-        .flat_map(|c| c.triggered.iter().cloned())
-        .collect();
+        .filter(|f| narrations.iter().any(|n: &Narration| tells(&n.text, f)))
+        .count();
     TurnFacts {
         turn,
         scene_index,
@@ -291,6 +314,7 @@ pub fn of_turn(
         present: world.present(),
         clocks,
         fired,
+        fired_narrated,
         threads: world
             .threads
             .values()

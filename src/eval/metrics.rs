@@ -35,6 +35,11 @@ pub struct Metrics {
     /// Planted invalid moves the engine let happen / planted invalid moves (seed 001).
     pub invalid_action_acceptance: Option<f64>,
     pub invalid_moves: usize,
+    /// Consequences a narration of their turn tells / consequences fired (#41).
+    #[serde(default)]
+    pub consequences_told: Option<f64>,
+    #[serde(default)]
+    pub consequences_fired: usize,
     /// Turns that asked a question first / turns (seed 001).
     pub clarification_rate: Option<f64>,
     pub clarifications: usize,
@@ -147,6 +152,11 @@ impl Metrics {
         let invalid: Vec<bool> = turns.iter().filter_map(|t| t.accepted_invalid()).collect();
         m.invalid_moves = invalid.len();
         m.invalid_action_acceptance = share(invalid.iter().filter(|a| **a).count(), invalid.len());
+        m.consequences_fired = turns.iter().map(|t| t.fired.len()).sum();
+        m.consequences_told = share(
+            turns.iter().map(|t| t.fired_narrated).sum(),
+            m.consequences_fired,
+        );
         m.clarifications = turns.iter().filter(|t| t.clarified).count();
         m.clarification_rate = share(m.clarifications, n);
         let narrations: Vec<_> = turns.iter().flat_map(|t| &t.narrations).collect();
@@ -288,7 +298,11 @@ pub const DEFINITIONS: &[(&str, &str)] = &[
     ),
     (
         "invalid_action_acceptance",
-        "planted invalid moves the engine let happen / planted invalid moves. Accepted: the referee did not rule the move out and asked nothing.",
+        "planted invalid moves the engine let happen / planted invalid moves. Accepted: neither the engine's move check nor the referee blocked the move, and nothing was asked.",
+    ),
+    (
+        "consequences_told",
+        "consequences fired in a turn (clock triggers, failure streaks, ruleset effects) that a narration of the same turn tells / consequences fired. Told: the narration has two or more of the consequence's words of five letters or more, by their first five letters, and at least a third of them (up to six).",
     ),
     (
         "clarification_rate",

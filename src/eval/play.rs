@@ -229,6 +229,7 @@ fn failed(turn: usize, ctl: &mut Controller, mv: Move, clarified: bool, why: &st
         present: Vec::new(),
         clocks: Vec::new(),
         fired: Vec::new(),
+        fired_narrated: 0,
         threads: Vec::new(),
         beats: Vec::new(),
     }

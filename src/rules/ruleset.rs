@@ -22,6 +22,9 @@ use super::op::{StateOp, schema_at};
 pub const RULESET_FILE: &str = "ruleset.json";
 /// The file holding a ruleset's rulebook text, when `ruleset.json` has none inline.
 pub const RULEBOOK_FILE: &str = "rulebook.md";
+
+/// The term session zero's difficulty adds to a shifted check's expression.
+pub const DIFFICULTY: &str = "difficulty";
 /// The ruleset a campaign plays by when it names none (seed 002 §7.4, seed 001).
 pub const DEFAULT_RULESET: &str = "default-2d6";
 
@@ -76,6 +79,14 @@ pub struct MechanicsGuidance {
     /// Bounds on relation axes (trust, tension, closeness); default 0–10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relation_range: Option<(i64, i64)>,
+    /// In-game minutes a move takes when nothing is rolled and nobody travels (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub move_minutes: Option<i64>,
+    /// Session zero's difficulty in the dice: a shift added to the player's
+    /// checks, by difficulty name (default `gentle` +1, `standard` 0, `hard` −1).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub difficulty: BTreeMap<String, i64>,
 }
 
 fn yes() -> bool {
@@ -104,6 +115,14 @@ pub struct Check {
     pub when: String,
     /// Result bands, tried in order; the first that matches wins.
     pub bands: Vec<Band>,
+    /// In-game minutes an attempt takes, success or not (seed 001 costs: time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub minutes: Option<i64>,
+    /// What an attempt costs whatever its outcome (seed 001: "apply costs …
+    /// regardless of success, if attempt is made"): heat, harm, supplies, as ops.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cost: Vec<StateOp>,
 }
 
 /// A situational modifier (seed 002 §7.4: +1 skill, ±1 sentiment, +1 memory callback).
@@ -434,6 +453,26 @@ impl Ruleset {
             .collect()
     }
 
+    /// The shift session zero's `difficulty` puts on the player's checks:
+    /// the ruleset's own table, else `gentle` +1, `standard` 0, `hard` −1
+    /// (an unknown name shifts nothing).
+    pub fn difficulty_shift(&self, difficulty: &str) -> i64 {
+        let name = difficulty.trim().to_lowercase();
+        if let Some(shift) = self.mechanics_guidance.difficulty.get(&name) {
+            return *shift;
+        }
+        match name.as_str() {
+            "gentle" | "easy" => 1,
+            "hard" | "harsh" => -1,
+            _ => 0,
+        }
+    }
+
+    /// In-game minutes a move takes when nothing is rolled and nobody travels.
+    pub fn move_minutes(&self) -> i64 {
+        self.mechanics_guidance.move_minutes.unwrap_or(5)
+    }
+
     /// The check with this id, or the first one when `id` is `None`.
     pub fn check(&self, id: Option<&str>) -> Result<&Check, CheckError> {
         let checks = &self.mechanics_guidance.checks;
@@ -456,7 +495,28 @@ impl Ruleset {
         situational: &Modifiers,
         dice: &mut super::dice::Dice,
     ) -> Result<CheckOutcome, CheckError> {
-        let (expr, modifiers) = self.check_modifiers(check, stat_block, stat, situational)?;
+        self.roll_shifted(check, stat_block, stat, situational, 0, dice)
+    }
+
+    /// [`Self::roll_check`] with `shift` added to the total (session zero's
+    /// difficulty, [`Self::difficulty_shift`]): the expression gains a
+    /// `+difficulty` term when the shift is not 0, so the roll shows it and
+    /// replays it.
+    pub fn roll_shifted(
+        &self,
+        check: &Check,
+        stat_block: &serde_json::Map<String, Value>,
+        stat: Option<&str>,
+        situational: &Modifiers,
+        shift: i64,
+        dice: &mut super::dice::Dice,
+    ) -> Result<CheckOutcome, CheckError> {
+        let (mut expr, mut modifiers) =
+            self.check_modifiers(check, stat_block, stat, situational)?;
+        if shift != 0 {
+            expr = DiceExpr::parse(&format!("{}+{DIFFICULTY}", check.expression))?;
+            modifiers.insert(DIFFICULTY.to_owned(), shift);
+        }
         let roll = dice.roll(&expr, &modifiers)?;
         let band = resolve(&check.bands, &roll).ok_or_else(|| CheckError::NoBand {
             check: check.id.clone(),

@@ -38,6 +38,15 @@ pub struct Clock {
     pub triggers: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// Play time runs it: one tick per this many in-game minutes (#41: what
+    /// depends on time follows the time moves cost). `None`: only ops tick it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub every_minutes: Option<i64>,
+    /// What changes when a trigger fires, by the trigger's value (`"4": [set
+    /// scene.danger_tier 2]`): applied by the engine in the turn it fires.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub effects: BTreeMap<String, Vec<crate::rules::StateOp>>,
 }
 
 /// A relation between two characters; the pair is unordered (seed 003).
@@ -149,6 +158,10 @@ pub struct WorldState {
     /// deep-merged), committed with the turn and restored by a rewind.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub skills: Map<String, Value>,
+    /// Consequences that fired after a turn's narrations (an extractor's op
+    /// filled a clock): told at the start of the next turn (#41).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untold: Vec<String>,
 }
 
 /// A plot beat's progress, decided at scene transitions (`session::beats`).

@@ -15,6 +15,7 @@ pub mod controller;
 pub mod drafts;
 #[cfg(feature = "store")]
 pub mod error;
+pub mod lines;
 pub mod people;
 pub mod phrasing;
 pub mod pins;

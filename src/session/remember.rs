@@ -765,7 +765,10 @@ pub fn memory_event(
         .find(|m| m.kind == Kind::Narration && m.owner != PERSONA)
         .or_else(|| result.messages.iter().find(|m| m.kind == Kind::Narration))?;
     let (location, location_name) = state.place();
-    let roll = result.rolls.iter().find(|r| r.actor == PERSONA);
+    let roll = result
+        .rolls
+        .iter()
+        .find(|r| r.actor == PERSONA && r.against.is_none());
     let how = roll.map_or(String::new(), |r| format!(" ({})", r.label.to_lowercase()));
     let mut summary = format!(
         "At {location_name}, {TRIED}{}{how}.",

@@ -181,6 +181,24 @@ fn turn_events(result: &TurnResult, input: &PlayerInput) -> Vec<TurnEvent> {
         let choice = value(serde_json::to_value(choice));
         events.push(TurnEvent::engine("tool_call", "narrate_drafts", choice));
     }
+    if let Some(blocked) = &result.blocked {
+        let blocked = value(serde_json::to_value(blocked));
+        events.push(TurnEvent::engine("tool_call", "move_check", blocked));
+    }
+    for fired in &result.fired {
+        events.push(TurnEvent::engine(
+            "state_apply",
+            "consequence",
+            json!({"told": fired}),
+        ));
+    }
+    for limit in &result.limits {
+        events.push(TurnEvent::engine(
+            "error",
+            "lines_and_veils",
+            json!({"met": limit}),
+        ));
+    }
     for refusal in &result.refused {
         let refusal = json!({"refused": refusal});
         events.push(TurnEvent::engine("error", "engine_apply", refusal));

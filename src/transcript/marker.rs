@@ -95,6 +95,48 @@ pub fn markers(messages: &[Message]) -> impl DoubleEndedIterator<Item = SceneMar
     messages.iter().filter_map(SceneMarker::of)
 }
 
+/// An engine notice in the stream (#41): a `system` message the player is
+/// shown and no model reads: what the world did (a consequence fired), or
+/// why the player's move could not happen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    World(String),
+    Blocked(String),
+}
+
+const WORLD: &str = "world";
+const BLOCKED: &str = "blocked";
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::World(t) => write!(f, "{WORLD}: {t}"),
+            Notice::Blocked(t) => write!(f, "{BLOCKED}: {t}"),
+        }
+    }
+}
+
+impl Notice {
+    /// The notice a stream message carries, if it is one.
+    pub fn of(message: &Message) -> Option<Self> {
+        if message.kind != Kind::System {
+            return None;
+        }
+        match message.content.split_once(": ") {
+            Some((WORLD, t)) => Some(Notice::World(t.to_owned())),
+            Some((BLOCKED, t)) => Some(Notice::Blocked(t.to_owned())),
+            _ => None,
+        }
+    }
+
+    /// What the player reads.
+    pub fn text(&self) -> &str {
+        match self {
+            Notice::World(t) | Notice::Blocked(t) => t,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::SceneMarker;

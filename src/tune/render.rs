@@ -223,6 +223,9 @@ impl Ctx<'_> {
             earlier: Vec::new(),
             scene_lore: Value::Null,
             skills: Vec::new(),
+            world_does: Vec::new(),
+            stakes: String::new(),
+            avoid: String::new(),
         }))
     }
 

@@ -169,6 +169,10 @@ fn session_state(view: &SessionShown) -> serde_json::Value {
                 Entry::Roll(r) => ("roll", format!("{r:?}")),
                 Entry::Scene(t) => ("scene", t.clone()),
                 Entry::Note(t) => ("note", t.clone()),
+                Entry::Notice(crate::transcript::marker::Notice::World(t)) => ("world", t.clone()),
+                Entry::Notice(crate::transcript::marker::Notice::Blocked(t)) => {
+                    ("blocked", t.clone())
+                }
             };
             serde_json::json!({ "kind": kind, "text": text })
         })

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use super::format::{
     AssetMeta, Beat, BeatsFile, Entity, Frontmatter, Manifest, NpcProfile, PackManifest,
-    PlayerTemplate, Scenario, WorldFile,
+    PlayerTemplate, Route, Scenario, WorldFile,
 };
 use super::report::Report;
 use super::source::{self, FileSchema, PointerLines};
@@ -241,6 +241,7 @@ impl Loader {
             locations: a.locations,
             items: a.items,
             factions: a.factions,
+            routes: a.routes,
             world: a.world,
             standing: a.standing,
             lore: c.lore,
@@ -321,6 +322,7 @@ struct Assembly {
     locations: BTreeMap<String, Entity>,
     items: BTreeMap<String, Entity>,
     factions: BTreeMap<String, Entity>,
+    routes: Vec<Route>,
     beats: Vec<Beat>,
     scenarios: BTreeMap<String, Scenario>,
     standing: StandingConfig,

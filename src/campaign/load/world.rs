@@ -23,6 +23,33 @@ impl Loader {
         for t in &w.value.threads {
             a.world.threads.insert(t.id.clone(), t.clone());
         }
+        self.routes(w, a);
+    }
+
+    /// Routes join two different places the world names.
+    fn routes(&mut self, w: &Parsed<WorldFile>, a: &mut Assembly) {
+        for (i, route) in w.value.routes.iter().enumerate() {
+            let line = w.line(&format!("/routes/{i}"));
+            for end in [&route.from, &route.to] {
+                if !a.locations.contains_key(end) {
+                    self.report.error(
+                        &w.rel,
+                        line,
+                        format!(
+                            "route {i} names `{end}`, which is not one of the world's locations"
+                        ),
+                    );
+                }
+            }
+            if route.from == route.to {
+                self.report.error(
+                    &w.rel,
+                    line,
+                    format!("route {i} goes from `{}` to itself", route.from),
+                );
+            }
+        }
+        a.routes.clone_from(&w.value.routes);
     }
 
     /// Locations, items and factions, one id space among them.

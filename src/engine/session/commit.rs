@@ -123,6 +123,16 @@ fn log_turn(log: &mut DebugLog, r: &TurnResult) {
     for refusal in &r.refused {
         log.push(format!("refused: {refusal}"));
     }
+    if let Some(blocked) = &r.blocked {
+        log.push(format!("move check: blocked: {}", blocked.reason()));
+    }
+    for fired in &r.fired {
+        log.push(format!("consequence: {fired}"));
+    }
+    // Streamer-safe: the category met, never the text.
+    for limit in &r.limits {
+        log.push(format!("lines and veils: {limit}"));
+    }
     for choice in &r.drafts {
         log.push(choice.note.clone());
     }

@@ -149,6 +149,8 @@ struct RunningTurn {
     calls: BTreeMap<u64, u32>,
     /// The call whose narration is streaming.
     narrating: Option<u64>,
+    /// Engine notices of the turn already on screen (#41).
+    notices_shown: usize,
     /// Rolls already shown.
     rolls_shown: usize,
     /// Narrations already shown.

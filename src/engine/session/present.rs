@@ -44,6 +44,11 @@ pub(super) fn show_transcript(views: &mut ViewsMut, ctl: &Controller) {
             Kind::SceneMarker if m.id.turn_id > 0 => {
                 entries.push(Entry::Scene(scene_words(&m.content)));
             }
+            Kind::System => {
+                if let Some(notice) = crate::transcript::marker::Notice::of(m) {
+                    entries.push(Entry::Notice(notice));
+                }
+            }
             _ => {}
         }
     }

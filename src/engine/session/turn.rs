@@ -74,6 +74,7 @@ fn accept_input(
                     input,
                     calls: BTreeMap::new(),
                     narrating: None,
+                    notices_shown: 0,
                     rolls_shown: 0,
                     narrations_shown: 0,
                     skills: None,
@@ -155,7 +156,18 @@ fn collect_calls(
     for token in tokens.read() {
         if token.tag == TURN_TAG && Some(token.call) == narrating {
             views.transcript.streaming.push_str(&token.text);
+            // #41: a narration that crosses a line or veil stops showing as
+            // it streams; the runner asks for it again or falls back.
+            if let Some(turn) = &session.turn
+                && turn.runner.crosses_limits(&views.transcript.streaming)
+            {
+                views.transcript.streaming = "\u{2026}".to_owned();
+                views.transcript.withheld = true;
+            }
         }
+    }
+    if views.transcript.withheld {
+        views.transcript.streaming = "\u{2026}".to_owned();
     }
     // The recap or a compression that ended while a commit had the controller first.
     let arrived: Vec<LlmFinished> = std::mem::take(&mut session.deferred)
@@ -237,6 +249,7 @@ fn deliver(session: &mut ActiveSession, done: &LlmFinished, views: &mut ViewsMut
     ));
     if turn.narrating == Some(done.call) {
         turn.narrating = None;
+        views.transcript.withheld = false;
         views.transcript.speaker = None;
         views.transcript.streaming.clear();
     }
@@ -251,6 +264,11 @@ fn deliver(session: &mut ActiveSession, done: &LlmFinished, views: &mut ViewsMut
             .push(Entry::Narration((*text).to_owned()));
     }
     turn.narrations_shown = narrations.len();
+    // What the world did, and why a move could not happen, as it happens (#41).
+    for notice in turn.runner.notices().into_iter().skip(turn.notices_shown) {
+        views.transcript.entries.push(Entry::Notice(notice));
+        turn.notices_shown += 1;
+    }
     // Dice appear as soon as the engine rolls them, before the narration they decide.
     for roll in &turn.runner.rolls()[turn.rolls_shown..] {
         views.transcript.entries.push(Entry::Roll(roll.clone()));

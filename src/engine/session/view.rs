@@ -38,6 +38,8 @@ pub enum Entry {
     Scene(String),
     /// An orchestrator note (a rewind, a refused command).
     Note(String),
+    /// What the world did (a consequence fired), or why a move could not happen (#41).
+    Notice(crate::transcript::marker::Notice),
 }
 
 /// The end of one committed turn in [`Transcript::entries`].
@@ -55,6 +57,8 @@ pub struct Transcript {
     pub entries: Vec<Entry>,
     /// Narration arriving now, token by token.
     pub streaming: String,
+    /// The narration streaming now crossed a line or veil: it is not shown (#41).
+    pub withheld: bool,
     /// Whose narration is being written now (a character id), for the stage
     /// to light their portrait.
     pub speaker: Option<String>,

@@ -34,7 +34,61 @@ impl TurnRunner {
             });
             return;
         }
+        if let Some(crossing) = self.guard.check(kept) {
+            let label = crossing.label();
+            if self.ledger.regenerated.contains_key(actor) {
+                // Twice: the engine's own words, never the model's.
+                self.ledger.limits.push(format!(
+                    "narrate {actor}: {label}: the fallback narrated it"
+                ));
+                let fallback = fallback_line(self.turn_id);
+                self.on_narration(actor, &fallback);
+            } else {
+                self.ledger
+                    .limits
+                    .push(format!("narrate {actor}: {label}: asked again"));
+                self.ledger
+                    .regenerated
+                    .insert(actor.to_owned(), crossing.instruction());
+                self.narrate_again(actor);
+            }
+            return;
+        }
         self.on_narration(actor, kept);
+    }
+
+    /// `actor`'s narration is asked for again (it crossed a line or veil).
+    fn narrate_again(&mut self, actor: &str) {
+        let request = if actor == PERSONA {
+            self.narrate_request(
+                PERSONA,
+                self.persona_intention,
+                &self.outcome_text.clone(),
+                &self.blocked.clone(),
+            )
+        } else {
+            let intention = self
+                .state
+                .stream
+                .messages
+                .iter()
+                .rev()
+                .find(|m| m.owner == actor && m.kind == Kind::Intention)
+                .map_or(self.persona_intention, |m| m.id);
+            let outcome = self
+                .ledger
+                .npc_outcome
+                .get(actor)
+                .cloned()
+                .unwrap_or_default();
+            self.narrate_request(actor, intention, &outcome, "")
+        };
+        self.queue(
+            Purpose::Narrate {
+                actor: actor.to_owned(),
+            },
+            request,
+        );
     }
 
     /// The draft of `actor`'s narration that reads best (`session::drafts`),
@@ -100,6 +154,16 @@ impl TurnRunner {
                 .refused
                 .push(format!("choices: dropped {g:?}: not a readable option"));
         }
+        let (offered, crossing): (Vec<String>, Vec<String>) = offered
+            .into_iter()
+            .partition(|c| self.guard.check(c).is_none());
+        for c in crossing {
+            if let Some(x) = self.guard.check(&c) {
+                self.ledger
+                    .limits
+                    .push(format!("choices: {}: a choice was dropped", x.label()));
+            }
+        }
         let names = people::names(&self.state.campaign);
         let (kept, withheld) = standing::filter_choices(offered, &self.state.world, &names);
         for w in withheld {
@@ -120,11 +184,29 @@ impl TurnRunner {
         } else {
             self.ledger.choices = kept;
         }
+        self.offer_instead();
+    }
+
+    /// #41: a blocked move's choices lead with what can be done instead.
+    pub(super) fn offer_instead(&mut self) {
+        if self.ledger.instead.is_empty() {
+            return;
+        }
+        let count = self.ledger.choices.len().max(3);
+        let mut choices = std::mem::take(&mut self.ledger.instead);
+        for c in std::mem::take(&mut self.ledger.choices) {
+            if !choices.iter().any(|i| i.eq_ignore_ascii_case(&c)) {
+                choices.push(c);
+            }
+        }
+        choices.truncate(count);
+        self.ledger.choices = choices;
     }
 
     pub(super) fn offer_generic_choices(&mut self) {
         self.ledger.choices = generic_choices();
         self.ledger.generic_choices = true;
+        self.offer_instead();
     }
 
     /// An extractor's state ops (through the rules) and what others noticed.
@@ -165,4 +247,16 @@ impl TurnRunner {
             self.apply_ops("lore", std::slice::from_ref(&op));
         }
     }
+}
+
+/// One of `prompts/fallback_limits.txt`'s lines, by turn.
+fn fallback_line(turn_id: u64) -> String {
+    const LINES: &str = include_str!("../../../prompts/fallback_limits.txt");
+    let lines: Vec<&str> = LINES
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let at = usize::try_from(turn_id).unwrap_or(0) % lines.len().max(1);
+    lines.get(at).map_or_else(String::new, |l| (*l).to_owned())
 }

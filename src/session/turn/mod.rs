@@ -22,6 +22,7 @@
 //! (`skills`) and the answer handlers (`answers`).
 
 mod answers;
+pub mod check;
 pub mod contracts;
 mod npcs;
 mod plans;
@@ -29,6 +30,7 @@ mod requests;
 mod rules;
 pub mod types;
 pub mod vars;
+mod world;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -175,6 +177,25 @@ struct Ledger {
     choices: Vec<String>,
     generic_choices: bool,
     clarification: Option<String>,
+    /// The engine's or the referee's reason the move cannot happen, and
+    /// what the choices offer instead (#41).
+    blocked: Option<check::Blocked>,
+    instead: Vec<String>,
+    /// Minutes the move's way takes, when it goes somewhere.
+    travel: Option<i64>,
+    /// Minutes the move took, once spent (`world::spend_time`).
+    minutes: Option<f64>,
+    /// Consequences fired this turn (told first: those of the turn before),
+    /// and how many of them a narration has been given.
+    fired: Vec<String>,
+    told: usize,
+    /// Narrations asked for again because they crossed a line or veil, by
+    /// actor, with what to keep out (`avoid` in the narrator's prompt).
+    regenerated: BTreeMap<String, String>,
+    /// Each time a line or veil was met: where, and its label (never the text).
+    limits: Vec<String>,
+    /// Each NPC's rolled outcome in words, for its narration.
+    npc_outcome: BTreeMap<String, String>,
 }
 
 /// The skills' part of a turn (#25): its plans, and the one being run.
@@ -207,6 +228,11 @@ pub struct TurnRunner {
     outcome_text: String,
     blocked: String,
     error: Option<TurnError>,
+    /// How deep the consequence being applied is in its chain.
+    consequence_depth: u8,
+    /// The player's lines and veils, checked against every narration,
+    /// intention and choice (#41).
+    guard: crate::session::lines::Guard,
     /// When the player submitted, in seconds since the Unix epoch (the budget's zero).
     submitted_at: f64,
     calls: Calls,
@@ -255,6 +281,11 @@ impl TurnRunner {
             outcome_text: String::new(),
             blocked: String::new(),
             error: None,
+            consequence_depth: 0,
+            guard: crate::session::lines::Guard::new(
+                &state.calibration.lines,
+                &state.calibration.veils,
+            ),
             submitted_at: crate::llm::record::now_seconds(),
             calls: Calls::default(),
             ledger: Ledger::default(),
@@ -283,6 +314,14 @@ impl TurnRunner {
             runner.input.whisper_to.clone(),
         );
         runner.persona_intention = id;
+        // What fired after last turn's narrations is told in this one.
+        runner.ledger.fired = std::mem::take(&mut runner.state.world.untold);
+        // #41: the engine reads the move against the world first; a move
+        // it blocks reaches no model but the narrator.
+        if runner.check_move() {
+            runner.advance();
+            return runner;
+        }
         // A picked choice carries its ruling: no referee call (#21).
         if runner.input.ruling.is_none() {
             let resolve = runner.resolve_request();
@@ -324,6 +363,21 @@ impl TurnRunner {
     /// Whether every call has come back and the turn is over (or failed).
     pub fn is_finished(&self) -> bool {
         self.error.is_some() || (self.phase == Phase::Done && self.calls.in_flight.is_empty())
+    }
+
+    /// Whether `text` crosses one of the player's lines or veils (a
+    /// narration streaming onto the screen stops showing when it does).
+    pub fn crosses_limits(&self, text: &str) -> bool {
+        self.guard.check(text).is_some()
+    }
+
+    /// The engine's notices this turn so far, in order: consequences fired,
+    /// a move blocked (shown as they happen, like the dice).
+    pub fn notices(&self) -> Vec<crate::transcript::marker::Notice> {
+        self.state.stream.messages[self.first_new..]
+            .iter()
+            .filter_map(crate::transcript::marker::Notice::of)
+            .collect()
     }
 
     /// The dice rolled so far this turn (shown as they happen).
@@ -448,9 +502,13 @@ impl TurnRunner {
             .into_values()
             .collect();
         let budget = super::budget::TurnBudget::of(self.submitted_at, &records, ready_ms);
+        // What fired after the last narration is told next turn.
+        let untold = self.ledger.fired[self.ledger.told..].to_vec();
+        let minutes = self.ledger.minutes.unwrap_or(TURN_MINUTES);
         let mut world = self.state.world;
-        standing::decay(&self.state.campaign.standing, &mut world, TURN_MINUTES);
-        let now = self.state.play_minutes + TURN_MINUTES;
+        world.untold = untold;
+        standing::decay(&self.state.campaign.standing, &mut world, minutes);
+        let now = self.state.play_minutes + minutes;
         let ledger = self.ledger;
         Ok(TurnResult {
             messages: self.state.stream.messages[self.first_new..].to_vec(),
@@ -470,6 +528,9 @@ impl TurnRunner {
             drafts: ledger.drafts,
             play_minutes: now,
             clarification: ledger.clarification,
+            blocked: ledger.blocked,
+            fired: ledger.fired,
+            limits: ledger.limits,
             recalled: self.state.recalled,
             budget,
             skills: self.skills.attempts,
@@ -525,7 +586,8 @@ impl TurnRunner {
                     return;
                 }
                 self.go_where_moved();
-                if self.ask_planner(1) || self.plan_every_turn() {
+                let blocked = self.ledger.blocked.is_some();
+                if !blocked && (self.ask_planner(1) || self.plan_every_turn()) {
                     self.phase = Phase::Skills;
                     return;
                 }
@@ -553,12 +615,14 @@ impl TurnRunner {
 
     /// The persona's narration is asked for (after its resolution and skills).
     fn narrate_persona(&mut self) {
+        self.spend_time();
         let narrate = self.narrate_request(
             PERSONA,
             self.persona_intention,
             &self.outcome_text.clone(),
             &self.blocked.clone(),
         );
+        self.mark_told();
         self.queue(
             Purpose::Narrate {
                 actor: PERSONA.into(),

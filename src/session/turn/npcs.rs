@@ -2,9 +2,9 @@
 
 use super::contracts::NpcIntent;
 use super::types::ActivationRoll;
-use super::{Phase, Purpose, TurnRunner};
+use super::{PERSONA, Phase, Purpose, RollRecord, TurnRunner};
 use crate::campaign::CharacterKind;
-use crate::rules::Modifiers;
+use crate::rules::{Modifiers, Tier};
 use crate::transcript::stream::Kind;
 
 impl TurnRunner {
@@ -93,20 +93,237 @@ impl TurnRunner {
     /// An NPC's intention enters the stream (its thought too, if it had
     /// one); its narration and extractor are asked for.
     pub(super) fn on_npc_intent(&mut self, npc: &str, intent: &NpcIntent) {
+        let intention = intent.intention.trim().to_owned();
+        // #41: an intention over the player's lines or veils is not acted on.
+        if let Some(crossing) = self.guard.check(&intention) {
+            self.ledger.limits.push(format!(
+                "npc_intent {npc}: {}: {npc} stays quiet this turn",
+                crossing.label()
+            ));
+            if let Phase::Npc { narrated, .. } = &mut self.phase {
+                *narrated = true;
+            }
+            return;
+        }
         let thought = intent.thought.trim();
-        if !thought.is_empty() {
+        if !thought.is_empty() && self.guard.check(thought).is_none() {
             self.state
                 .stream
                 .push(self.turn_id, npc, Kind::Thought, thought, None);
         }
-        let intention = intent.intention.trim().to_owned();
+        let outcome = self.roll_npc(npc, &intention);
         let id = self
             .state
             .stream
             .push(self.turn_id, npc, Kind::Intention, intention, None);
-        let narrate = self.narrate_request(npc, id, "", "");
+        let narrate = self.narrate_request(npc, id, &outcome, "");
+        self.mark_told();
         self.queue(Purpose::Narrate { actor: npc.into() }, narrate);
         let extract = self.extract_request(npc, id);
         self.queue(Purpose::Extract { owner: npc.into() }, extract);
+    }
+
+    /// #41: an NPC's intention that acts (not only speaks or watches) is
+    /// rolled like the player's: the ruleset's usual check, the stat its
+    /// words call for (else the NPC's best); aimed at the player, the player
+    /// rolls the same check to resist, and a resisted action fails. The
+    /// outcome in words, for its narration (empty: nothing rolled).
+    fn roll_npc(&mut self, npc: &str, intention: &str) -> String {
+        if !acts(intention) {
+            return String::new();
+        }
+        let campaign = std::sync::Arc::clone(&self.state.campaign);
+        let ruleset = &campaign.ruleset;
+        let Ok(check) = ruleset.check(None) else {
+            return String::new();
+        };
+        let stats_of = |id: &str| {
+            self.state
+                .world
+                .characters
+                .get(id)
+                .map(|c| c.stats.clone())
+                .unwrap_or_default()
+        };
+        let stats = stats_of(npc);
+        let stat = check.bind.as_ref().and_then(|_| {
+            let choices = if check.bind_to.is_empty() {
+                ruleset.stat_names()
+            } else {
+                check.bind_to.clone()
+            };
+            stat_for(intention, &ruleset.stat_cues(), &choices).or_else(|| {
+                choices
+                    .iter()
+                    .max_by_key(|s| stats.get(s.as_str()).and_then(serde_json::Value::as_i64))
+                    .cloned()
+            })
+        });
+        let none = Modifiers::new();
+        let Ok(outcome) = ruleset.roll_check(check, &stats, stat.as_deref(), &none, &mut self.dice)
+        else {
+            return String::new();
+        };
+        let band = |id: &str| check.bands.iter().find(|b| b.id == id);
+        self.ledger.rolls.push(RollRecord {
+            actor: npc.to_owned(),
+            check: outcome.check.clone(),
+            stat: outcome.stat.clone(),
+            roll: outcome.roll.clone(),
+            band: outcome.band.clone(),
+            label: outcome.label.clone(),
+            against: None,
+        });
+        let mut label = outcome.label.clone();
+        let mut meaning = band(&outcome.band)
+            .map(|b| b.meaning.clone())
+            .unwrap_or_default();
+        let total = outcome.roll.total;
+        if aimed_at_player(intention, &self.name_of(PERSONA)) && outcome.tier != Tier::Failure {
+            let mine = stats_of(PERSONA);
+            if let Ok(resist) =
+                ruleset.roll_check(check, &mine, stat.as_deref(), &none, &mut self.dice)
+            {
+                self.ledger.rolls.push(RollRecord {
+                    actor: PERSONA.to_owned(),
+                    check: resist.check.clone(),
+                    stat: resist.stat.clone(),
+                    roll: resist.roll.clone(),
+                    band: resist.band.clone(),
+                    label: resist.label.clone(),
+                    against: Some(npc.to_owned()),
+                });
+                if resist.roll.total >= total {
+                    let failure = check.bands.iter().find(|b| b.tier == Tier::Failure);
+                    label = failure.map_or_else(|| "Failure".to_owned(), |b| b.label.clone());
+                    meaning = format!(
+                        "You resist ({} against {total}). {}",
+                        resist.roll.total,
+                        failure.map(|b| b.meaning.as_str()).unwrap_or_default()
+                    );
+                }
+            }
+        }
+        let outcome = format!(
+            "{label} ({total} on {}). {meaning}",
+            outcome.roll.expression
+        );
+        self.ledger
+            .npc_outcome
+            .insert(npc.to_owned(), outcome.clone());
+        outcome
+    }
+}
+
+/// Verbs of only speaking, watching or waiting: an intention of these alone is not rolled.
+const QUIET: [&str; 30] = [
+    "say", "ask", "tell", "whisper", "watch", "look", "listen", "wait", "nod", "smile", "think",
+    "remember", "stand", "sit", "speak", "reply", "answer", "shrug", "sigh", "frown", "laugh",
+    "glance", "stare", "hum", "mutter", "murmur", "greet", "wonder", "consider", "call",
+];
+
+/// Whether an intention does something to the world, a person or the
+/// player: its first verb is not one of [`QUIET`]. The first word that is
+/// not a name, a pronoun or an adverb is taken for the verb.
+pub fn acts(intention: &str) -> bool {
+    const SKIP: [&str; 14] = [
+        "i",
+        "he",
+        "she",
+        "they",
+        "we",
+        "will",
+        "to",
+        "quietly",
+        "slowly",
+        "then",
+        "first",
+        "carefully",
+        "would",
+        "want",
+    ];
+    let verb = intention
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty() && !w.chars().next().is_some_and(char::is_uppercase))
+        .map(str::to_lowercase)
+        .find(|w| !SKIP.contains(&w.as_str()) && !w.ends_with("ly"));
+    verb.is_some_and(|v| {
+        !QUIET.iter().any(|q| {
+            v == *q
+                || v.strip_suffix('s')
+                    .is_some_and(|s| s == *q || s.strip_suffix('e') == Some(q))
+                || v.strip_suffix("ing").is_some_and(|s| s == *q)
+        })
+    })
+}
+
+/// Whether an intention is aimed at the player: it says "you", "the
+/// player" or the player's name.
+fn aimed_at_player(intention: &str, player: &str) -> bool {
+    let lower = intention.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .iter()
+        .any(|w| ["you", "your", "player", "stranger"].contains(w))
+        || (!player.is_empty() && player != PERSONA && lower.contains(&player.to_lowercase()))
+}
+
+/// The stat whose cues share the most words (five letters or more) with
+/// the intention, among `choices`; `None` on no overlap.
+fn stat_for(intention: &str, cues: &[(String, Vec<String>)], choices: &[String]) -> Option<String> {
+    let words: Vec<String> = intention
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 4)
+        .map(|w| w.to_lowercase().chars().take(5).collect())
+        .collect();
+    cues.iter()
+        .filter(|(stat, _)| choices.contains(stat))
+        .map(|(stat, cue)| {
+            let hits = cue
+                .iter()
+                .flat_map(|c| c.split_whitespace())
+                .filter(|w| w.len() >= 4)
+                .map(|w| w.to_lowercase().chars().take(5).collect::<String>())
+                .filter(|w| words.contains(w))
+                .count();
+            (hits, stat)
+        })
+        .filter(|(hits, _)| *hits > 0)
+        .max_by_key(|(hits, _)| *hits)
+        .map(|(_, stat)| stat.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{acts, aimed_at_player};
+
+    #[test]
+    fn an_intention_that_only_speaks_is_not_rolled() {
+        assert!(!acts("Hesper says nothing and watches the fog."));
+        assert!(!acts("I ask the stranger where they are from."));
+        assert!(acts(
+            "Tamsin slips the tin of verdigris into the lantern oil."
+        ));
+        assert!(acts("Aldous takes the ledger from your hands."));
+        assert!(!acts("She quietly waits by the rail."));
+    }
+
+    #[test]
+    fn an_intention_aimed_at_the_player_says_so() {
+        assert!(aimed_at_player(
+            "Aldous takes the ledger from your hands.",
+            "the Surveyor"
+        ));
+        assert!(aimed_at_player(
+            "Ned pushes past the Surveyor.",
+            "the Surveyor"
+        ));
+        assert!(!aimed_at_player(
+            "Ned locks the toll house door.",
+            "the Surveyor"
+        ));
     }
 }

@@ -432,6 +432,14 @@ impl TurnRunner {
             earlier: self.state.earlier.clone(),
             scene_lore: self.state.recalled.scene.clone(),
             skills: self.skills.notes.clone(),
+            world_does: self.untold().to_vec(),
+            stakes: self.stakes(),
+            avoid: self
+                .ledger
+                .regenerated
+                .get(actor)
+                .cloned()
+                .unwrap_or_default(),
         });
         let mut request = CallRequest::new("narrate", &self.state.large_model, to_value(&vars))
             .seed(self.call_seed());

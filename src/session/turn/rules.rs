@@ -34,7 +34,9 @@ impl TurnRunner {
             return;
         }
         if !r.possible {
-            r.blocked_reason.clone_into(&mut self.blocked);
+            self.block(super::check::Blocked::Referee {
+                reason: r.blocked_reason.clone(),
+            });
             return;
         }
         let Some(check_id) = r.check() else {
@@ -90,8 +92,15 @@ impl TurnRunner {
             .get(PERSONA)
             .map(|c| c.stats.clone())
             .unwrap_or_default();
-        match ruleset.roll_check(check, &stats, stat, &modifiers, &mut self.dice) {
-            Ok(outcome) => self.apply_check(&outcome),
+        // #41: session zero's difficulty is in the dice, not only the prompt.
+        let shift = ruleset.difficulty_shift(&self.state.calibration.difficulty);
+        let cost = check.cost.clone();
+        match ruleset.roll_shifted(check, &stats, stat, &modifiers, shift, &mut self.dice) {
+            Ok(outcome) => {
+                // Seed 001: an attempt costs what it costs, success or not.
+                self.apply_ops("cost", &cost);
+                self.apply_check(&outcome);
+            }
             Err(e) => self.ledger.refused.push(format!("resolve: {e}")),
         }
     }
@@ -117,6 +126,7 @@ impl TurnRunner {
             roll: outcome.roll.clone(),
             band: outcome.band.clone(),
             label: outcome.label.clone(),
+            against: None,
         });
         // Band effects are the rules' own: they apply (a refusal here is a ruleset bug, logged).
         self.apply_ops("ruleset", &outcome.effects);
@@ -128,7 +138,7 @@ impl TurnRunner {
         }
         // The engine's own ops (the rules' band effects, a move elsewhere)
         // are not the model's proposals.
-        let proposed = !matches!(source, "ruleset" | "move");
+        let proposed = !matches!(source, "ruleset" | "move" | "time" | "cost" | "consequence");
         if proposed {
             self.ledger.ops_proposed += ops.len();
         }
@@ -136,7 +146,8 @@ impl TurnRunner {
         match self.state.world.apply(ops, ruleset) {
             Ok(changes) => {
                 self.follow_standing(source, &changes);
-                self.ledger.changes.extend(changes);
+                self.ledger.changes.extend(changes.iter().cloned());
+                self.consequences(&changes, self.consequence_depth);
             }
             Err(e) => {
                 if proposed {
@@ -156,7 +167,7 @@ impl TurnRunner {
             .ledger
             .rolls
             .iter()
-            .any(|r| r.actor == PERSONA && r.band.contains("fail"));
+            .any(|r| r.actor == PERSONA && r.against.is_none() && r.band.contains("fail"));
         if !self.blocked.is_empty() || failed {
             return;
         }

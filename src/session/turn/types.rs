@@ -185,6 +185,9 @@ pub struct RollRecord {
     pub roll: Roll,
     pub band: String,
     pub label: String,
+    /// A roll made to resist this NPC's action (a contested check, #41).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<String>,
 }
 
 /// The d100 an NPC rolled against its chattiness to act this turn (seed 004
@@ -239,6 +242,12 @@ pub struct TurnResult {
     pub play_minutes: f64,
     /// A question instead of a turn: nothing is committed; the player answers.
     pub clarification: Option<String>,
+    /// Why the player's move could not happen (the engine's check or the referee's ruling).
+    pub blocked: Option<super::check::Blocked>,
+    /// Consequences told this turn (clock triggers, failure streaks, ruleset effects).
+    pub fired: Vec<String>,
+    /// Where generated text met the player's lines or veils, by category (never the text).
+    pub limits: Vec<String>,
     /// What the narrator and choices were shown from memory and lore.
     pub recalled: Recalled,
     /// Where the turn's time went (#21): never part of what replays.
@@ -280,6 +289,9 @@ impl TurnResult {
             drafts: Vec::new(),
             play_minutes,
             clarification: None,
+            blocked: None,
+            fired: Vec::new(),
+            limits: Vec::new(),
             recalled: Recalled::default(),
             budget: crate::session::budget::TurnBudget::default(),
             skills: Vec::new(),

@@ -205,6 +205,12 @@ pub struct Narrating {
     pub scene_lore: Value,
     /// What the skills did this turn (the player's narration only).
     pub skills: Vec<String>,
+    /// Consequences that fired and are not yet told (#41).
+    pub world_does: Vec<String>,
+    /// The scene's danger tier in the ruleset's words, or empty.
+    pub stakes: String,
+    /// What a narration asked for again must keep out (a line or veil it crossed), or empty.
+    pub avoid: String,
 }
 
 /// `narrate`'s variables (`prompts/narrate/stage.ron`).
@@ -229,6 +235,9 @@ pub struct NarrateVars {
     pub just_before: String,
     pub outcome_words: String,
     pub skills: Vec<String>,
+    pub world_does: Vec<String>,
+    pub stakes: String,
+    pub avoid: String,
 }
 
 impl From<Narrating> for NarrateVars {
@@ -265,6 +274,9 @@ impl From<Narrating> for NarrateVars {
             beat: n.beat,
             earlier: n.earlier,
             scene_lore: n.scene_lore,
+            world_does: n.world_does,
+            stakes: n.stakes,
+            avoid: n.avoid,
         }
     }
 }
@@ -496,6 +508,9 @@ mod tests {
             earlier: Vec::new(),
             scene_lore: serde_json::Value::Null,
             skills: vec!["weather: fog".into()],
+            world_does: Vec::new(),
+            stakes: String::new(),
+            avoid: String::new(),
         }
     }
 

@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::engine::session::{Character, Entry, SessionInput, Transcript, TurnProgress};
+use crate::transcript::marker::Notice;
 use crate::ui::markdown::{self, Span};
 use crate::ui::screens::{Overlays, SavesMode, Screen, UiSystems};
 use crate::ui::settings::Settings;
@@ -397,6 +398,23 @@ fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>, tumb
         }
         Entry::Note(text) => {
             ui.label(egui::RichText::new(format!("({text})")).weak());
+        }
+        Entry::Notice(Notice::World(text)) => {
+            ui.label(
+                egui::RichText::new(format!("\u{2691} {text}"))
+                    .size(16.0)
+                    .strong()
+                    .color(egui::Color32::from_rgb(230, 180, 90)),
+            );
+            ui.add_space(4.0);
+        }
+        Entry::Notice(Notice::Blocked(text)) => {
+            ui.label(
+                egui::RichText::new(format!("\u{2716} You cannot: {text}."))
+                    .size(16.0)
+                    .italics()
+                    .color(egui::Color32::from_rgb(220, 140, 130)),
+            );
         }
     }
 }

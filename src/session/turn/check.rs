@@ -1,0 +1,782 @@
+//! The engine's move check (seed 001 validator): presence, possession and reach, before the referee.
+//!
+//! A typed move is read against the world, for every model: whoever it acts
+//! on must be here, what it uses must be held, where it goes must be known
+//! and one way from here. A move that fails is [`Blocked`]: nothing happens
+//! in the world, the narrator is told why in the story's terms, and the
+//! choices offer what can be done instead. What the check cannot read (a
+//! lower-case "the window", a verb it does not know) goes on to the referee
+//! as before: the engine blocks only what it is sure of.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use crate::campaign::{DEFAULT_ROUTE_MINUTES, Route};
+
+/// Why a move cannot happen, with the names the player knows.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Blocked {
+    /// Someone of the story the move acts on is elsewhere (`at`: where they were left).
+    Absent {
+        id: String,
+        name: String,
+        at: Option<String>,
+    },
+    /// A name the move acts on belongs to no one in the story.
+    Stranger { name: String },
+    /// An item the move uses is not held; `holder`: who or where has it.
+    NotHeld {
+        item: String,
+        holder: Option<String>,
+        holder_here: bool,
+    },
+    /// A place the move goes to that the story does not know.
+    UnknownPlace { place: String },
+    /// A known place not one way from here; `via`: the first step toward it.
+    Far {
+        id: String,
+        place: String,
+        via: Option<(String, String)>,
+    },
+    /// The referee (a full-size model) ruled the move out.
+    Referee { reason: String },
+}
+
+impl Blocked {
+    /// Why, in the story's terms, for the narrator and the log.
+    pub fn reason(&self) -> String {
+        match self {
+            Blocked::Absent {
+                name, at: Some(at), ..
+            } => {
+                format!("{name} is not here; they were last seen at {at}")
+            }
+            Blocked::Absent { name, at: None, .. } => format!("{name} is not here"),
+            Blocked::Stranger { name } => {
+                format!("there is no one called {name} here, and no one has heard the name")
+            }
+            Blocked::NotHeld {
+                item,
+                holder: Some(h),
+                ..
+            } => format!("you do not have {item}; {h} has it"),
+            Blocked::NotHeld { item, .. } => format!("you do not carry {item}"),
+            Blocked::UnknownPlace { place } => {
+                format!("no one here knows of any place called {place}")
+            }
+            Blocked::Far {
+                place,
+                via: Some((_, via)),
+                ..
+            } => format!("{place} is not one step from here; the way there goes by {via}"),
+            Blocked::Far { place, .. } => format!("there is no way to {place} from here"),
+            Blocked::Referee { reason } => reason.clone(),
+        }
+    }
+
+    /// Moves that can be made instead, as choices.
+    pub fn instead(&self, present: &[String]) -> Vec<String> {
+        match self {
+            Blocked::Absent {
+                name, at: Some(at), ..
+            } => vec![format!("Go to {at} to find {name}")],
+            Blocked::NotHeld {
+                item,
+                holder: Some(h),
+                holder_here: true,
+            } => vec![format!("Ask {h} for {item}")],
+            Blocked::Far {
+                via: Some((_, via)),
+                ..
+            } => vec![format!("Go to {via}")],
+            _ => present
+                .first()
+                .map(|p| vec![format!("Talk to {p}")])
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// What the check reads of the world: names, places, items, who holds what.
+pub struct Reading<'a> {
+    /// The scene's place id.
+    pub here: &'a str,
+    /// Character ids in the scene.
+    pub present: &'a [String],
+    /// NPCs by id, with the names a player may use (`people::names`).
+    pub people: &'a [(String, Vec<String>)],
+    /// Places, items and factions by id, with their names.
+    pub places: Vec<(&'a str, &'a str)>,
+    pub items: Vec<(&'a str, &'a str)>,
+    pub factions: Vec<&'a str>,
+    /// The player's own name, if the campaign gives one.
+    pub player_name: &'a str,
+    /// Quantities by owner, then item.
+    pub inventory: &'a BTreeMap<String, BTreeMap<String, u32>>,
+    /// Where each character not in the scene was left (id → place id).
+    pub whereabouts: BTreeMap<String, String>,
+    pub routes: &'a [Route],
+}
+
+impl Reading<'_> {
+    fn place_name(&self, id: &str) -> String {
+        self.places
+            .iter()
+            .find(|(p, _)| *p == id)
+            .map_or_else(|| id.replace('_', " "), |(_, n)| (*n).to_owned())
+    }
+
+    fn person_name(&self, id: &str) -> String {
+        self.people
+            .iter()
+            .find(|(p, _)| p == id)
+            .and_then(|(_, ns)| ns.first().cloned())
+            .or_else(|| {
+                self.places
+                    .iter()
+                    .chain(&self.items)
+                    .find(|(p, _)| *p == id)
+                    .map(|(_, n)| (*n).to_owned())
+            })
+            .unwrap_or_else(|| id.replace('_', " "))
+    }
+
+    /// Minutes from here to `to`, and the first step when it is further
+    /// than one route (`None`: no way at all).
+    pub fn way(&self, to: &str) -> Option<(i64, Option<String>)> {
+        if self.routes.is_empty() {
+            return Some((DEFAULT_ROUTE_MINUTES, None));
+        }
+        let mut next: BTreeMap<&str, Vec<(&str, i64)>> = BTreeMap::new();
+        for r in self.routes {
+            next.entry(&r.from).or_default().push((&r.to, r.minutes));
+            next.entry(&r.to).or_default().push((&r.from, r.minutes));
+        }
+        if let Some((_, m)) = next
+            .get(self.here)
+            .and_then(|n| n.iter().find(|(p, _)| *p == to))
+        {
+            return Some((*m, None));
+        }
+        // The first step of a shortest way (fewest routes).
+        let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut queue = VecDeque::new();
+        for (p, _) in next.get(self.here).into_iter().flatten() {
+            if first.insert(p, p).is_none() {
+                queue.push_back(*p);
+            }
+        }
+        while let Some(at) = queue.pop_front() {
+            if at == to {
+                return Some((0, first.get(at).map(|s| (*s).to_owned())));
+            }
+            let step = first.get(at).copied().unwrap_or(at);
+            for (p, _) in next.get(at).into_iter().flatten() {
+                if *p != self.here && !first.contains_key(p) {
+                    first.insert(p, step);
+                    queue.push_back(p);
+                }
+            }
+        }
+        None
+    }
+
+    fn holds(&self, owner: &str, item: &str) -> bool {
+        self.inventory
+            .get(owner)
+            .and_then(|h| h.get(item))
+            .is_some_and(|n| *n > 0)
+    }
+
+    fn holder(&self, item: &str) -> Option<&str> {
+        self.inventory
+            .iter()
+            .find(|(_, h)| h.get(item).is_some_and(|n| *n > 0))
+            .map(|(o, _)| o.as_str())
+    }
+}
+
+/// One word of a move, as written, with whether a sentence starts there.
+struct Word<'t> {
+    text: &'t str,
+    lower: String,
+    starts_sentence: bool,
+}
+
+fn words(text: &str) -> Vec<Word<'_>> {
+    let mut out = Vec::new();
+    let mut starts = true;
+    let mut rest = text;
+    let mut from = 0;
+    for (i, c) in text.char_indices() {
+        let part = c.is_alphanumeric() || c == '\'' || c == '-';
+        if !part {
+            if from < i {
+                let w = &text[from..i];
+                out.push(Word {
+                    text: w,
+                    lower: w.to_lowercase(),
+                    starts_sentence: starts,
+                });
+                starts = false;
+            }
+            if matches!(c, '.' | '!' | '?' | '"' | '\u{201c}' | ':') {
+                starts = true;
+            }
+            from = i + c.len_utf8();
+        }
+        rest = &text[from..];
+    }
+    if !rest.is_empty() {
+        out.push(Word {
+            text: rest,
+            lower: rest.to_lowercase(),
+            starts_sentence: starts,
+        });
+    }
+    out
+}
+
+/// The verb or its -s, -es, -ed, -ing forms.
+fn inflects(w: &str, verb: &str) -> bool {
+    w == verb
+        || ["s", "es", "ed", "d", "ing"].iter().any(|end| {
+            w.strip_suffix(end).is_some_and(|stem| {
+                stem == verb
+                    || stem == verb.trim_end_matches('e')
+                    || (stem.len() > 2
+                        && stem.ends_with(|c: char| verb.ends_with(c))
+                        && &stem[..stem.len() - 1] == verb)
+            })
+        })
+}
+
+fn is_any(w: &str, verbs: &[&str]) -> bool {
+    verbs.iter().any(|v| inflects(w, v))
+}
+
+/// Verbs that act on a person directly before their name ("I ask Hesper",
+/// "I turn to Ned", "I hand the key to Tamsin").
+const ACTS_ON: [&str; 39] = [
+    "ask", "tell", "turn", "speak", "talk", "say", "call", "greet", "hug", "hand", "give", "show",
+    "offer", "help", "follow", "grab", "push", "shake", "kiss", "thank", "beg", "warn", "question",
+    "whisper", "signal", "wave", "touch", "stop", "fight", "strike", "hit", "attack", "confront",
+    "accuse", "bribe", "pay", "join", "approach", "walk",
+];
+/// Words that may stand between such a verb and the name.
+const BETWEEN: [&str; 12] = [
+    "to", "at", "toward", "towards", "with", "the", "over", "up", "on", "old", "young", "and",
+];
+/// Words after which a name is what the move is about, not whom it acts on.
+const ABOUT: [&str; 12] = [
+    "about", "of", "for", "find", "seek", "where", "remember", "mention", "search", "wait",
+    "fetch", "whether",
+];
+
+/// Verbs that use what one carries, and the particles that may follow.
+const USES: [&str; 22] = [
+    "use", "show", "hand", "give", "offer", "light", "unlock", "wave", "read", "drink", "throw",
+    "wear", "burn", "pour", "raise", "brandish", "produce", "draw", "unfold", "open", "ring",
+    "blow",
+];
+/// Moves that bring a thing out from one's own person: it must be held.
+const FROM_ONESELF: [&str; 5] = ["take", "pull", "draw", "produce", "fish"];
+/// Where an object phrase ends.
+const PHRASE_END: [&str; 18] = [
+    "and", "to", "with", "at", "on", "from", "into", "onto", "so", "then", "for", "in", "toward",
+    "towards", "before", "while", "over", "under",
+];
+const ARTICLES: [&str; 8] = ["the", "a", "an", "my", "some", "this", "that", "our"];
+
+const GOING: [&str; 16] = [
+    "go", "walk", "head", "row", "run", "hurry", "sail", "pole", "ride", "wade", "swim", "travel",
+    "return", "climb", "make", "set",
+];
+const INTO: [&str; 5] = ["to", "onto", "into", "toward", "towards"];
+
+/// The check: the first thing the move cannot do, if any.
+pub fn check(text: &str, whisper_to: Option<&str>, r: &Reading) -> Option<Blocked> {
+    if let Some(to) = whisper_to
+        && !r.present.iter().any(|p| p == to)
+    {
+        return Some(absent(to, r));
+    }
+    let ws = words(text);
+    people(&ws, r)
+        .or_else(|| things(&ws, r))
+        .or_else(|| places(&ws, r))
+        .or_else(|| strangers(&ws, r))
+}
+
+fn absent(id: &str, r: &Reading) -> Blocked {
+    Blocked::Absent {
+        id: id.to_owned(),
+        name: r.person_name(id),
+        at: r.whereabouts.get(id).map(|p| r.place_name(p)),
+    }
+}
+
+/// Whether the word before `at` (skipping fillers) is a verb acting on a
+/// person, or, after "to" or "with", one a few words further back ("I hand
+/// the key to Tamsin", "I walk out with Ned").
+fn acted_on(ws: &[Word], at: usize) -> bool {
+    let mut linked = false;
+    let mut words_back = 0;
+    for w in ws[..at].iter().rev() {
+        let l = w.lower.as_str();
+        if ABOUT.contains(&l) {
+            return false;
+        }
+        if is_any(l, &ACTS_ON) {
+            return true;
+        }
+        if ["to", "with"].contains(&l) && words_back == 0 {
+            linked = true;
+        }
+        if !BETWEEN.contains(&l) {
+            words_back += 1;
+            if !linked || words_back > 4 || w.starts_sentence {
+                return false;
+            }
+        }
+        if w.starts_sentence {
+            return false;
+        }
+    }
+    false
+}
+
+/// Where `name`'s words start in `ws`, as whole words.
+fn find_name(ws: &[Word], name: &str) -> Option<usize> {
+    let parts: Vec<String> = words(name).iter().map(|w| w.lower.clone()).collect();
+    if parts.is_empty() || ws.len() < parts.len() {
+        return None;
+    }
+    (0..=ws.len() - parts.len())
+        .find(|&i| parts.iter().enumerate().all(|(j, p)| ws[i + j].lower == *p))
+}
+
+/// Presence: a named NPC acted on must be here.
+fn people(ws: &[Word], r: &Reading) -> Option<Blocked> {
+    for (id, names) in r.people {
+        let at = names
+            .iter()
+            .chain(std::iter::once(id))
+            .filter_map(|n| find_name(ws, n))
+            .min();
+        if let Some(at) = at
+            && acted_on(ws, at)
+            && !r.present.iter().any(|p| p == id)
+        {
+            return Some(absent(id, r));
+        }
+    }
+    None
+}
+
+/// A capitalised name acted on must be someone's ("I turn to Ysolde Farrant").
+fn strangers(ws: &[Word], r: &Reading) -> Option<Blocked> {
+    for (at, name) in capitalised(ws) {
+        if acted_on(ws, at) && !known(&name, r) {
+            return Some(Blocked::Stranger { name });
+        }
+    }
+    None
+}
+
+/// Runs of capitalised words not at a sentence's start ("Ysolde Farrant",
+/// "the Silver Lighthouse of Qarn"), with where they start.
+fn capitalised(ws: &[Word]) -> Vec<(usize, String)> {
+    let cap = |w: &Word| {
+        w.text.chars().next().is_some_and(char::is_uppercase) && w.text != "I" && !w.starts_sentence
+    };
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < ws.len() {
+        if !cap(&ws[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut end = i + 1;
+        while end < ws.len() {
+            if cap(&ws[end]) {
+                end += 1;
+            } else if ["of", "the"].contains(&ws[end].lower.as_str())
+                && ws.get(end + 1).is_some_and(cap)
+            {
+                end += 2;
+            } else {
+                break;
+            }
+        }
+        let name: Vec<&str> = ws[start..end].iter().map(|w| w.text).collect();
+        runs.push((start, name.join(" ")));
+        i = end;
+    }
+    runs
+}
+
+/// Whether a capitalised name belongs to anyone or anything the story knows.
+fn known(name: &str, r: &Reading) -> bool {
+    let lower = name.to_lowercase();
+    let lower = lower.trim_end_matches("'s");
+    let matches = |known: &str| {
+        let k = known.to_lowercase();
+        let k = k.strip_prefix("the ").unwrap_or(&k).to_owned();
+        !k.is_empty()
+            && (k == lower
+                || k.split_whitespace().any(|w| w == lower)
+                || lower
+                    .split_whitespace()
+                    .any(|w| w.len() > 2 && k.contains(w)))
+    };
+    r.people
+        .iter()
+        .flat_map(|(id, ns)| ns.iter().map(String::as_str).chain([id.as_str()]))
+        .chain(r.places.iter().flat_map(|(id, n)| [*id, *n]))
+        .chain(r.items.iter().flat_map(|(id, n)| [*id, *n]))
+        .chain(r.factions.iter().copied())
+        .chain([r.player_name])
+        .any(|k| matches(&k.replace('_', " ")))
+}
+
+/// The object phrase after word `at`: words up to a phrase end, articles
+/// dropped; whether it was "my …".
+fn object_after(ws: &[Word], at: usize) -> (Vec<String>, bool) {
+    let mut out = Vec::new();
+    let mut mine = false;
+    for w in ws.iter().skip(at + 1) {
+        let l = w.lower.as_str();
+        if w.starts_sentence || PHRASE_END.contains(&l) || out.len() >= 6 {
+            break;
+        }
+        if ["out", "up", "forth"].contains(&l) && out.is_empty() {
+            continue;
+        }
+        if ARTICLES.contains(&l) {
+            mine |= l == "my";
+            if out.is_empty() {
+                continue;
+            }
+        }
+        if l == "it" || l == "them" || l == "him" || l == "her" {
+            break;
+        }
+        out.push(w.lower.clone());
+    }
+    (out, mine)
+}
+
+/// Item ids the phrase names: by whole name or id words first, else by head noun.
+fn items_named<'a>(phrase: &[String], r: &Reading<'a>) -> (Vec<&'a str>, Vec<&'a str>) {
+    let text = phrase.join(" ");
+    let mut whole = Vec::new();
+    let mut head = Vec::new();
+    for (id, name) in &r.items {
+        let name = name.to_lowercase();
+        let bare = name.strip_prefix("the ").unwrap_or(&name).to_owned();
+        let id_words = id.rsplit(':').next().unwrap_or(id).replace('_', " ");
+        if [bare.as_str(), id_words.as_str()]
+            .iter()
+            .any(|f| !f.is_empty() && (text.contains(*f) || (f.contains(&text) && text.len() > 3)))
+        {
+            whole.push(*id);
+        } else if let Some(last) = phrase.last()
+            && [&bare, &id_words].iter().any(|f| {
+                f.split([' ', '-'])
+                    .filter(|w| !["of", "the"].contains(w))
+                    .any(|w| w == last || format!("{w}s") == *last)
+            })
+        {
+            head.push(*id);
+        }
+    }
+    (whole, head)
+}
+
+/// Possession: what a move uses or brings out must be held.
+fn things(ws: &[Word], r: &Reading) -> Option<Blocked> {
+    for (at, w) in ws.iter().enumerate() {
+        let from_oneself = is_any(&w.lower, &FROM_ONESELF)
+            && ws
+                .get(at + 1..at + 4)
+                .is_some_and(|next| next.iter().any(|n| n.lower == "out"));
+        let using = is_any(&w.lower, &USES);
+        if !(from_oneself || using) {
+            continue;
+        }
+        let (phrase, mine) = object_after(ws, at);
+        if phrase.is_empty() {
+            continue;
+        }
+        let (whole, head) = items_named(&phrase, r);
+        let held = |id: &&str| r.holds(crate::campaign::PLAYER, id);
+        if whole.iter().chain(&head).any(held) {
+            continue;
+        }
+        if let Some(id) = whole.first() {
+            // Using what lies here (the ferry's lanterns on her deck) is no
+            // possession: only bringing it out of one's pocket is.
+            // Using what lies about the world (the ferry's lanterns on her
+            // deck, a thing nobody holds) is the referee's to judge; only
+            // bringing it out of one's own pocket, or what a person keeps, is
+            // the engine's.
+            let holder = r.holder(id);
+            let a_place = holder.is_none_or(|h| r.places.iter().any(|(p, _)| *p == h));
+            if a_place && !from_oneself && !mine {
+                continue;
+            }
+            let holder_here =
+                holder.is_some_and(|h| h == r.here || r.present.iter().any(|p| p == h));
+            return Some(Blocked::NotHeld {
+                item: format!("the {}", r.person_name(id)),
+                holder: holder.map(|h| r.person_name(h)),
+                holder_here,
+            });
+        }
+        if from_oneself || mine {
+            let item = phrase.join(" ");
+            let article = if mine { "your" } else { "a" };
+            return Some(Blocked::NotHeld {
+                item: format!("{article} {item}"),
+                holder: None,
+                holder_here: false,
+            });
+        }
+    }
+    None
+}
+
+/// Reach: a capitalised place the move goes to must be known, and a known
+/// one must be one way from here.
+fn places(ws: &[Word], r: &Reading) -> Option<Blocked> {
+    let going = |upto: usize| ws[..upto].iter().any(|w| is_any(&w.lower, &GOING));
+    for (at, w) in ws.iter().enumerate() {
+        if !INTO.contains(&w.lower.as_str()) || !going(at) {
+            continue;
+        }
+        let mut next = at + 1;
+        while ws.get(next).is_some_and(|n| n.lower == "the") {
+            next += 1;
+        }
+        let Some((_, name)) = capitalised(ws).into_iter().find(|(s, _)| *s == next) else {
+            continue;
+        };
+        if known(&name, r) {
+            continue;
+        }
+        return Some(Blocked::UnknownPlace {
+            place: if ws[next - 1].lower == "the" {
+                format!("the {name}")
+            } else {
+                name
+            },
+        });
+    }
+    None
+}
+
+/// A known place the move goes to that is not one way from here.
+pub fn far(to: &str, r: &Reading) -> Option<Blocked> {
+    match r.way(to) {
+        Some((_, None)) => None,
+        Some((_, Some(via))) => Some(Blocked::Far {
+            id: to.to_owned(),
+            place: r.place_name(to),
+            via: Some((via.clone(), r.place_name(&via))),
+        }),
+        None => Some(Blocked::Far {
+            id: to.to_owned(),
+            place: r.place_name(to),
+            via: None,
+        }),
+    }
+}
+
+/// The ids of people a move names who are known (for tests and callers).
+pub fn named_people(text: &str, r: &Reading) -> BTreeSet<String> {
+    let ws = words(text);
+    r.people
+        .iter()
+        .filter(|(id, ns)| {
+            ns.iter()
+                .chain(std::iter::once(id))
+                .any(|n| find_name(&ws, n).is_some())
+        })
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct World {
+        present: Vec<String>,
+        people: Vec<(String, Vec<String>)>,
+        inventory: BTreeMap<String, BTreeMap<String, u32>>,
+        routes: Vec<Route>,
+    }
+
+    fn world() -> World {
+        let people = [
+            ("hesper_vane", "Hesper Vane", "Hesper"),
+            ("ned_fallow", "Ned Fallow", "Ned"),
+            ("aldous_crane", "Aldous Crane", "Aldous"),
+        ]
+        .iter()
+        .map(|(id, n, f)| ((*id).to_owned(), vec![(*n).to_owned(), (*f).to_owned()]))
+        .collect();
+        let mut inventory: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
+        inventory
+            .entry("player".into())
+            .or_default()
+            .insert("hand_lantern".into(), 1);
+        inventory
+            .entry("aldous_crane".into())
+            .or_default()
+            .insert("sluice_key".into(), 1);
+        inventory
+            .entry("patience_deck".into())
+            .or_default()
+            .insert("ferry_lantern".into(), 6);
+        let route = |from: &str, to: &str| Route {
+            from: from.into(),
+            to: to.into(),
+            minutes: 10,
+        };
+        World {
+            present: vec!["player".into(), "hesper_vane".into(), "aldous_crane".into()],
+            people,
+            inventory,
+            routes: vec![
+                route("reedmere_quay", "patience_deck"),
+                route("patience_deck", "drowned_reach"),
+                route("reedmere_quay", "toll_house"),
+            ],
+        }
+    }
+
+    fn reading(w: &World) -> Reading<'_> {
+        Reading {
+            here: "reedmere_quay",
+            present: &w.present,
+            people: &w.people,
+            places: vec![
+                ("reedmere_quay", "Reedmere Quay"),
+                ("patience_deck", "The Ferry Patience"),
+                ("drowned_reach", "The Drowned Reach"),
+                ("toll_house", "The Toll House"),
+            ],
+            items: vec![
+                ("hand_lantern", "Hand lantern"),
+                ("sluice_key", "Sluice key"),
+                ("ferry_lantern", "Ferry lantern"),
+            ],
+            factions: vec!["The Sluice Board"],
+            player_name: "",
+            inventory: &w.inventory,
+            whereabouts: [("ned_fallow".to_owned(), "toll_house".to_owned())].into(),
+            routes: &w.routes,
+        }
+    }
+
+    #[test]
+    fn an_absent_person_acted_on_is_blocked_and_a_topic_is_not() {
+        let w = world();
+        let r = reading(&w);
+        let b = check("I turn to Ned and ask him to help me.", None, &r);
+        assert_eq!(
+            b,
+            Some(Blocked::Absent {
+                id: "ned_fallow".into(),
+                name: "Ned Fallow".into(),
+                at: Some("The Toll House".into())
+            })
+        );
+        assert_eq!(
+            b.map(|b| b.instead(&[])),
+            Some(vec!["Go to The Toll House to find Ned Fallow".to_owned()])
+        );
+        assert_eq!(check("I ask Hesper about Ned Fallow.", None, &r), None);
+        assert_eq!(check("I go looking for Ned.", None, &r), None);
+        assert!(check("Hesper, where is Ned?", Some("ned_fallow"), &r).is_some());
+        assert_eq!(check("I ask Hesper to help me.", None, &r), None);
+    }
+
+    #[test]
+    fn a_stranger_is_blocked_but_known_names_are_not() {
+        let w = world();
+        let r = reading(&w);
+        assert_eq!(
+            check(
+                "I turn to Ysolde Farrant and ask them to help me.",
+                None,
+                &r
+            ),
+            Some(Blocked::Stranger {
+                name: "Ysolde Farrant".into()
+            })
+        );
+        assert_eq!(check("I speak to the Sluice Board.", None, &r), None);
+        assert_eq!(check("I greet Hesper Vane warmly.", None, &r), None);
+    }
+
+    #[test]
+    fn what_is_used_must_be_held() {
+        let w = world();
+        let r = reading(&w);
+        assert_eq!(check("I raise my hand lantern.", None, &r), None);
+        assert_eq!(
+            check("I take out the sluice key and open the gate.", None, &r),
+            Some(Blocked::NotHeld {
+                item: "the Sluice key".into(),
+                holder: Some("Aldous Crane".into()),
+                holder_here: true
+            })
+        );
+        assert_eq!(
+            check("I take out a loaded pistol and use it.", None, &r),
+            Some(Blocked::NotHeld {
+                item: "a loaded pistol".into(),
+                holder: None,
+                holder_here: false
+            })
+        );
+        // What lies on the deck may be used; the window is scenery.
+        assert_eq!(check("I light the ferry lantern.", None, &r), None);
+        assert_eq!(check("I open the window.", None, &r), None);
+        assert_eq!(check("I pull the rope hard.", None, &r), None);
+    }
+
+    #[test]
+    fn unknown_and_far_places_are_blocked() {
+        let w = world();
+        let r = reading(&w);
+        assert_eq!(
+            check("I walk to the Ninth Catacomb.", None, &r),
+            Some(Blocked::UnknownPlace {
+                place: "the Ninth Catacomb".into()
+            })
+        );
+        assert_eq!(
+            check("I walk to Port Vellimar.", None, &r).map(|b| b.reason()),
+            Some("no one here knows of any place called Port Vellimar".into())
+        );
+        assert_eq!(check("I walk to the Toll House.", None, &r), None);
+        assert_eq!(check("I walk to the window.", None, &r), None);
+        assert_eq!(far("toll_house", &r), None);
+        assert_eq!(
+            far("drowned_reach", &r),
+            Some(Blocked::Far {
+                id: "drowned_reach".into(),
+                place: "The Drowned Reach".into(),
+                via: Some(("patience_deck".into(), "The Ferry Patience".into()))
+            })
+        );
+        assert_eq!(r.way("patience_deck"), Some((10, None)));
+    }
+}

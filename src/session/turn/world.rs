@@ -1,0 +1,280 @@
+//! What the world does in a turn (#41): the move check, the time a move takes, consequences fired.
+//!
+//! The engine reads the move against the world before any model does
+//! ([`check`]); a blocked move changes nothing and is told as blocked. The
+//! time a move takes (a route's minutes, a check's, the ruleset's default)
+//! runs the clocks that follow time, and every trigger those or any other op
+//! reach is a consequence: its ops applied, a `system` message in the
+//! stream (shown as it happens, kept in the transcript), and told to the
+//! narrator as what the world does. A consequence fired after the
+//! narrations (by an extractor's op) is told in the next turn.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::check::{self, Blocked, Reading};
+use super::rules::destination;
+use super::{PERSONA, TurnRunner};
+use crate::rules::state::WHEREABOUTS;
+use crate::rules::{Change, OpKind, StateOp, Target};
+use crate::session::people;
+use crate::transcript::marker::Notice;
+use crate::transcript::stream::{Kind, SYSTEM};
+
+/// How deep consequences may set off further consequences in one batch.
+const CHAIN: u8 = 3;
+
+impl TurnRunner {
+    /// The engine's check of the player's move; `true` when it is blocked.
+    pub(super) fn check_move(&mut self) -> bool {
+        let campaign = Arc::clone(&self.state.campaign);
+        let here = self.state.place().0;
+        let present = self.present();
+        let people = people::names(&campaign);
+        let whereabouts = self
+            .state
+            .world
+            .scene
+            .get(WHEREABOUTS)
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(id, at)| Some((id.clone(), at.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let reading = Reading {
+            here: &here,
+            present: &present,
+            people: &people,
+            places: campaign
+                .locations
+                .iter()
+                .map(|(id, l)| (id.as_str(), l.name.as_str()))
+                .collect(),
+            items: campaign
+                .items
+                .iter()
+                .map(|(id, i)| (id.as_str(), i.name.as_str()))
+                .collect(),
+            factions: campaign
+                .factions
+                .values()
+                .map(|f| f.name.as_str())
+                .collect(),
+            player_name: campaign
+                .characters
+                .get(PERSONA)
+                .map_or("", |c| c.name.as_str()),
+            inventory: &self.state.world.inventory,
+            whereabouts,
+            routes: &campaign.routes,
+        };
+        let mut blocked =
+            check::check(&self.input.text, self.input.whisper_to.as_deref(), &reading);
+        if blocked.is_none()
+            && let Some(to) = destination(&self.input.text, &here, &reading.places)
+        {
+            blocked = check::far(&to, &reading);
+            if blocked.is_none() {
+                self.ledger.travel = reading.way(&to).map(|(m, _)| m);
+            }
+        }
+        let present_names: Vec<String> = present
+            .iter()
+            .filter(|p| *p != PERSONA)
+            .map(|p| self.name_of(p))
+            .collect();
+        match blocked {
+            Some(b) => {
+                self.ledger.instead = b.instead(&present_names);
+                self.block(b);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The move cannot happen: nothing of it reaches the world, and the
+    /// narrator and the player are told why.
+    pub(super) fn block(&mut self, blocked: Blocked) {
+        self.blocked = blocked.reason();
+        let notice = Notice::Blocked(self.blocked.clone());
+        self.state
+            .stream
+            .push(self.turn_id, SYSTEM, Kind::System, notice.to_string(), None);
+        self.ledger.blocked = Some(blocked);
+    }
+
+    /// The time the player's move takes: a route's minutes when it went
+    /// somewhere, a rolled check's, else the ruleset's default; the clocks
+    /// that follow time tick for it. Once per turn, before the player's
+    /// narration, so what fills is told with it.
+    pub(super) fn spend_time(&mut self) {
+        if self.ledger.minutes.is_some() {
+            return;
+        }
+        let ruleset = &self.state.campaign.ruleset;
+        let rolled = self
+            .ledger
+            .rolls
+            .iter()
+            .find(|r| r.actor == PERSONA && r.against.is_none())
+            .and_then(|r| ruleset.check(Some(&r.check)).ok())
+            .and_then(|c| c.minutes);
+        let moved = self.ledger.travel.filter(|_| self.ledger.blocked.is_none());
+        let minutes = moved.or(rolled).unwrap_or_else(|| ruleset.move_minutes());
+        #[allow(clippy::cast_precision_loss, reason = "minutes are small")]
+        let minutes = minutes.max(0) as f64;
+        self.ledger.minutes = Some(minutes);
+        let (before, after) = (self.state.play_minutes, self.state.play_minutes + minutes);
+        let ticks: Vec<StateOp> = self
+            .state
+            .world
+            .clocks
+            .values()
+            .filter_map(|c| {
+                #[allow(clippy::cast_precision_loss, reason = "minutes are small")]
+                let every = c.every_minutes.filter(|m| *m > 0)? as f64;
+                #[allow(clippy::cast_possible_truncation, reason = "floored minutes")]
+                let n = ((after / every).floor() - (before / every).floor()) as i64;
+                (n > 0).then(|| StateOp::new(OpKind::TickClock, &format!("clocks.{}", c.id), n))
+            })
+            .collect();
+        self.apply_ops("time", &ticks);
+    }
+
+    /// The triggers `changes` reached: each a consequence, its clock's ops
+    /// for that value applied (a chain at most [`CHAIN`] deep).
+    pub(super) fn consequences(&mut self, changes: &[Change], depth: u8) {
+        for change in changes {
+            for trigger in &change.triggered {
+                let told = told(trigger);
+                let notice = Notice::World(told.clone());
+                self.state.stream.push(
+                    self.turn_id,
+                    SYSTEM,
+                    Kind::System,
+                    notice.to_string(),
+                    None,
+                );
+                self.ledger.fired.push(told);
+            }
+            if depth >= CHAIN {
+                continue;
+            }
+            let Ok(Target::Clock(id)) = Target::parse(&change.op.path) else {
+                continue;
+            };
+            let (Some(old), Some(new)) = (change.before.as_i64(), change.after.as_i64()) else {
+                continue;
+            };
+            let ops: Vec<StateOp> = self
+                .state
+                .world
+                .clocks
+                .get(&id)
+                .map(|c| {
+                    c.effects
+                        .iter()
+                        .filter(|(at, _)| at.parse::<i64>().is_ok_and(|at| old < at && new >= at))
+                        .flat_map(|(_, ops)| ops.iter().cloned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !ops.is_empty() {
+                self.consequence_depth = depth + 1;
+                self.apply_ops("consequence", &ops);
+                self.consequence_depth = 0;
+            }
+        }
+    }
+
+    /// Consequences not yet told (for the narration being asked for).
+    pub(super) fn untold(&self) -> &[String] {
+        self.ledger
+            .fired
+            .get(self.ledger.told..)
+            .unwrap_or_default()
+    }
+
+    /// A narration has been given what fired so far.
+    pub(super) fn mark_told(&mut self) {
+        self.ledger.told = self.ledger.fired.len();
+    }
+
+    /// The scene's danger in the ruleset's words ("risky"), from
+    /// `scene.danger_tier` and the scene schema's description of it
+    /// ("0 safe, 1 risky, 2 dangerous"); empty when the ruleset has none.
+    pub(super) fn stakes(&self) -> String {
+        let Some(tier) = self
+            .state
+            .world
+            .scene
+            .get("danger_tier")
+            .and_then(Value::as_i64)
+        else {
+            return String::new();
+        };
+        let ruleset = &self.state.campaign.ruleset;
+        let described = ruleset.scene_state_schema["properties"]["danger_tier"]["description"]
+            .as_str()
+            .unwrap_or_default();
+        tier_word(described, tier)
+    }
+}
+
+/// The word a description gives tier `tier` ("0 safe, 1 risky, 2 dangerous" → 1: "risky").
+fn tier_word(described: &str, tier: i64) -> String {
+    let wanted = tier.to_string();
+    let words: Vec<&str> = described
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .find(|w| w[0] == wanted)
+        .map(|w| w[1].to_owned())
+        .unwrap_or_default()
+}
+
+/// A trigger as the story tells it: what happens, without the rules'
+/// bookkeeping ("clock `The Sallow in spate` reached 2: Water over the
+/// steps" → "Water over the steps").
+pub fn told(trigger: &str) -> String {
+    let what = trigger
+        .split_once(": ")
+        .filter(|(head, _)| head.contains("reached"))
+        .map_or(trigger, |(_, what)| what);
+    let what = what.split(" (`").next().unwrap_or(what);
+    what.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{tier_word, told};
+
+    #[test]
+    fn a_trigger_is_told_without_its_bookkeeping() {
+        assert_eq!(
+            told("clock `The Sallow in spate` reached 2: Water over the quay steps."),
+            "Water over the quay steps."
+        );
+        assert_eq!(
+            told(
+                "`scene.failure_streak` reached 3: A binding consequence lands. (`scene.failure_streak` is now 0)"
+            ),
+            "A binding consequence lands."
+        );
+        assert_eq!(told("The tide turns: at last."), "The tide turns: at last.");
+    }
+
+    #[test]
+    fn the_danger_tier_reads_in_the_rulesets_words() {
+        let d = "What failure costs here: 0 safe, 1 risky, 2 dangerous.";
+        assert_eq!(tier_word(d, 0), "safe");
+        assert_eq!(tier_word(d, 2), "dangerous");
+        assert_eq!(tier_word(d, 5), "");
+    }
+}

@@ -1,0 +1,364 @@
+//! The world pushes back (#41): blocked moves, consequences, NPC rolls, lines and veils, scripted.
+//!
+//! Each turn runs the real prompts, contracts and gateway over the shipped
+//! Drowned Reach with a scripted model; its golden transcript holds what the
+//! player reads (engine notices included), the dice, the changes and the
+//! choices.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::scripted::{reply, turn_replies, without};
+use loreloom::campaign::{self, system_rulesets};
+use loreloom::llm::scripted::Reply;
+use loreloom::llm::{CallRecord, Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
+use loreloom::session::play::{opening, run_turn};
+use loreloom::session::turn::check::Blocked;
+use loreloom::session::turn::{Calibration, PlayerInput, SessionState, TurnResult};
+use loreloom::transcript::Kind;
+use serde_json::json;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gateway(data: &Path, replies: Vec<Reply>) -> Gateway {
+    let prompts = PromptRegistry::load(root().join("prompts")).expect("shipped prompts load");
+    let gateway = Gateway::new(
+        prompts,
+        root().join("schemas"),
+        ModelsConfig::default(),
+        data,
+    );
+    let backend = ScriptedBackend::new(Script { replies });
+    gateway.register_script("small", backend.clone());
+    gateway.register_script("large", backend);
+    gateway
+}
+
+fn drowned_reach(seed: u64, lines: &[&str]) -> SessionState {
+    let (c, report) = campaign::load(
+        &root().join("campaigns/drowned-reach"),
+        &[system_rulesets()],
+    );
+    let c = Arc::new(c.unwrap_or_else(|| panic!("{report}")));
+    opening(
+        c,
+        None,
+        "small",
+        "large",
+        seed,
+        Calibration {
+            tone: "quiet dread".into(),
+            difficulty: "standard".into(),
+            lines: lines.iter().map(|l| (*l).to_owned()).collect(),
+            veils: Vec::new(),
+            npcs_per_turn: Some(1),
+        },
+    )
+    .unwrap()
+}
+
+fn play(state: &SessionState, text: &str, replies: Vec<Reply>) -> TurnResult {
+    let data = tempfile::tempdir().unwrap();
+    let gateway = gateway(data.path(), replies);
+    let input = PlayerInput {
+        text: text.into(),
+        action_id: "act-1".into(),
+        ..PlayerInput::default()
+    };
+    run_turn(&gateway, state.clone(), input, |_| {}).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// A referee that rolls nothing: the move simply happens.
+fn unrolled(replies: Vec<Reply>) -> Vec<Reply> {
+    let mut r = vec![reply(
+        "resolve",
+        json!({"possible": true, "blocked_reason": "", "clarification_question": "",
+               "check": "", "stat": "", "modifiers": []})
+        .to_string(),
+    )];
+    r.extend(without("resolve", replies));
+    r
+}
+
+/// What the player reads (notices too), the dice, the changes and the choices.
+fn transcript(result: &TurnResult) -> String {
+    let mut out = String::new();
+    for m in &result.messages {
+        if matches!(m.kind, Kind::Narration | Kind::System) {
+            let _ = writeln!(out, "{}: {}", m.kind.name(), m.content);
+        }
+    }
+    for r in &result.rolls {
+        let _ = writeln!(
+            out,
+            "roll {} {} ({}): {} = {}{}",
+            r.actor,
+            r.check,
+            r.stat.as_deref().unwrap_or("-"),
+            r.roll.expression,
+            r.roll.total,
+            r.against
+                .as_ref()
+                .map_or_else(String::new, |a| format!(", resisting {a}"))
+        );
+    }
+    for c in &result.changes {
+        let _ = writeln!(out, "change: {}", c.op);
+    }
+    for l in &result.limits {
+        let _ = writeln!(out, "limit: {l}");
+    }
+    let _ = writeln!(out, "minutes: {}", result.play_minutes);
+    let _ = writeln!(out, "choices: {:?}", result.choices);
+    out
+}
+
+/// The first rendered prompt of the turn's calls to `stage`, both roles.
+fn prompts(result: &TurnResult, stage: &str) -> Vec<String> {
+    result
+        .records
+        .iter()
+        .filter(|r| r.stage == stage)
+        .map(prompt_text)
+        .collect()
+}
+
+fn prompt_text(record: &CallRecord) -> String {
+    record.first().map_or_else(String::new, |a| {
+        a.messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+fn stages(result: &TurnResult) -> Vec<&str> {
+    result.records.iter().map(|r| r.stage.as_str()).collect()
+}
+
+#[test]
+fn a_person_not_present_is_not_there_and_the_choices_say_where_to_look() {
+    let mut state = drowned_reach(3, &[]);
+    // Brinny was left at Lowmarsh.
+    state
+        .world
+        .scene
+        .insert("whereabouts".into(), json!({"brinny_sedge": "lowmarsh"}));
+    let before = state.world.clone();
+    let result = play(
+        &state,
+        "I turn to Brinny and ask her to help me.",
+        turn_replies(1),
+    );
+    assert_eq!(
+        result.blocked,
+        Some(Blocked::Absent {
+            id: "brinny_sedge".into(),
+            name: "Brinny Sedge".into(),
+            at: Some("Lowmarsh".into())
+        })
+    );
+    // No referee, no extractor for the move: nothing of it reaches the world.
+    assert!(!stages(&result).contains(&"resolve"));
+    assert_eq!(
+        result.rolls.iter().filter(|r| r.actor == "player").count(),
+        0
+    );
+    assert_eq!(result.world.inventory, before.inventory);
+    let narrate = &prompts(&result, "narrate")[0];
+    assert!(
+        narrate.contains(
+            "It cannot happen: Brinny Sedge is not here; they were last seen at Lowmarsh"
+        ),
+        "{narrate}"
+    );
+    assert_eq!(result.choices[0], "Go to Lowmarsh to find Brinny Sedge");
+    insta::assert_snapshot!("world_absent_person", transcript(&result));
+}
+
+#[test]
+fn an_item_not_held_is_not_used_and_its_holder_is_asked_instead() {
+    let state = drowned_reach(3, &[]);
+    let result = play(
+        &state,
+        "I take out the sluice key and unlock the winch-house.",
+        turn_replies(1),
+    );
+    assert_eq!(
+        result.blocked,
+        Some(Blocked::NotHeld {
+            item: "the Sluice key".into(),
+            holder: Some("Aldous Crane".into()),
+            holder_here: true
+        })
+    );
+    assert_eq!(result.choices[0], "Ask Aldous Crane for the Sluice key");
+    assert!(result.messages.iter().any(|m| m.kind == Kind::System
+        && m.content == "blocked: you do not have the Sluice key; Aldous Crane has it"));
+    insta::assert_snapshot!("world_item_not_held", transcript(&result));
+}
+
+#[test]
+fn a_far_place_is_reached_one_way_at_a_time_and_the_way_takes_its_minutes() {
+    let state = drowned_reach(3, &[]);
+    let far = play(
+        &state,
+        "I row out onto the Drowned Reach.",
+        unrolled(turn_replies(1)),
+    );
+    assert!(matches!(far.blocked, Some(Blocked::Far { .. })));
+    assert_eq!(far.choices[0], "Go to The Ferry Patience");
+    assert_eq!(far.world.scene["location"], "reedmere_quay");
+    let near = play(
+        &state,
+        "I go to the Ferry Patience.",
+        unrolled(turn_replies(1)),
+    );
+    assert_eq!(near.blocked, None);
+    assert_eq!(near.world.scene["location"], "patience_deck");
+    // The route's five minutes, not a fixed turn.
+    assert!((near.play_minutes - state.play_minutes - 5.0).abs() < 1e-9);
+    insta::assert_snapshot!("world_far_place", transcript(&far));
+}
+
+#[test]
+fn a_clock_that_fills_with_time_fires_its_trigger_changes_the_scene_and_is_told() {
+    let mut state = drowned_reach(3, &[]);
+    // The Sallow rises every 45 minutes; five more fill it to 2.
+    state.play_minutes = 40.0;
+    let result = play(
+        &state,
+        "I wait on the quay and watch the water.",
+        unrolled(turn_replies(1)),
+    );
+    assert_eq!(result.world.clocks["flood_rising"].value, 2);
+    assert_eq!(result.world.scene["danger_tier"], 1);
+    let told = "Water over the lower quay steps; the Lowmarsh plank walks go under and the eel-folk start asking for passage.";
+    assert_eq!(result.fired, [told]);
+    // Shown as it happens, and told by the narration of the same turn.
+    assert!(
+        result
+            .messages
+            .iter()
+            .any(|m| m.kind == Kind::System && m.content == format!("world: {told}"))
+    );
+    let narrate = &prompts(&result, "narrate")[0];
+    assert!(narrate.contains(told), "{narrate}");
+    assert!(narrate.contains("The scene is risky"), "{narrate}");
+    // Told once: the NPC's narration is not told it again.
+    assert!(
+        prompts(&result, "narrate")
+            .iter()
+            .skip(1)
+            .all(|p| !p.contains(told))
+    );
+    assert!(result.world.untold.is_empty());
+    insta::assert_snapshot!("world_clock_fills", transcript(&result));
+}
+
+#[test]
+fn a_third_failure_in_a_row_lands_the_binding_consequence() {
+    let found = (0..60).find_map(|seed| {
+        let mut state = drowned_reach(seed, &[]);
+        state.world.scene.insert("failure_streak".into(), json!(2));
+        let result = play(&state, "I leap for the ferry chain.", turn_replies(1));
+        let failed = result
+            .rolls
+            .iter()
+            .any(|r| r.actor == "player" && r.against.is_none() && r.band == "failure");
+        failed.then_some(result)
+    });
+    let result = found.expect("a failing roll among 60 seeds");
+    assert_eq!(result.world.scene["failure_streak"], 0);
+    assert!(
+        result
+            .fired
+            .iter()
+            .any(|f| f.starts_with("Three failures in a row")),
+        "{:?}",
+        result.fired
+    );
+    let narrate = &prompts(&result, "narrate")[0];
+    assert!(narrate.contains("Three failures in a row"), "{narrate}");
+}
+
+#[test]
+fn an_npc_acting_on_the_player_rolls_and_can_be_resisted() {
+    let npc_turn = |seed: u64| {
+        let state = drowned_reach(seed, &[]);
+        let mut replies = unrolled(turn_replies(1));
+        // The first NPC to act snatches the player's letter.
+        let at = replies
+            .iter()
+            .position(|r| r.stage.as_deref() == Some("npc_intent"))
+            .unwrap();
+        replies[at] = reply(
+            "npc_intent",
+            json!({"thought": "", "intention": "Aldous snatches the letter from your hands."})
+                .to_string(),
+        );
+        play(&state, "I hold up my letter of commission.", replies)
+    };
+    let resisted = (0..60)
+        .map(npc_turn)
+        .find(|r| {
+            let npc = r.rolls.iter().find(|x| x.actor != "player");
+            let mine = r.rolls.iter().find(|x| x.against.is_some());
+            matches!((npc, mine), (Some(n), Some(m)) if m.roll.total >= n.roll.total)
+        })
+        .expect("a resisted action among 60 seeds");
+    let npc_narration = &prompts(&resisted, "narrate")[1];
+    assert!(npc_narration.contains("You resist"), "{npc_narration}");
+    assert!(
+        !npc_narration.contains("it simply happens"),
+        "{npc_narration}"
+    );
+    insta::assert_snapshot!("world_npc_resisted", transcript(&resisted));
+}
+
+#[test]
+fn a_narration_over_a_line_is_asked_again_then_falls_back_and_never_shows() {
+    let state = drowned_reach(3, &["drowning"]);
+    let crossing = "Ned went under the black water and drowned.";
+    let mut replies = vec![
+        reply("narrate", crossing),
+        reply("narrate", "You grip the rail; the fog gives nothing back."),
+    ];
+    replies.extend(unrolled(turn_replies(1)));
+    let result = play(&state, "I look over the side.", replies);
+    assert!(
+        result
+            .messages
+            .iter()
+            .all(|m| !m.content.contains("drowned."))
+    );
+    assert_eq!(
+        result.limits[0], "narrate player: line: drowning: asked again",
+        "the overlay names the category, never the text"
+    );
+    let again = &prompts(&result, "narrate")[1];
+    assert!(again.contains("keep drowning out of the story"), "{again}");
+    // Crossed twice: the engine's fallback line, never the model's.
+    let mut replies = vec![reply("narrate", crossing), reply("narrate", crossing)];
+    replies.extend(unrolled(turn_replies(1)));
+    let twice = play(&state, "I look over the side.", replies);
+    assert!(
+        twice
+            .messages
+            .iter()
+            .all(|m| !m.content.contains("drowned."))
+    );
+    assert!(
+        twice
+            .limits
+            .iter()
+            .any(|l| l.ends_with("the fallback narrated it"))
+    );
+    insta::assert_snapshot!("world_line_regenerated", transcript(&result));
+}

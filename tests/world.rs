@@ -362,3 +362,55 @@ fn a_narration_over_a_line_is_asked_again_then_falls_back_and_never_shows() {
     );
     insta::assert_snapshot!("world_line_regenerated", transcript(&result));
 }
+
+#[test]
+fn what_play_introduces_stays_and_a_thread_it_opens_can_be_resolved() {
+    let state = drowned_reach(3, &[]);
+    let mut replies = vec![reply(
+        "extract",
+        json!({"state_ops": [
+            {"op": "introduce", "path": "people.old_wick",
+             "value": {"name": "Old Wick", "description": "A lamplighter with a cough and a taper."}},
+            {"op": "introduce", "path": "threads.missing_taper",
+             "value": {"name": "Who took the chapel's long taper?", "description": "Without it no lantern is lit from the Mother Flame."}},
+            {"op": "introduce", "path": "items.spare_wick",
+             "value": {"name": "A spare wick", "description": "One too many."}},
+            {"op": "introduce", "path": "people.hesper_again",
+             "value": {"name": "Hesper Vane", "description": "Not a new person."}}
+        ], "observations": []})
+        .to_string(),
+    )];
+    replies.extend(unrolled(turn_replies(1)));
+    let first = play(&state, "I call out for whoever keeps the lamps.", replies);
+    let extract = &prompts(&first, "extract")[0];
+    assert!(
+        extract.contains("introduce: <people|items|places|threads>.<new_id>"),
+        "{extract}"
+    );
+    // Two a turn, and never a name the world already has.
+    let new = &first.world.introduced;
+    assert_eq!(new.keys().collect::<Vec<_>>(), ["old_wick"]);
+    assert_eq!(first.world.threads["missing_taper"].status, "open");
+    assert!(first.world.present().contains(&"old_wick".to_owned()));
+    assert!(first.refused.iter().any(|r| r.contains("items.spare_wick")));
+    assert!(first.refused.iter().any(|r| r.contains("people.hesper_again")));
+
+    let mut next = state.clone();
+    next.advance(&first);
+    // Old Wick is here to be spoken to, and the codex knows him.
+    let codex = loreloom::session::codex::codex(&next, &[]);
+    assert!(codex.people.iter().any(|p| p.name == "Old Wick"
+        && p.description.contains("introduced in turn")));
+    let mut replies = vec![reply(
+        "extract",
+        json!({"state_ops": [
+            {"op": "thread", "path": "threads.missing_taper.status", "value": "resolved"}
+        ], "observations": []})
+        .to_string(),
+    )];
+    replies.extend(unrolled(turn_replies(2)));
+    let second = play(&next, "I ask Old Wick where the long taper went.", replies);
+    assert_eq!(second.blocked, None, "Old Wick is present");
+    assert_eq!(second.world.threads["missing_taper"].status, "resolved");
+    insta::assert_snapshot!("world_introduced", transcript(&first));
+}

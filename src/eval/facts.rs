@@ -80,6 +80,12 @@ pub struct TurnFacts {
     /// Consequences of `fired` a narration of the turn tells (`tells`).
     #[serde(default)]
     pub fired_narrated: usize,
+    /// People, items, places and threads the turn brought into the world: (id, kind, name).
+    #[serde(default)]
+    pub introduced: Vec<(String, String, String)>,
+    /// What the player holds after the turn (item ids).
+    #[serde(default)]
+    pub held: Vec<String>,
     /// Threads by status after the turn, and beats triggered so far.
     pub threads: Vec<(String, String)>,
     pub beats: Vec<String>,
@@ -315,6 +321,30 @@ pub fn of_turn(
         clocks,
         fired,
         fired_narrated,
+        introduced: world
+            .introduced
+            .iter()
+            .filter(|(id, _)| !before.introduced.contains_key(*id))
+            .map(|(id, i)| {
+                let kind = serde_json::to_value(i.kind)
+                    .ok()
+                    .and_then(|k| k.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                (id.clone(), kind, i.name.clone())
+            })
+            .chain(
+                world
+                    .threads
+                    .iter()
+                    .filter(|(id, _)| !before.threads.contains_key(*id))
+                    .map(|(id, t)| (id.clone(), "thread".to_owned(), t.title.clone())),
+            )
+            .collect(),
+        held: world
+            .inventory
+            .get(PERSONA)
+            .map(|h| h.keys().cloned().collect())
+            .unwrap_or_default(),
         threads: world
             .threads
             .values()

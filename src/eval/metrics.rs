@@ -40,6 +40,13 @@ pub struct Metrics {
     pub consequences_told: Option<f64>,
     #[serde(default)]
     pub consequences_fired: usize,
+    /// People, items, places and threads play introduced, and those met
+    /// again in a later turn of the same run (present, held, visited, named
+    /// in a narration, or a thread moved on).
+    #[serde(default)]
+    pub introduced: usize,
+    #[serde(default)]
+    pub introduced_met: usize,
     /// Turns that asked a question first / turns (seed 001).
     pub clarification_rate: Option<f64>,
     pub clarifications: usize,
@@ -86,6 +93,39 @@ pub struct Coverage {
     pub threads_opened: BTreeSet<String>,
     pub threads_resolved: BTreeSet<String>,
     pub beats_reached: BTreeSet<String>,
+}
+
+/// How many things play introduced, and how many of them came up again in a
+/// later turn of the same run (a run starts again where the turn number does).
+fn introduced_and_met(turns: &[&TurnFacts]) -> (usize, usize) {
+    let mut runs: Vec<Vec<&TurnFacts>> = Vec::new();
+    for t in turns {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|l| l.turn < t.turn) => run.push(t),
+            _ => runs.push(vec![t]),
+        }
+    }
+    let (mut introduced, mut met) = (0, 0);
+    for run in &runs {
+        for (at, t) in run.iter().enumerate() {
+            for (id, kind, name) in &t.introduced {
+                introduced += 1;
+                let lower = name.to_lowercase();
+                let again = run[at + 1..].iter().any(|later| {
+                    later.present.contains(id)
+                        || later.place == *id
+                        || later.held.contains(id)
+                        || (kind == "thread" && later.threads.iter().any(|(tid, s)| tid == id && s != "open"))
+                        || later
+                            .narrations
+                            .iter()
+                            .any(|n| n.text.to_lowercase().contains(&lower))
+                });
+                met += usize::from(again);
+            }
+        }
+    }
+    (introduced, met)
 }
 
 fn share(part: usize, whole: usize) -> Option<f64> {
@@ -157,6 +197,7 @@ impl Metrics {
             turns.iter().map(|t| t.fired_narrated).sum(),
             m.consequences_fired,
         );
+        (m.introduced, m.introduced_met) = introduced_and_met(turns);
         m.clarifications = turns.iter().filter(|t| t.clarified).count();
         m.clarification_rate = share(m.clarifications, n);
         let narrations: Vec<_> = turns.iter().flat_map(|t| &t.narrations).collect();
@@ -234,6 +275,7 @@ impl Metrics {
                 self.invalid_action_acceptance,
                 false,
             ),
+            ("consequences_told", self.consequences_told, true),
             ("clarification_rate", self.clarification_rate, false),
             ("lore_relevance_rate", self.lore_relevance_rate, true),
             ("lore_cache_hit_rate", self.lore_cache_hit_rate, true),

@@ -285,6 +285,18 @@ pub fn metrics_table(m: &Metrics, baseline: Option<&Metrics>) -> String {
     }
     let _ = writeln!(md, "| turns | {} | | |", m.turns);
     let _ = writeln!(md, "| invalid moves planted | {} | | |", m.invalid_moves);
+    let _ = writeln!(
+        md,
+        "| consequences fired / told | {} / {} | | |",
+        m.consequences_fired,
+        m.consequences_told
+            .map_or_else(|| "n/a".to_owned(), |s| format!("{:.0}%", s * 100.0))
+    );
+    let _ = writeln!(
+        md,
+        "| introduced / met again | {} / {} | | |",
+        m.introduced, m.introduced_met
+    );
     let _ = writeln!(md, "| clarifications | {} | | |", m.clarifications);
     let _ = writeln!(
         md,

@@ -11,12 +11,14 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use super::op::{
-    Change, OpKind, RELATION_AXES, SCALE, StateOp, THREAD_STATUSES, Target, get_in, schema_at,
-    set_in,
+    Change, NewKind, OpKind, RELATION_AXES, SCALE, StateOp, THREAD_STATUSES, Target, get_in,
+    schema_at, set_in,
 };
 use super::refusal::{Refusal, StateOpError};
 use super::ruleset::Ruleset;
-use super::state::{CharacterState, Fact, Relation, Thread, Visibility, WHEREABOUTS, WorldState};
+use super::state::{
+    CharacterState, Fact, Introduced, Relation, Thread, Visibility, WHEREABOUTS, WorldState,
+};
 
 /// What one handler did: the target's value before and after, and the
 /// triggers the change reached.
@@ -100,6 +102,7 @@ impl WorldState {
             Target::ThreadStakes(id) => self.apply_thread_stakes(op, id)?,
             Target::Perception(id) => self.apply_standing(op, id, true)?,
             Target::Reputation(id) => self.apply_standing(op, id, false)?,
+            Target::New { kind, id } => self.apply_introduce(op, *kind, id)?,
         };
         Ok(Change {
             op: op.clone(),
@@ -399,6 +402,67 @@ impl WorldState {
             }
             None => Err(Refusal::NewThreadNotOpen { id: id.to_owned() }),
         }
+    }
+
+    /// `introduce` someone, something, somewhere or a thread: a new id, a
+    /// name of 2 to 60 characters and a description of at most 300 (the
+    /// engine adds the turn); a thread opens with the name as its title and
+    /// the description as its stakes.
+    fn apply_introduce(&mut self, op: &StateOp, kind: NewKind, id: &str) -> Result<Applied, Refusal> {
+        let value = required(op)?;
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::trim);
+        let name = text("name")
+            .filter(|n| (2..=60).contains(&n.chars().count()))
+            .ok_or(Refusal::BadIntroduction)?
+            .to_owned();
+        let description = text("description").unwrap_or_default().to_owned();
+        if description.chars().count() > 300 {
+            return Err(Refusal::BadIntroduction);
+        }
+        let valid_id = id.len() <= 40
+            && id.starts_with(|c: char| c.is_ascii_lowercase())
+            && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !valid_id {
+            return Err(Refusal::BadIntroduction);
+        }
+        let taken = self.introduced.contains_key(id)
+            || self.characters.contains_key(id)
+            || self.threads.contains_key(id)
+            || self.clocks.contains_key(id)
+            || self.inventory.contains_key(id)
+            || self.inventory.values().any(|h| h.contains_key(id));
+        if taken {
+            return Err(Refusal::AlreadyKnown { id: id.to_owned() });
+        }
+        if kind == NewKind::Thread {
+            self.threads.insert(
+                id.to_owned(),
+                Thread {
+                    id: id.to_owned(),
+                    title: name,
+                    status: "open".to_owned(),
+                    stakes: Value::from(description),
+                },
+            );
+            return Ok(Applied::new(Value::Null, "open"));
+        }
+        let at = self
+            .scene
+            .get("location")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let turn = value.get("turn").and_then(Value::as_u64).unwrap_or(0);
+        let entry = Introduced {
+            kind,
+            name,
+            description,
+            at,
+            turn,
+        };
+        let after = serde_json::to_value(&entry).unwrap_or(Value::Null);
+        self.introduced.insert(id.to_owned(), entry);
+        Ok(Applied::new(Value::Null, after))
     }
 
     /// `thread` (or `set`) a known thread's stakes.

@@ -52,6 +52,7 @@ pub fn extractor_ops(
     shapes.extend(by_room("tick_clock", clocks));
     shapes.extend(relation_shapes(world, ruleset, owner, others));
     shapes.extend(inventory_shapes(world, owner));
+    shapes.extend(growth_shapes(world));
     match shapes.len() {
         0 => None,
         1 => shapes.pop(),
@@ -167,6 +168,38 @@ fn inventory_shapes(world: &WorldState, owner: &str) -> Vec<Value> {
     shapes
 }
 
+/// #41: the world may grow (someone, something, somewhere or a thread new
+/// to it, named and described), and its open threads may move on.
+fn growth_shapes(world: &WorldState) -> Vec<Value> {
+    let mut shapes = vec![shape(
+        &json!({"const": "introduce"}),
+        &json!({"type": "string", "pattern": format!("^(people|items|places|threads)\\.{WORD}$")}),
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 2, "maxLength": 60},
+                "description": {"type": "string", "maxLength": 200}
+            },
+            "required": ["name", "description"],
+            "additionalProperties": false
+        }),
+    )];
+    let moving: Vec<String> = world
+        .threads
+        .values()
+        .filter(|t| matches!(t.status.as_str(), "open" | "active"))
+        .map(|t| format!("threads.{}.status", t.id))
+        .collect();
+    if !moving.is_empty() {
+        shapes.push(shape(
+            &json!({"const": "thread"}),
+            &json!({"enum": moving}),
+            json!({"enum": ["active", "resolved", "failed", "abandoned"]}),
+        ));
+    }
+    shapes
+}
+
 /// The offer for the prompt, short (the grammar holds the amounts): the paths
 /// of each kind of op, folded (`increment/decrement: characters.ada.stats.<grit|wits>;
 /// relation: relations.ada.<bo|cy>.<trust|tension>`).
@@ -179,6 +212,13 @@ pub fn describe(offer: &Value) -> String {
     for s in &shapes {
         let p = &s["properties"];
         let op = p["op"]["const"].as_str().unwrap_or_default().to_owned();
+        if op == "introduce" {
+            by_op.push((
+                op,
+                vec!["<people|items|places|threads>.<new_id> = {name, description}".to_owned()],
+            ));
+            continue;
+        }
         // A move names where to: `set: scene.location = <lamp_chapel|toll_house>`.
         if let Some(places) = p["value"]["enum"].as_array().filter(|_| op == "set") {
             let places: Vec<&str> = places.iter().filter_map(Value::as_str).collect();

@@ -17,6 +17,7 @@
 //! | `add_fact`, `update_fact` | `facts.<subject>.<predicate>` | the fact's object |
 //! | `thread` | `threads.<id>.status` | `open`, `active`, `resolved`, `failed` or `abandoned` |
 //! | `set`, `increment`, `decrement` | `perception.<npc>`, `reputation.<faction>` | a number; scores stay in −[`SCALE`]..=[`SCALE`] |
+//! | `introduce` | `people.<id>`, `items.<id>`, `places.<id>`, `threads.<id>` | `{name, description}`: someone, something, somewhere or a thread new to the world (#41) |
 //!
 //! Applying them to the world is `rules/apply.rs`'s; this file names them only.
 
@@ -49,11 +50,12 @@ pub enum OpKind {
     AddFact,
     UpdateFact,
     Thread,
+    Introduce,
 }
 
 impl OpKind {
     /// Every op name, for error messages.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 12] = [
         "set",
         "increment",
         "decrement",
@@ -65,6 +67,7 @@ impl OpKind {
         "add_fact",
         "update_fact",
         "thread",
+        "introduce",
     ];
 
     pub fn name(self) -> &'static str {
@@ -134,7 +137,7 @@ pub enum PathError {
         "unknown path `{path}`; paths are scene.<field>, characters.<id>.stats.<stat>, \
          characters.<id>.tags, clocks.<id>, relations.<a>.<b>.<axis>, \
          inventory.<owner>.<item>, facts.<subject>.<predicate>, threads.<id>.status|stakes, \
-         perception.<npc>, reputation.<faction>"
+         perception.<npc>, reputation.<faction>, people|items|places|threads.<id> (introduce)"
     )]
     Unknown { path: String },
 }
@@ -171,6 +174,30 @@ pub enum Target {
     Perception(String),
     /// The persona's standing with a faction (seed 002 §4.1.4).
     Reputation(String),
+    /// Someone, something, somewhere or a thread new to the world (#41).
+    New { kind: NewKind, id: String },
+}
+
+/// What an `introduce` op brings into the world.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NewKind {
+    Person,
+    Item,
+    Place,
+    Thread,
+}
+
+impl NewKind {
+    /// The path's first segment for this kind.
+    pub fn segment(self) -> &'static str {
+        match self {
+            NewKind::Person => "people",
+            NewKind::Item => "items",
+            NewKind::Place => "places",
+            NewKind::Thread => "threads",
+        }
+    }
 }
 
 impl Target {
@@ -212,6 +239,18 @@ impl Target {
             ["threads", id, "stakes"] => Target::ThreadStakes(owned(id)),
             ["perception", id] => Target::Perception(owned(id)),
             ["reputation", id] => Target::Reputation(owned(id)),
+            [segment, id] if ["people", "items", "places", "threads"].contains(segment) => {
+                let kind = match *segment {
+                    "people" => NewKind::Person,
+                    "items" => NewKind::Item,
+                    "places" => NewKind::Place,
+                    _ => NewKind::Thread,
+                };
+                Target::New {
+                    kind,
+                    id: owned(id),
+                }
+            }
             _ => {
                 return Err(PathError::Unknown {
                     path: path.to_owned(),
@@ -223,8 +262,8 @@ impl Target {
     /// Whether `kind` applies to this target (the table in this file's header).
     pub fn accepts(&self, kind: OpKind) -> bool {
         use OpKind::{
-            AddFact, AddTag, Decrement, Increment, Inventory, Relation, RemoveTag, Set, Thread,
-            TickClock, UpdateFact,
+            AddFact, AddTag, Decrement, Increment, Introduce, Inventory, Relation, RemoveTag, Set,
+            Thread, TickClock, UpdateFact,
         };
         match self {
             Target::Scene(_)
@@ -237,6 +276,7 @@ impl Target {
             Target::Inventory { .. } => matches!(kind, Inventory | Increment | Decrement),
             Target::Fact { .. } => matches!(kind, AddFact | UpdateFact),
             Target::ThreadStatus(_) | Target::ThreadStakes(_) => matches!(kind, Thread | Set),
+            Target::New { .. } => kind == Introduce,
         }
     }
 
@@ -254,6 +294,7 @@ impl Target {
             Target::ThreadStakes(_) => "a thread's stakes",
             Target::Perception(_) => "a perception",
             Target::Reputation(_) => "a reputation",
+            Target::New { .. } => "something new to the world",
         }
     }
 }

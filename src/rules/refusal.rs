@@ -94,6 +94,12 @@ pub enum Refusal {
     BadScoreChange,
     #[error("no faction `{id}` (factions: {known})")]
     UnknownFaction { id: String, known: String },
+    #[error(
+        "an introduction needs a new snake_case id, a name of 2 to 60 characters and a description of at most 300"
+    )]
+    BadIntroduction,
+    #[error("`{id}` is already in the world; introduce something new")]
+    AlreadyKnown { id: String },
 }
 
 /// Why a batch of operations was refused; nothing of the batch was applied.

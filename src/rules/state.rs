@@ -162,6 +162,25 @@ pub struct WorldState {
     /// filled a clock): told at the start of the next turn (#41).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub untold: Vec<String>,
+    /// People, items and places play brought into the world (#41), by id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub introduced: BTreeMap<String, Introduced>,
+}
+
+/// Someone, something or somewhere play introduced, with its provenance.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Introduced {
+    pub kind: crate::rules::op::NewKind,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Where the scene was when it was introduced (a place is one way from there).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub at: String,
+    /// The turn that introduced it ("introduced in turn N").
+    #[serde(default)]
+    pub turn: u64,
 }
 
 /// A plot beat's progress, decided at scene transitions (`session::beats`).

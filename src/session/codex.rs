@@ -101,6 +101,16 @@ fn people_met(state: &SessionState) -> Vec<Person> {
     let mut people: Vec<Person> = met
         .iter()
         .filter_map(|id| {
+            // Someone play introduced (#41): named and described as they came in.
+            if let Some(new) = world.introduced.get(id) {
+                return Some(Person {
+                    id: id.clone(),
+                    name: new.name.clone(),
+                    description: introduced_words(new),
+                    regard: None,
+                    here: here.contains(id),
+                });
+            }
             let c = campaign.characters.get(id)?;
             Some(Person {
                 id: id.clone(),
@@ -140,13 +150,15 @@ fn places_seen(state: &SessionState) -> Vec<Place> {
             scene.insert("location".into(), id.clone().into());
             let backdrop = super::scenery::backdrop(campaign, &scene);
             Place {
-                description: campaign
-                    .locations
-                    .get(&id)
-                    .map(|l| l.description.clone())
-                    .unwrap_or_default(),
+                description: campaign.locations.get(&id).map_or_else(
+                    || world.introduced.get(&id).map(introduced_words).unwrap_or_default(),
+                    |l| l.description.clone(),
+                ),
                 here: id == here,
-                name: backdrop.name,
+                name: world
+                    .introduced
+                    .get(&id)
+                    .map_or(backdrop.name, |p| p.name.clone()),
                 image: backdrop.image,
                 id,
             }
@@ -156,7 +168,14 @@ fn places_seen(state: &SessionState) -> Vec<Place> {
 
 /// The public facts play added to the campaign's own, in words.
 fn facts_learned(state: &SessionState) -> Vec<String> {
-    state
+    // Things play brought into the world (#41) come first: "a rusted hook: …".
+    let found = state
+        .world
+        .introduced
+        .values()
+        .filter(|i| i.kind == crate::rules::op::NewKind::Item)
+        .map(|i| format!("{}: {}", i.name, introduced_words(i)));
+    let learned = state
         .world
         .facts
         .iter()
@@ -171,8 +190,8 @@ fn facts_learned(state: &SessionState) -> Vec<String> {
                 f.subject.replace('_', " "),
                 f.predicate.replace('_', " ")
             )
-        })
-        .collect()
+        });
+    found.chain(learned).collect()
 }
 
 /// The lore recalled into the player's turns, once each, no NPC's secrets.
@@ -196,4 +215,14 @@ fn lore_read(recalled: &[LoreHit]) -> Vec<LoreRead> {
         });
     }
     read
+}
+
+/// What the codex says of something play introduced: its description and provenance.
+fn introduced_words(new: &crate::rules::state::Introduced) -> String {
+    let told = new.description.trim();
+    if told.is_empty() {
+        format!("Introduced in turn {}.", new.turn)
+    } else {
+        format!("{told} (introduced in turn {})", new.turn)
+    }
 }

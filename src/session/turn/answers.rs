@@ -211,7 +211,9 @@ impl TurnRunner {
 
     /// An extractor's state ops (through the rules) and what others noticed.
     pub(super) fn on_extract(&mut self, owner: &str, answer: Extraction) {
-        self.apply_ops(&format!("extract {owner}"), &answer.state_ops);
+        let ops = self.vet_introductions(owner, answer.state_ops);
+        self.apply_ops(&format!("extract {owner}"), &ops);
+        self.arrive_introduced();
         for o in answer.observations {
             self.ledger.observations.push(Observation {
                 character_id: o.character_id,

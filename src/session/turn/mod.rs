@@ -196,6 +196,8 @@ struct Ledger {
     limits: Vec<String>,
     /// Each NPC's rolled outcome in words, for its narration.
     npc_outcome: BTreeMap<String, String>,
+    /// How many new people, items, places and threads entered the world.
+    introduced: usize,
 }
 
 /// The skills' part of a turn (#25): its plans, and the one being run.

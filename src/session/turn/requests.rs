@@ -49,11 +49,16 @@ impl TurnRunner {
     }
 
     pub(super) fn name_of(&self, id: &str) -> String {
-        self.state
-            .campaign
-            .characters
-            .get(id)
-            .map_or_else(|| id.to_owned(), |c| c.name.clone())
+        self.state.campaign.characters.get(id).map_or_else(
+            || {
+                self.state
+                    .world
+                    .introduced
+                    .get(id)
+                    .map_or_else(|| id.to_owned(), |i| i.name.clone())
+            },
+            |c| c.name.clone(),
+        )
     }
 
     /// Those present (the scene's list, or everyone when it lists none).

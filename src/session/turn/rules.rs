@@ -178,6 +178,14 @@ impl TurnRunner {
             .locations
             .iter()
             .map(|(id, l)| (id.as_str(), l.name.as_str()))
+            .chain(
+                self.state
+                    .world
+                    .introduced
+                    .iter()
+                    .filter(|(_, p)| p.kind == crate::rules::op::NewKind::Place)
+                    .map(|(id, p)| (id.as_str(), p.name.as_str())),
+            )
             .collect();
         let Some(place) = destination(&self.input.text, &here, &places) else {
             return;

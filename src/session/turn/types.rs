@@ -80,11 +80,15 @@ impl SessionState {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        let name = self
-            .campaign
-            .locations
-            .get(&id)
-            .map_or_else(|| id.replace('_', " "), |l| l.name.clone());
+        let name = self.campaign.locations.get(&id).map_or_else(
+            || {
+                self.world
+                    .introduced
+                    .get(&id)
+                    .map_or_else(|| id.replace('_', " "), |p| p.name.clone())
+            },
+            |l| l.name.clone(),
+        );
         (id, name)
     }
 

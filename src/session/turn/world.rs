@@ -17,6 +17,7 @@ use super::check::{self, Blocked, Reading};
 use super::rules::destination;
 use super::{PERSONA, TurnRunner};
 use crate::rules::state::WHEREABOUTS;
+use crate::rules::op::NewKind;
 use crate::rules::{Change, OpKind, StateOp, Target};
 use crate::session::people;
 use crate::transcript::marker::Notice;
@@ -25,13 +26,38 @@ use crate::transcript::stream::{Kind, SYSTEM};
 /// How deep consequences may set off further consequences in one batch.
 const CHAIN: u8 = 3;
 
+/// At most this many people, items, places and threads enter the world in one turn.
+pub const MAX_INTRODUCED: usize = 2;
+
 impl TurnRunner {
     /// The engine's check of the player's move; `true` when it is blocked.
     pub(super) fn check_move(&mut self) -> bool {
         let campaign = Arc::clone(&self.state.campaign);
         let here = self.state.place().0;
         let present = self.present();
-        let people = people::names(&campaign);
+        let introduced = self.state.world.introduced.clone();
+        let new = |kind: NewKind| {
+            introduced
+                .iter()
+                .filter(move |(_, i)| i.kind == kind)
+                .map(|(id, i)| (id.as_str(), i.name.as_str()))
+        };
+        let mut people = people::names(&campaign);
+        people.extend(new(NewKind::Person).map(|(id, n)| (id.to_owned(), vec![n.to_owned()])));
+        // A place play introduced is one way from where it was found.
+        let mut routes = campaign.routes.clone();
+        if !routes.is_empty() {
+            routes.extend(
+                introduced
+                    .iter()
+                    .filter(|(_, i)| i.kind == NewKind::Place && !i.at.is_empty())
+                    .map(|(id, i)| crate::campaign::Route {
+                        from: i.at.clone(),
+                        to: id.clone(),
+                        minutes: 10,
+                    }),
+            );
+        }
         let whereabouts = self
             .state
             .world
@@ -52,11 +78,13 @@ impl TurnRunner {
                 .locations
                 .iter()
                 .map(|(id, l)| (id.as_str(), l.name.as_str()))
+                .chain(new(NewKind::Place))
                 .collect(),
             items: campaign
                 .items
                 .iter()
                 .map(|(id, i)| (id.as_str(), i.name.as_str()))
+                .chain(new(NewKind::Item))
                 .collect(),
             factions: campaign
                 .factions
@@ -69,7 +97,7 @@ impl TurnRunner {
                 .map_or("", |c| c.name.as_str()),
             inventory: &self.state.world.inventory,
             whereabouts,
-            routes: &campaign.routes,
+            routes: &routes,
         };
         let mut blocked =
             check::check(&self.input.text, self.input.whisper_to.as_deref(), &reading);
@@ -202,6 +230,90 @@ impl TurnRunner {
     /// A narration has been given what fired so far.
     pub(super) fn mark_told(&mut self) {
         self.ledger.told = self.ledger.fired.len();
+    }
+
+    /// #41: an extractor's introductions, vetted by the engine: at most
+    /// [`MAX_INTRODUCED`] a turn, each name new to the world (no one,
+    /// nothing and nowhere of the campaign or of play is called so), each
+    /// stamped with its turn; the others are refused and logged. Other ops
+    /// pass as they are.
+    pub(super) fn vet_introductions(&mut self, owner: &str, ops: Vec<StateOp>) -> Vec<StateOp> {
+        let mut kept = Vec::with_capacity(ops.len());
+        for mut op in ops {
+            if op.op != OpKind::Introduce {
+                kept.push(op);
+                continue;
+            }
+            let name = op
+                .value
+                .as_ref()
+                .and_then(|v| v.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .trim()
+                .to_owned();
+            let why = if self.ledger.introduced >= MAX_INTRODUCED {
+                Some(format!("no more than {MAX_INTRODUCED} new things a turn"))
+            } else if self.known_name(&name) {
+                Some(format!("the world already has someone or something called {name:?}"))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                self.ledger.ops_proposed += 1;
+                self.ledger.ops_refused += 1;
+                self.ledger
+                    .refused
+                    .push(format!("extract {owner}: {}: {why}", op.path));
+                continue;
+            }
+            if let Some(Value::Object(v)) = &mut op.value {
+                v.insert("turn".into(), self.turn_id.into());
+            }
+            self.ledger.introduced += 1;
+            kept.push(op);
+        }
+        kept
+    }
+
+    /// Whether anyone or anything of the campaign or of play goes by `name`.
+    fn known_name(&self, name: &str) -> bool {
+        let wanted = name.to_lowercase();
+        let wanted = wanted.strip_prefix("the ").unwrap_or(&wanted);
+        let campaign = &self.state.campaign;
+        let same = |n: &str| {
+            let n = n.to_lowercase();
+            n.strip_prefix("the ").unwrap_or(&n) == wanted
+        };
+        campaign.characters.values().any(|c| same(&c.name))
+            || campaign
+                .locations
+                .values()
+                .chain(campaign.items.values())
+                .chain(campaign.factions.values())
+                .any(|e| same(&e.name))
+            || self.state.world.introduced.values().any(|i| same(&i.name))
+    }
+
+    /// People introduced this turn are in the scene.
+    pub(super) fn arrive_introduced(&mut self) {
+        let here = self.state.place().0;
+        let mut present = self.state.world.present();
+        let mut arrived = false;
+        for (id, new) in &self.state.world.introduced {
+            if new.kind == NewKind::Person
+                && new.turn == self.turn_id
+                && new.at == here
+                && !present.contains(id)
+            {
+                present.push(id.clone());
+                arrived = true;
+            }
+        }
+        if arrived {
+            let op = StateOp::new(OpKind::Set, "scene.present", present);
+            self.apply_ops("move", &[op]);
+        }
     }
 
     /// The scene's danger in the ruleset's words ("risky"), from

@@ -139,6 +139,30 @@ pub fn tells(narration: &str, consequence: &str) -> bool {
     hits >= 2 && hits * 3 >= wanted.len().min(6)
 }
 
+/// What a turn brought into the world: (id, kind, name) of each person,
+/// item, place and thread `world` has that `before` had not.
+fn introduced_by(before: &WorldState, world: &WorldState) -> Vec<(String, String, String)> {
+    let kind_word = |k: crate::rules::op::NewKind| {
+        serde_json::to_value(k)
+            .ok()
+            .and_then(|k| k.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    world
+        .introduced
+        .iter()
+        .filter(|(id, _)| !before.introduced.contains_key(*id))
+        .map(|(id, i)| (id.clone(), kind_word(i.kind), i.name.clone()))
+        .chain(
+            world
+                .threads
+                .iter()
+                .filter(|(id, _)| !before.threads.contains_key(*id))
+                .map(|(id, t)| (id.clone(), "thread".to_owned(), t.title.clone())),
+        )
+        .collect()
+}
+
 /// The six-word runs of `text`, lower-cased.
 pub fn runs(text: &str) -> Vec<String> {
     let ws: Vec<String> = text
@@ -321,25 +345,7 @@ pub fn of_turn(
         clocks,
         fired,
         fired_narrated,
-        introduced: world
-            .introduced
-            .iter()
-            .filter(|(id, _)| !before.introduced.contains_key(*id))
-            .map(|(id, i)| {
-                let kind = serde_json::to_value(i.kind)
-                    .ok()
-                    .and_then(|k| k.as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                (id.clone(), kind, i.name.clone())
-            })
-            .chain(
-                world
-                    .threads
-                    .iter()
-                    .filter(|(id, _)| !before.threads.contains_key(*id))
-                    .map(|(id, t)| (id.clone(), "thread".to_owned(), t.title.clone())),
-            )
-            .collect(),
+        introduced: introduced_by(before, world),
         held: world
             .inventory
             .get(PERSONA)

@@ -161,13 +161,13 @@ fn collect_calls(
             if let Some(turn) = &session.turn
                 && turn.runner.crosses_limits(&views.transcript.streaming)
             {
-                views.transcript.streaming = "\u{2026}".to_owned();
+                "\u{2026}".clone_into(&mut views.transcript.streaming);
                 views.transcript.withheld = true;
             }
         }
     }
     if views.transcript.withheld {
-        views.transcript.streaming = "\u{2026}".to_owned();
+        "\u{2026}".clone_into(&mut views.transcript.streaming);
     }
     // The recap or a compression that ended while a commit had the controller first.
     let arrived: Vec<LlmFinished> = std::mem::take(&mut session.deferred)
@@ -271,7 +271,10 @@ fn deliver(session: &mut ActiveSession, done: &LlmFinished, views: &mut ViewsMut
     }
     // Dice appear as soon as the engine rolls them, before the narration they decide.
     for roll in &turn.runner.rolls()[turn.rolls_shown..] {
-        views.transcript.entries.push(Entry::Roll(roll.clone()));
+        views
+            .transcript
+            .entries
+            .push(Entry::Roll(Box::new(roll.clone())));
     }
     turn.rolls_shown = turn.runner.rolls().len();
     // The next choices as soon as they are written, greyed out until the

@@ -33,7 +33,7 @@ pub enum Entry {
         whisper_to: Option<String>,
     },
     Narration(String),
-    Roll(RollRecord),
+    Roll(Box<RollRecord>),
     /// A scene closed or opened.
     Scene(String),
     /// An orchestrator note (a rewind, a refused command).

@@ -513,8 +513,8 @@ fn things(ws: &[Word], r: &Reading) -> Option<Blocked> {
             continue;
         }
         let (whole, head) = items_named(&phrase, r);
-        let held = |id: &&str| r.holds(crate::campaign::PLAYER, id);
-        if whole.iter().chain(&head).any(held) {
+        let is_held = |id: &&str| r.holds(crate::campaign::PLAYER, id);
+        if whole.iter().chain(&head).any(is_held) {
             continue;
         }
         if let Some(id) = whole.first() {

@@ -1,4 +1,4 @@
-//! The engine's move check (seed 001 validator): presence, possession and reach, before the referee.
+//! The engine's move check (seed 001 validator): presence, possession, reach, before the referee.
 //!
 //! A typed move is read against the world, for every model: whoever it acts
 //! on must be here, what it uses must be held, where it goes must be known

@@ -259,6 +259,11 @@ fn a_clock_that_fills_with_time_fires_its_trigger_changes_the_scene_and_is_told(
             .all(|p| !p.contains(told))
     );
     assert!(result.world.untold.is_empty());
+    // Kept: the codex lists what the world did.
+    let mut next = state.clone();
+    next.advance(&result);
+    let codex = loreloom::session::codex::codex(&next, &[]);
+    assert!(codex.lore.iter().any(|l| l.contains("Water over the lower quay steps")));
     insta::assert_snapshot!("world_clock_fills", transcript(&result));
 }
 

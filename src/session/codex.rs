@@ -39,7 +39,8 @@ pub struct Place {
 pub struct SessionCodex {
     pub people: Vec<Person>,
     pub places: Vec<Place>,
-    /// Facts play has established ("ferry lantern, burns: green"), in the order learned.
+    /// Things play introduced, what the world did (⚑, #41), and facts play
+    /// has established ("ferry lantern, burns: green"), in the order learned.
     pub lore: Vec<String>,
     /// The campaign's lore recalled into the player's turns, first come first.
     pub read: Vec<LoreRead>,
@@ -191,7 +192,17 @@ fn facts_learned(state: &SessionState) -> Vec<String> {
                 f.predicate.replace('_', " ")
             )
         });
-    found.chain(learned).collect()
+    // What the world did (#41): each consequence told, in the order it fired.
+    let happened = state
+        .stream
+        .messages
+        .iter()
+        .filter_map(crate::transcript::marker::Notice::of)
+        .filter_map(|n| match n {
+            crate::transcript::marker::Notice::World(t) => Some(format!("\u{2691} {t}")),
+            crate::transcript::marker::Notice::Blocked(_) => None,
+        });
+    found.chain(happened).chain(learned).collect()
 }
 
 /// The lore recalled into the player's turns, once each, no NPC's secrets.

@@ -115,7 +115,11 @@ fn introduced_and_met(turns: &[&TurnFacts]) -> (usize, usize) {
                     later.present.contains(id)
                         || later.place == *id
                         || later.held.contains(id)
-                        || (kind == "thread" && later.threads.iter().any(|(tid, s)| tid == id && s != "open"))
+                        || (kind == "thread"
+                            && later
+                                .threads
+                                .iter()
+                                .any(|(tid, s)| tid == id && s != "open"))
                         || later
                             .narrations
                             .iter()

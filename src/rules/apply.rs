@@ -408,7 +408,12 @@ impl WorldState {
     /// name of 2 to 60 characters and a description of at most 300 (the
     /// engine adds the turn); a thread opens with the name as its title and
     /// the description as its stakes.
-    fn apply_introduce(&mut self, op: &StateOp, kind: NewKind, id: &str) -> Result<Applied, Refusal> {
+    fn apply_introduce(
+        &mut self,
+        op: &StateOp,
+        kind: NewKind,
+        id: &str,
+    ) -> Result<Applied, Refusal> {
         let value = required(op)?;
         let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::trim);
         let name = text("name")
@@ -421,7 +426,9 @@ impl WorldState {
         }
         let valid_id = id.len() <= 40
             && id.starts_with(|c: char| c.is_ascii_lowercase())
-            && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            && id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         if !valid_id {
             return Err(Refusal::BadIntroduction);
         }

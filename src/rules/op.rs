@@ -175,7 +175,10 @@ pub enum Target {
     /// The persona's standing with a faction (seed 002 §4.1.4).
     Reputation(String),
     /// Someone, something, somewhere or a thread new to the world (#41).
-    New { kind: NewKind, id: String },
+    New {
+        kind: NewKind,
+        id: String,
+    },
 }
 
 /// What an `introduce` op brings into the world.

@@ -152,7 +152,13 @@ fn places_seen(state: &SessionState) -> Vec<Place> {
             let backdrop = super::scenery::backdrop(campaign, &scene);
             Place {
                 description: campaign.locations.get(&id).map_or_else(
-                    || world.introduced.get(&id).map(introduced_words).unwrap_or_default(),
+                    || {
+                        world
+                            .introduced
+                            .get(&id)
+                            .map(introduced_words)
+                            .unwrap_or_default()
+                    },
                     |l| l.description.clone(),
                 ),
                 here: id == here,

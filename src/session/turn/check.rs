@@ -51,7 +51,7 @@ impl Blocked {
             Blocked::Absent {
                 name, at: Some(at), ..
             } => {
-                format!("{name} is not here; they were last seen at {at}")
+                format!("{name} is not here; they were last seen at {}", mid(at))
             }
             Blocked::Absent { name, at: None, .. } => format!("{name} is not here"),
             Blocked::Stranger { name } => {
@@ -70,10 +70,56 @@ impl Blocked {
                 place,
                 via: Some((_, via)),
                 ..
-            } => format!("{place} is not one step from here; the way there goes by {via}"),
+            } => format!(
+                "{place} is not one step from here; the way there goes by {}",
+                mid(via)
+            ),
             Blocked::Far { place, .. } => format!("there is no way to {place} from here"),
             Blocked::Referee { reason } => reason.clone(),
         }
+    }
+
+    /// The engine's own narration of the blocked move, from
+    /// `prompts/blocked_narration.txt` (`None` for the referee's ruling,
+    /// which a model narrates).
+    pub fn narration(&self) -> Option<String> {
+        const TEMPLATES: &str = include_str!("../../../prompts/blocked_narration.txt");
+        let (key, fills): (&str, Vec<(&str, &str)>) = match self {
+            Blocked::Absent {
+                name, at: Some(at), ..
+            } => ("absent_at", vec![("name", name), ("at", at)]),
+            Blocked::Absent { name, at: None, .. } => ("absent", vec![("name", name)]),
+            Blocked::Stranger { name } => ("stranger", vec![("name", name)]),
+            Blocked::NotHeld {
+                item,
+                holder: Some(h),
+                ..
+            } => ("not_held_holder", vec![("item", item), ("holder", h)]),
+            Blocked::NotHeld { item, .. } => ("not_held", vec![("item", item)]),
+            Blocked::UnknownPlace { place } => ("unknown_place", vec![("place", place)]),
+            Blocked::Far {
+                place,
+                via: Some((_, via)),
+                ..
+            } => ("far_via", vec![("place", place), ("via", via)]),
+            Blocked::Far { place, .. } => ("far", vec![("place", place)]),
+            Blocked::Referee { .. } => return None,
+        };
+        let template = TEMPLATES
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))?;
+        let mut text = template.to_owned();
+        for (slot, value) in fills {
+            text = text.replace(&format!("{{{slot}}}"), &mid(value));
+        }
+        // A sentence starts with a capital, whatever the name's article.
+        let mut chars = text.chars();
+        Some(
+            chars
+                .next()
+                .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect()),
+        )
     }
 
     /// Moves that can be made instead, as choices.
@@ -81,7 +127,7 @@ impl Blocked {
         match self {
             Blocked::Absent {
                 name, at: Some(at), ..
-            } => vec![format!("Go to {at} to find {name}")],
+            } => vec![format!("Go to {} to find {name}", mid(at))],
             Blocked::NotHeld {
                 item,
                 holder: Some(h),
@@ -90,13 +136,19 @@ impl Blocked {
             Blocked::Far {
                 via: Some((_, via)),
                 ..
-            } => vec![format!("Go to {via}")],
+            } => vec![format!("Go to {}", mid(via))],
             _ => present
                 .first()
                 .map(|p| vec![format!("Talk to {p}")])
                 .unwrap_or_default(),
         }
     }
+}
+
+/// A name as it reads inside a sentence: "The Ferry Patience" → "the Ferry Patience".
+fn mid(name: &str) -> String {
+    name.strip_prefix("The ")
+        .map_or_else(|| name.to_owned(), |rest| format!("the {rest}"))
 }
 
 /// What the check reads of the world: names, places, items, who holds what.
@@ -531,8 +583,13 @@ fn things(ws: &[Word], r: &Reading) -> Option<Blocked> {
             }
             let holder_here =
                 holder.is_some_and(|h| h == r.here || r.present.iter().any(|p| p == h));
+            let name = r.person_name(id);
+            let bare = ["the ", "The "]
+                .iter()
+                .find_map(|a| name.strip_prefix(a))
+                .unwrap_or(&name);
             return Some(Blocked::NotHeld {
-                item: format!("the {}", r.person_name(id)),
+                item: format!("the {bare}"),
                 holder: holder.map(|h| r.person_name(h)),
                 holder_here,
             });
@@ -699,7 +756,7 @@ mod tests {
         );
         assert_eq!(
             b.map(|b| b.instead(&[])),
-            Some(vec!["Go to The Toll House to find Ned Fallow".to_owned()])
+            Some(vec!["Go to the Toll House to find Ned Fallow".to_owned()])
         );
         assert_eq!(check("I ask Hesper about Ned Fallow.", None, &r), None);
         assert_eq!(check("I go looking for Ned.", None, &r), None);

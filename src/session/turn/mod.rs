@@ -618,6 +618,26 @@ impl TurnRunner {
     /// The persona's narration is asked for (after its resolution and skills).
     fn narrate_persona(&mut self) {
         self.spend_time();
+        // #41: a move the engine blocked is told by the engine, in the
+        // story's words: no model can narrate it as done.
+        if let Some(told) = self
+            .ledger
+            .blocked
+            .as_ref()
+            .and_then(check::Blocked::narration)
+        {
+            self.phase = Phase::PersonaNarration;
+            self.state.stream.push(
+                self.turn_id,
+                crate::transcript::stream::NARRATOR,
+                Kind::Narration,
+                told.clone(),
+                None,
+            );
+            // Untold consequences wait for the next narration.
+            self.activate_npcs();
+            return;
+        }
         let narrate = self.narrate_request(
             PERSONA,
             self.persona_intention,

@@ -226,6 +226,10 @@ const QUIET: [&str; 30] = [
 /// player: its first verb is not one of [`QUIET`]. The first word that is
 /// not a name, a pronoun or an adverb is taken for the verb.
 pub fn acts(intention: &str) -> bool {
+    // A line of speech ("\"We have work ahead of us\"") is said, not done.
+    if intention.trim_start().starts_with(['"', '\u{201c}', '\'']) {
+        return false;
+    }
     const SKIP: [&str; 14] = [
         "i",
         "he",
@@ -309,6 +313,7 @@ mod tests {
         ));
         assert!(acts("Aldous takes the ledger from your hands."));
         assert!(!acts("She quietly waits by the rail."));
+        assert!(!acts("\"We have a lot of work ahead of us,\" she says."));
     }
 
     #[test]

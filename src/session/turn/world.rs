@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::check::{self, Blocked, Reading};
 use super::rules::destination;
 use super::{PERSONA, TurnRunner};
-use crate::rules::state::WHEREABOUTS;
 use crate::rules::op::NewKind;
+use crate::rules::state::WHEREABOUTS;
 use crate::rules::{Change, OpKind, StateOp, Target};
 use crate::session::people;
 use crate::transcript::marker::Notice;
@@ -255,7 +255,9 @@ impl TurnRunner {
             let why = if self.ledger.introduced >= MAX_INTRODUCED {
                 Some(format!("no more than {MAX_INTRODUCED} new things a turn"))
             } else if self.known_name(&name) {
-                Some(format!("the world already has someone or something called {name:?}"))
+                Some(format!(
+                    "the world already has someone or something called {name:?}"
+                ))
             } else {
                 None
             };

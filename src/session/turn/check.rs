@@ -327,6 +327,11 @@ const ABOUT: [&str; 12] = [
     "fetch", "whether",
 ];
 
+/// Words before a verb that undo it.
+const NOT: [&str; 7] = [
+    "without", "not", "never", "avoid", "avoiding", "don't", "no",
+];
+
 /// Verbs that use what one carries, and the particles that may follow.
 const USES: [&str; 22] = [
     "use", "show", "hand", "give", "offer", "light", "unlock", "wave", "read", "drink", "throw",
@@ -376,13 +381,18 @@ fn absent(id: &str, r: &Reading) -> Blocked {
 fn acted_on(ws: &[Word], at: usize) -> bool {
     let mut linked = false;
     let mut words_back = 0;
-    for w in ws[..at].iter().rev() {
+    for (k, w) in ws[..at].iter().enumerate().rev() {
         let l = w.lower.as_str();
         if ABOUT.contains(&l) {
             return false;
         }
         if is_any(l, &ACTS_ON) {
-            return true;
+            // "without asking Aldous", "I do not follow Ned": not acted on.
+            let undone = k
+                .checked_sub(1)
+                .and_then(|b| ws.get(b))
+                .is_some_and(|b| NOT.contains(&b.lower.as_str()));
+            return !undone;
         }
         if ["to", "with"].contains(&l) && words_back == 0 {
             linked = true;
@@ -475,15 +485,20 @@ fn capitalised(ws: &[Word]) -> Vec<(usize, String)> {
 fn known(name: &str, r: &Reading) -> bool {
     let lower = name.to_lowercase();
     let lower = lower.trim_end_matches("'s");
+    // A word of the name is a word of a known name, or one slip from one
+    // ("Aldus" for Aldous: a misspelling is not a stranger).
+    let close = |a: &str, b: &str| {
+        a == b || (a.chars().count() >= 4 && strsim::damerau_levenshtein(a, b) <= 1)
+    };
     let matches = |known: &str| {
         let k = known.to_lowercase();
         let k = k.strip_prefix("the ").unwrap_or(&k).to_owned();
         !k.is_empty()
             && (k == lower
-                || k.split_whitespace().any(|w| w == lower)
-                || lower
-                    .split_whitespace()
-                    .any(|w| w.len() > 2 && k.contains(w)))
+                || k.split_whitespace().any(|w| close(w, lower))
+                || lower.split_whitespace().any(|w| {
+                    w.len() > 2 && (k.contains(w) || k.split_whitespace().any(|kw| close(kw, w)))
+                }))
     };
     r.people
         .iter()
@@ -565,8 +580,11 @@ fn things(ws: &[Word], r: &Reading) -> Option<Blocked> {
             continue;
         }
         let (whole, head) = items_named(&phrase, r);
+        // A whole name says which item; a head noun alone ("the lantern")
+        // any item it fits.
         let is_held = |id: &&str| r.holds(crate::campaign::PLAYER, id);
-        if whole.iter().chain(&head).any(is_held) {
+        let candidates = if whole.is_empty() { &head } else { &whole };
+        if candidates.iter().any(is_held) {
             continue;
         }
         if let Some(id) = whole.first() {
@@ -780,6 +798,12 @@ mod tests {
         );
         assert_eq!(check("I speak to the Sluice Board.", None, &r), None);
         assert_eq!(check("I greet Hesper Vane warmly.", None, &r), None);
+        // A slip of the pen is no stranger; a move that avoids someone does not act on them.
+        assert_eq!(check("I tell Aldus how I found it.", None, &r), None);
+        assert_eq!(
+            check("I run into the shed without asking Ned.", None, &r),
+            None
+        );
     }
 
     #[test]
@@ -803,6 +827,11 @@ mod tests {
                 holder_here: false
             })
         );
+        // A whole name says which: holding a hand lantern is not holding the ferry's.
+        assert!(matches!(
+            check("I take out the ferry lantern and use it.", None, &r),
+            Some(Blocked::NotHeld { .. })
+        ));
         // What lies on the deck may be used; the window is scenery.
         assert_eq!(check("I light the ferry lantern.", None, &r), None);
         assert_eq!(check("I open the window.", None, &r), None);

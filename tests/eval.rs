@@ -117,9 +117,10 @@ fn a_playthrough_counts_its_planted_invalid_moves_and_contradictions_exactly() {
     let report = play(dir.path(), &data, "report", 4);
     let m = &report["metrics"];
     assert_eq!(m["turns"], 4);
-    // Moves 2 and 4 were planted; the scripted referee rules everything possible.
+    // Moves 2 and 4 were planted; the scripted referee rules everything
+    // possible, and the engine's move check blocks both (#41).
     assert_eq!(m["invalid_moves"], 2, "{m}");
-    assert_eq!(m["invalid_action_acceptance"], 1.0);
+    assert_eq!(m["invalid_action_acceptance"], 0.0);
     let turns = report["runs"][0]["turns"].as_array().unwrap();
     let planted: Vec<&str> = turns
         .iter()
@@ -132,9 +133,29 @@ fn a_playthrough_counts_its_planted_invalid_moves_and_contradictions_exactly() {
         .map(|t| t["narrations"].as_array().unwrap().len())
         .sum();
     assert!(narrations >= 4);
-    assert_eq!(m["contradictions"]["absent_acts"], narrations, "{m}");
+    // A blocked move is told by the engine; every narration the model wrote
+    // holds the one planted contradiction.
+    let blocked: Vec<&Value> = turns.iter().filter(|t| t["outcome"] == "blocked").collect();
+    assert_eq!(blocked.len(), 2, "{m}");
+    for t in &blocked {
+        let told = t["narrations"][0]["text"].as_str().unwrap();
+        assert!(
+            told.starts_with("You look") || told.starts_with("You reach"),
+            "{told}"
+        );
+    }
+    assert_eq!(m["contradictions"]["absent_acts"], narrations - 2, "{m}");
     assert_eq!(m["contradictions"].as_object().unwrap().len(), 1, "{m}");
-    assert_eq!(m["contradiction_rate"], 1.0);
+    let with_model_words = turns
+        .iter()
+        .filter(|t| {
+            let n = t["narrations"].as_array().unwrap().len();
+            n > usize::from(t["outcome"] == "blocked")
+        })
+        .count();
+    #[allow(clippy::cast_precision_loss)]
+    let rate = with_model_words as f64 / 4.0;
+    assert_eq!(m["contradiction_rate"], rate);
     for t in turns {
         for hit in t["contradictions"].as_array().unwrap() {
             assert_eq!(hit["sentence"], PLANTED);
@@ -223,14 +244,16 @@ fn replay_compares_rendered_prompts_activation_rolls_and_each_scenes_clock() {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(clocks, [0.0, 5.0, 10.0, 15.0]);
+    // A rolled check takes its 15 minutes, the planted (blocked) move the
+    // ruleset's 5 (#41: time is what moves cost).
+    assert_eq!(clocks, [0.0, 15.0, 20.0, 35.0]);
     let store = loreloom::store::Store::open(&save).unwrap();
     let campaign =
         loreloom::session::save_files::load_campaign(&root().join("campaigns/drowned-reach"))
             .unwrap();
     let scene_1 = store.scene_on_branch(1).unwrap();
     let state = loreloom::session::save_rows::state_at(&store, campaign, &scene_1.id).unwrap();
-    assert!((state.play_minutes - 5.0).abs() < f64::EPSILON);
+    assert!((state.play_minutes - 15.0).abs() < f64::EPSILON);
     drop(store);
 
     // The chattiness rolls that chose who acted are recorded with the turn…

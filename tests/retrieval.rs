@@ -313,7 +313,7 @@ fn a_session_remembers_earlier_turns_and_shows_them_to_the_narrator() {
                 .iter()
                 .map(|m| m.content.clone())
                 .collect();
-            assert_eq!(first.prompt_version, "v4");
+            assert_eq!(first.prompt_version, "v5");
         }
         assert!(matches!(
             ctl.finish(&input, Ok(result)),

@@ -12,7 +12,7 @@
 
 use serde_json::{Value, json};
 
-use super::op::RELATION_AXES;
+use super::op::{NewKind, RELATION_AXES};
 use super::ruleset::Ruleset;
 use super::state::WorldState;
 
@@ -213,10 +213,17 @@ pub fn describe(offer: &Value) -> String {
         let p = &s["properties"];
         let op = p["op"]["const"].as_str().unwrap_or_default().to_owned();
         if op == "introduce" {
-            by_op.push((
-                op,
-                vec!["<people|items|places|threads>.<new_id> = {name, description}".to_owned()],
-            ));
+            let kinds: Vec<&str> = [
+                NewKind::Person,
+                NewKind::Item,
+                NewKind::Place,
+                NewKind::Thread,
+            ]
+            .iter()
+            .map(|k| k.segment())
+            .collect();
+            let shape = format!("<{}>.<new_id> = {{name, description}}", kinds.join("|"));
+            by_op.push((op, vec![shape]));
             continue;
         }
         // A move names where to: `set: scene.location = <lamp_chapel|toll_house>`.

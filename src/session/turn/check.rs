@@ -567,10 +567,22 @@ fn items_named<'a>(phrase: &[String], r: &Reading<'a>) -> (Vec<&'a str>, Vec<&'a
 /// Possession: what a move uses or brings out must be held.
 fn things(ws: &[Word], r: &Reading) -> Option<Blocked> {
     for (at, w) in ws.iter().enumerate() {
+        // "take out the key", "take the key out of my coat": from one's
+        // person; "take the skiff out onto the water" is not.
         let from_oneself = is_any(&w.lower, &FROM_ONESELF)
-            && ws
-                .get(at + 1..at + 4)
-                .is_some_and(|next| next.iter().any(|n| n.lower == "out"));
+            && (ws.get(at + 1).is_some_and(|n| n.lower == "out")
+                || ws.get(at + 1..).is_some_and(|rest| {
+                    rest.windows(3).take(6).any(|x| {
+                        matches!(
+                            (
+                                x[0].lower.as_str(),
+                                x[1].lower.as_str(),
+                                x[2].lower.as_str()
+                            ),
+                            ("out", "of", "my" | "your") | ("from", "my" | "your", _)
+                        )
+                    })
+                }));
         let using = is_any(&w.lower, &USES);
         if !(from_oneself || using) {
             continue;
@@ -836,6 +848,14 @@ mod tests {
         assert_eq!(check("I light the ferry lantern.", None, &r), None);
         assert_eq!(check("I open the window.", None, &r), None);
         assert_eq!(check("I pull the rope hard.", None, &r), None);
+        assert_eq!(
+            check("I take the skiff out onto the water.", None, &r),
+            None
+        );
+        assert!(matches!(
+            check("I take the sluice key out of my coat.", None, &r),
+            Some(Blocked::NotHeld { .. })
+        ));
     }
 
     #[test]

@@ -329,7 +329,7 @@ fn a_blind_sheet_hides_its_sources_and_its_scores_join_back() {
             "--out",
             sheet.to_str().unwrap(),
             "--count",
-            "6",
+            "4",
         ],
     );
     assert!(out.status.success(), "{}", text(&out));
@@ -339,7 +339,9 @@ fn a_blind_sheet_hides_its_sources_and_its_scores_join_back() {
     let key: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(sheet.join("key/key.json")).unwrap())
             .unwrap();
-    assert_eq!(key.len(), 6);
+    // Two of each report's four turns were planted invalid: the sheet rates
+    // the model's words on the player's own moves only.
+    assert_eq!(key.len(), 4);
     // Rate every `srcalpha` item 2 and every `srcbeta` item 4.
     let mut ratings = String::from("id\tcoherence\tin_voice\tgrounded\tnotes\n");
     for k in &key {
@@ -356,11 +358,11 @@ fn a_blind_sheet_hides_its_sources_and_its_scores_join_back() {
     assert!(out.status.success(), "{}", text(&out));
     let table = text(&out);
     assert!(
-        table.contains("| srcalpha | 3 | 2.00 | 0 | 3 | 0 | 0 | 0 | 100% | 0% |"),
+        table.contains("| srcalpha | 2 | 2.00 | 0 | 2 | 0 | 0 | 0 | 100% | 0% |"),
         "{table}"
     );
     assert!(
-        table.contains("| srcbeta | 3 | 4.00 | 0 | 0 | 0 | 3 | 0 | 100% | 0% |"),
+        table.contains("| srcbeta | 2 | 4.00 | 0 | 0 | 0 | 2 | 0 | 100% | 0% |"),
         "{table}"
     );
 

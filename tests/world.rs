@@ -264,13 +264,17 @@ fn a_clock_that_fills_with_time_fires_its_trigger_changes_the_scene_and_is_told(
     let narrate = &prompts(&result, "narrate")[0];
     assert!(narrate.contains(told), "{narrate}");
     assert!(narrate.contains("The scene is risky"), "{narrate}");
-    // Told once: the NPC's narration is not told it again.
+    // Given once: the NPC's narration is not asked to tell it again (it may
+    // read it in the story so far).
     assert!(
         prompts(&result, "narrate")
             .iter()
             .skip(1)
-            .all(|p| !p.contains(told))
+            .all(|p| !p.contains("Meanwhile"))
     );
+    // The scripted narration left it out: the engine tells it in the campaign's words.
+    assert_eq!(result.appended, [told]);
+    assert!(narrations(&result).contains(&told));
     assert!(result.world.untold.is_empty());
     // Kept: the codex lists what the world did.
     let mut next = state.clone();

@@ -15,6 +15,9 @@ pub struct Narration {
     /// Whose intention it narrates (the persona's first).
     pub owner: String,
     pub text: String,
+    /// Written by the engine (a blocked move, a consequence left untold), not a model.
+    #[serde(default)]
+    pub by_engine: bool,
     pub words: usize,
     pub in_voice: bool,
     pub grounded: bool,
@@ -80,6 +83,9 @@ pub struct TurnFacts {
     /// Consequences of `fired` a narration of the turn tells (`tells`).
     #[serde(default)]
     pub fired_narrated: usize,
+    /// Consequences the engine told itself, the narration having left them out.
+    #[serde(default)]
+    pub appended: usize,
     /// People, items, places and threads the turn brought into the world: (id, kind, name).
     #[serde(default)]
     pub introduced: Vec<(String, String, String)>,
@@ -120,23 +126,6 @@ pub fn outcome(result: &TurnResult) -> Outcome {
         .iter()
         .find(|r| r.actor == PERSONA && r.against.is_none())
         .map_or(Outcome::Unrolled, |r| Outcome::of_band(&r.band))
-}
-
-/// Whether a narration tells a consequence: it has at least two of the
-/// consequence's words of five letters or more (a third of them when it
-/// has more than six), by their first five letters ("flooding" tells
-/// "flood"; "lanterns" tells "lantern").
-pub fn tells(narration: &str, consequence: &str) -> bool {
-    let stems = |t: &str| -> std::collections::BTreeSet<String> {
-        t.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.chars().count() >= 5)
-            .map(|w| w.to_lowercase().chars().take(5).collect())
-            .collect()
-    };
-    let wanted = stems(consequence);
-    let found = stems(narration);
-    let hits = wanted.intersection(&found).count();
-    hits >= 2 && hits * 3 >= wanted.len().min(6)
 }
 
 /// What a turn brought into the world: (id, kind, name) of each person,
@@ -216,6 +205,7 @@ fn narrations(result: &TurnResult, ctx: &mut Context<'_>) -> Vec<Narration> {
         let copied = runs.iter().filter(|r| ctx.corpus.contains(*r)).count();
         out.push(Narration {
             owner: owner.clone(),
+            by_engine: m.owner == crate::transcript::stream::ENGINE,
             text: m.content.clone(),
             words: check.words,
             in_voice: check.in_voice,
@@ -317,7 +307,11 @@ pub fn of_turn(
     let fired = result.fired.clone();
     let fired_narrated = fired
         .iter()
-        .filter(|f| narrations.iter().any(|n: &Narration| tells(&n.text, f)))
+        .filter(|f| {
+            narrations
+                .iter()
+                .any(|n: &Narration| crate::session::turn::tells(&n.text, f))
+        })
         .count();
     TurnFacts {
         turn,
@@ -345,6 +339,7 @@ pub fn of_turn(
         clocks,
         fired,
         fired_narrated,
+        appended: result.appended.len(),
         introduced: introduced_by(before, world),
         held: world
             .inventory

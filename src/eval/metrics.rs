@@ -40,6 +40,12 @@ pub struct Metrics {
     pub consequences_told: Option<f64>,
     #[serde(default)]
     pub consequences_fired: usize,
+    /// Of those told, how many the engine told itself (the narration left them out).
+    #[serde(default)]
+    pub consequences_appended: usize,
+    /// Narrations the engine wrote (blocked moves, consequences), left out of the prose metrics.
+    #[serde(default)]
+    pub engine_narrations: usize,
     /// People, items, places and threads play introduced, and those met
     /// again in a later turn of the same run (present, held, visited, named
     /// in a narration, or a thread moved on).
@@ -196,15 +202,15 @@ impl Metrics {
         let invalid: Vec<bool> = turns.iter().filter_map(|t| t.accepted_invalid()).collect();
         m.invalid_moves = invalid.len();
         m.invalid_action_acceptance = share(invalid.iter().filter(|a| **a).count(), invalid.len());
-        m.consequences_fired = turns.iter().map(|t| t.fired.len()).sum();
-        m.consequences_told = share(
-            turns.iter().map(|t| t.fired_narrated).sum(),
-            m.consequences_fired,
-        );
-        (m.introduced, m.introduced_met) = introduced_and_met(turns);
+        m.count_the_world(turns);
         m.clarifications = turns.iter().filter(|t| t.clarified).count();
         m.clarification_rate = share(m.clarifications, n);
-        let narrations: Vec<_> = turns.iter().flat_map(|t| &t.narrations).collect();
+        // The model's words: what the engine wrote itself is not judged as prose.
+        let narrations: Vec<_> = turns
+            .iter()
+            .flat_map(|t| &t.narrations)
+            .filter(|x| !x.by_engine)
+            .collect();
         let lengths: Vec<f64> = narrations.iter().map(|x| x.words as f64).collect();
         if !lengths.is_empty() {
             m.length_stats = Spread {
@@ -268,6 +274,23 @@ impl Metrics {
         }
         m.cached_share = (tokens_in > 0).then(|| cached as f64 / tokens_in as f64);
         m
+    }
+
+    /// #41: consequences fired and told, what the engine wrote itself, and
+    /// what play introduced and met again.
+    fn count_the_world(&mut self, turns: &[&TurnFacts]) {
+        self.consequences_fired = turns.iter().map(|t| t.fired.len()).sum();
+        self.consequences_told = share(
+            turns.iter().map(|t| t.fired_narrated).sum(),
+            self.consequences_fired,
+        );
+        self.consequences_appended = turns.iter().map(|t| t.appended).sum();
+        self.engine_narrations = turns
+            .iter()
+            .flat_map(|t| &t.narrations)
+            .filter(|x| x.by_engine)
+            .count();
+        (self.introduced, self.introduced_met) = introduced_and_met(turns);
     }
 
     /// Each metric that has a better direction, as (name, value, higher is better).
@@ -348,7 +371,7 @@ pub const DEFINITIONS: &[(&str, &str)] = &[
     ),
     (
         "consequences_told",
-        "consequences fired in a turn (clock triggers, failure streaks, ruleset effects) that a narration of the same turn tells / consequences fired. Told: the narration has two or more of the consequence's words of five letters or more, by their first five letters, and at least a third of them (up to six).",
+        "consequences fired in a turn (clock triggers, failure streaks, ruleset effects) that a narration of the same turn tells (the model's, or the engine's own line for a clock's consequence the model left out: counted apart as consequences_appended) / consequences fired. Told: the narration has two or more of the consequence's words of five letters or more, by their first five letters, and at least a third of them (up to six).",
     ),
     (
         "clarification_rate",

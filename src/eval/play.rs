@@ -230,6 +230,7 @@ fn failed(turn: usize, ctl: &mut Controller, mv: Move, clarified: bool, why: &st
         clocks: Vec::new(),
         fired: Vec::new(),
         fired_narrated: 0,
+        appended: 0,
         introduced: Vec::new(),
         held: Vec::new(),
         threads: Vec::new(),

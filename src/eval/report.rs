@@ -287,10 +287,16 @@ pub fn metrics_table(m: &Metrics, baseline: Option<&Metrics>) -> String {
     let _ = writeln!(md, "| invalid moves planted | {} | | |", m.invalid_moves);
     let _ = writeln!(
         md,
-        "| consequences fired / told | {} / {} | | |",
+        "| consequences fired / told (by the engine's words) | {} / {} ({}) | | |",
         m.consequences_fired,
         m.consequences_told
-            .map_or_else(|| "n/a".to_owned(), |s| format!("{:.0}%", s * 100.0))
+            .map_or_else(|| "n/a".to_owned(), |s| format!("{:.0}%", s * 100.0)),
+        m.consequences_appended
+    );
+    let _ = writeln!(
+        md,
+        "| narrations by the engine (not in the prose metrics) | {} | | |",
+        m.engine_narrations
     );
     let _ = writeln!(
         md,

@@ -116,7 +116,9 @@ impl Names {
     }
 }
 
-/// The persona narrations of a report, each with its context.
+/// The persona narrations of a report, each with its context: the model's
+/// words on the player's own moves (a planted invalid move, and a narration
+/// the engine wrote itself, are left out, so two reports compare like with like).
 fn items(label: &str, report: &PlayReport) -> Vec<Item> {
     let names = Names::of(report);
     let mut out = Vec::new();
@@ -126,7 +128,7 @@ fn items(label: &str, report: &PlayReport) -> Vec<Item> {
             let mine: Vec<&str> = t
                 .narrations
                 .iter()
-                .filter(|n| n.owner == PERSONA)
+                .filter(|n| n.owner == PERSONA && !n.by_engine && t.mv.invalid.is_none())
                 .map(|n| n.text.as_str())
                 .collect();
             let all: Vec<&str> = t.narrations.iter().map(|n| n.text.as_str()).collect();

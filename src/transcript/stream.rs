@@ -20,6 +20,9 @@ use serde::{Deserialize, Serialize};
 /// Who produced a message: `system`, `narrator`, the persona's id or a character's id.
 pub const SYSTEM: &str = "system";
 pub const NARRATOR: &str = "narrator";
+/// The owner of a narration the engine wrote itself (#41: a blocked move, a
+/// consequence the narrator left untold): no model's words.
+pub const ENGINE: &str = "engine";
 
 /// What a message carries.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]

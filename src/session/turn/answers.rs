@@ -134,6 +134,9 @@ impl TurnRunner {
         self.state
             .stream
             .push(self.turn_id, NARRATOR, Kind::Narration, text.clone(), None);
+        if actor == PERSONA {
+            self.tell_the_rest(&text);
+        }
         let request = self.lore_request(&text);
         self.queue(Purpose::Lore, request);
         match &mut self.phase {

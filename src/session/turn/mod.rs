@@ -38,6 +38,7 @@ pub use types::{
     ActivationRoll, Calibration, DraftChoice, GENERIC_CHOICES, PERSONA, PendingCall, PlayerInput,
     RollRecord, Ruling, SessionState, TURN_MINUTES, TurnError, TurnResult, generic_choices,
 };
+pub use world::tells;
 
 use self::contracts::{Choices, Extraction, LoreFacts, Narration, NpcIntent, Resolution, read};
 use super::skills::{SkillAttempt, SkillWork};
@@ -189,6 +190,15 @@ struct Ledger {
     /// and how many of them a narration has been given.
     fired: Vec<String>,
     told: usize,
+    /// How many of `fired` were carried from the turn before.
+    carried: usize,
+    /// The consequences the player's narration was given to tell.
+    given: Vec<String>,
+    /// Consequences from a clock (the campaign's own story words), which the
+    /// engine tells itself when the narration did not.
+    story: BTreeSet<String>,
+    /// Those the engine told itself.
+    appended: Vec<String>,
     /// Narrations asked for again because they crossed a line or veil, by
     /// actor, with what to keep out (`avoid` in the narrator's prompt).
     regenerated: BTreeMap<String, String>,
@@ -318,6 +328,20 @@ impl TurnRunner {
         runner.persona_intention = id;
         // What fired after last turn's narrations is told in this one.
         runner.ledger.fired = std::mem::take(&mut runner.state.world.untold);
+        runner.ledger.carried = runner.ledger.fired.len();
+        // Carried consequences were a clock's or a rule's; a clock's are the campaign's words.
+        let clocks: Vec<String> = runner
+            .state
+            .world
+            .clocks
+            .values()
+            .flat_map(|c| c.triggers.values().map(|t| t.trim().to_owned()))
+            .collect();
+        for f in &runner.ledger.fired {
+            if clocks.contains(f) {
+                runner.ledger.story.insert(f.clone());
+            }
+        }
         // #41: the engine reads the move against the world first; a move
         // it blocks reaches no model but the narrator.
         if runner.check_move() {
@@ -531,7 +555,9 @@ impl TurnRunner {
             play_minutes: now,
             clarification: ledger.clarification,
             blocked: ledger.blocked,
-            fired: ledger.fired,
+            carried: ledger.fired[..ledger.carried.min(ledger.fired.len())].to_vec(),
+            fired: ledger.fired[ledger.carried.min(ledger.fired.len())..].to_vec(),
+            appended: ledger.appended,
             limits: ledger.limits,
             recalled: self.state.recalled,
             budget,
@@ -629,12 +655,14 @@ impl TurnRunner {
             self.phase = Phase::PersonaNarration;
             self.state.stream.push(
                 self.turn_id,
-                crate::transcript::stream::NARRATOR,
+                crate::transcript::stream::ENGINE,
                 Kind::Narration,
                 told.clone(),
                 None,
             );
-            // Untold consequences wait for the next narration.
+            self.ledger.given = self.untold().to_vec();
+            self.mark_told();
+            self.tell_the_rest(&told);
             self.activate_npcs();
             return;
         }
@@ -644,6 +672,7 @@ impl TurnRunner {
             &self.outcome_text.clone(),
             &self.blocked.clone(),
         );
+        self.ledger.given = self.untold().to_vec();
         self.mark_told();
         self.queue(
             Purpose::Narrate {

@@ -222,6 +222,24 @@ const QUIET: [&str; 30] = [
     "glance", "stare", "hum", "mutter", "murmur", "greet", "wonder", "consider", "call",
 ];
 
+/// Words before an intention's verb: who acts, and how.
+const SKIP: [&str; 14] = [
+    "i",
+    "he",
+    "she",
+    "they",
+    "we",
+    "will",
+    "to",
+    "quietly",
+    "slowly",
+    "then",
+    "first",
+    "carefully",
+    "would",
+    "want",
+];
+
 /// Whether an intention does something to the world, a person or the
 /// player: its first verb is not one of [`QUIET`]. The first word that is
 /// not a name, a pronoun or an adverb is taken for the verb.
@@ -230,22 +248,6 @@ pub fn acts(intention: &str) -> bool {
     if intention.trim_start().starts_with(['"', '\u{201c}', '\'']) {
         return false;
     }
-    const SKIP: [&str; 14] = [
-        "i",
-        "he",
-        "she",
-        "they",
-        "we",
-        "will",
-        "to",
-        "quietly",
-        "slowly",
-        "then",
-        "first",
-        "carefully",
-        "would",
-        "want",
-    ];
     let verb = intention
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty() && !w.chars().next().is_some_and(char::is_uppercase))

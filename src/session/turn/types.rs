@@ -248,8 +248,12 @@ pub struct TurnResult {
     pub clarification: Option<String>,
     /// Why the player's move could not happen (the engine's check or the referee's ruling).
     pub blocked: Option<super::check::Blocked>,
-    /// Consequences told this turn (clock triggers, failure streaks, ruleset effects).
+    /// Consequences that fired this turn (clock triggers, failure streaks, ruleset effects).
     pub fired: Vec<String>,
+    /// Consequences that fired after the last turn's narrations, told in this one.
+    pub carried: Vec<String>,
+    /// Consequences the narration left untold, which the engine told itself.
+    pub appended: Vec<String>,
     /// Where generated text met the player's lines or veils, by category (never the text).
     pub limits: Vec<String>,
     /// What the narrator and choices were shown from memory and lore.
@@ -295,6 +299,8 @@ impl TurnResult {
             clarification: None,
             blocked: None,
             fired: Vec::new(),
+            carried: Vec::new(),
+            appended: Vec::new(),
             limits: Vec::new(),
             recalled: Recalled::default(),
             budget: crate::session::budget::TurnBudget::default(),

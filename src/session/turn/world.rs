@@ -177,8 +177,12 @@ impl TurnRunner {
     /// for that value applied (a chain at most [`CHAIN`] deep).
     pub(super) fn consequences(&mut self, changes: &[Change], depth: u8) {
         for change in changes {
+            let from_clock = matches!(Target::parse(&change.op.path), Ok(Target::Clock(_)));
             for trigger in &change.triggered {
                 let told = told(trigger);
+                if from_clock {
+                    self.ledger.story.insert(told.clone());
+                }
                 let notice = Notice::World(told.clone());
                 self.state.stream.push(
                     self.turn_id,
@@ -217,6 +221,27 @@ impl TurnRunner {
                 self.consequence_depth = 0;
             }
         }
+    }
+
+    /// After the player's narration: each consequence from a clock it was
+    /// given and does not tell ([`tells`]) the engine tells in the
+    /// campaign's own words, as a narration of its own.
+    pub(super) fn tell_the_rest(&mut self, narration: &str) {
+        let rest: Vec<String> = std::mem::take(&mut self.ledger.given)
+            .into_iter()
+            .filter(|c| self.ledger.story.contains(c) && !tells(narration, c))
+            .collect();
+        if rest.is_empty() {
+            return;
+        }
+        self.state.stream.push(
+            self.turn_id,
+            crate::transcript::stream::ENGINE,
+            Kind::Narration,
+            rest.join(" "),
+            None,
+        );
+        self.ledger.appended.extend(rest);
     }
 
     /// Consequences not yet told (for the narration being asked for).
@@ -351,6 +376,23 @@ fn tier_word(described: &str, tier: i64) -> String {
         .find(|w| w[0] == wanted)
         .map(|w| w[1].to_owned())
         .unwrap_or_default()
+}
+
+/// Whether a narration tells a consequence: it has at least two of the
+/// consequence's words of five letters or more (a third of them when it
+/// has more than six), by their first five letters ("flooding" tells
+/// "flood"; "lanterns" tells "lantern").
+pub fn tells(narration: &str, consequence: &str) -> bool {
+    let stems = |t: &str| -> std::collections::BTreeSet<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 5)
+            .map(|w| w.to_lowercase().chars().take(5).collect())
+            .collect()
+    };
+    let wanted = stems(consequence);
+    let found = stems(narration);
+    let hits = wanted.intersection(&found).count();
+    hits >= 2 && hits * 3 >= wanted.len().min(6)
 }
 
 /// A trigger as the story tells it: what happens, without the rules'

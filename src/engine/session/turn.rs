@@ -254,6 +254,12 @@ fn deliver(session: &mut ActiveSession, done: &LlmFinished, views: &mut ViewsMut
         views.transcript.streaming.clear();
     }
     turn.runner.deliver(id, (*done.outcome).clone());
+    // What the world did, and why a move could not happen, as it happens (#41),
+    // before the narration that tells it.
+    for notice in turn.runner.notices().into_iter().skip(turn.notices_shown) {
+        views.transcript.entries.push(Entry::Notice(notice));
+        turn.notices_shown += 1;
+    }
     // The narration as it will be committed (the echo cut, the kept
     // draft), in place of what streamed.
     let narrations = turn.runner.narrations();
@@ -264,11 +270,6 @@ fn deliver(session: &mut ActiveSession, done: &LlmFinished, views: &mut ViewsMut
             .push(Entry::Narration((*text).to_owned()));
     }
     turn.narrations_shown = narrations.len();
-    // What the world did, and why a move could not happen, as it happens (#41).
-    for notice in turn.runner.notices().into_iter().skip(turn.notices_shown) {
-        views.transcript.entries.push(Entry::Notice(notice));
-        turn.notices_shown += 1;
-    }
     // Dice appear as soon as the engine rolls them, before the narration they decide.
     for roll in &turn.runner.rolls()[turn.rolls_shown..] {
         views

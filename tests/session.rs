@@ -25,17 +25,7 @@ fn root() -> PathBuf {
 }
 
 fn gateway(data: &Path, replies: Vec<Reply>) -> (Gateway, ScriptedBackend) {
-    let prompts = PromptRegistry::load(root().join("prompts")).expect("shipped prompts load");
-    let gateway = Gateway::new(
-        prompts,
-        root().join("schemas"),
-        ModelsConfig::default(),
-        data,
-    );
-    let backend = ScriptedBackend::new(Script { replies });
-    gateway.register_script("small", backend.clone());
-    gateway.register_script("large", backend.clone());
-    (gateway, backend)
+    common::scripted_gateway(data, replies)
 }
 
 fn drowned_reach(seed: u64) -> SessionState {

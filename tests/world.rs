@@ -14,7 +14,7 @@ use std::sync::Arc;
 use common::scripted::{reply, turn_replies, without};
 use loreloom::campaign::{self, system_rulesets};
 use loreloom::llm::scripted::Reply;
-use loreloom::llm::{CallRecord, Gateway, ModelsConfig, PromptRegistry, Script, ScriptedBackend};
+use loreloom::llm::{CallRecord, Gateway};
 use loreloom::session::play::{opening, run_turn};
 use loreloom::session::turn::check::Blocked;
 use loreloom::session::turn::{Calibration, PlayerInput, SessionState, TurnResult};
@@ -26,17 +26,7 @@ fn root() -> PathBuf {
 }
 
 fn gateway(data: &Path, replies: Vec<Reply>) -> Gateway {
-    let prompts = PromptRegistry::load(root().join("prompts")).expect("shipped prompts load");
-    let gateway = Gateway::new(
-        prompts,
-        root().join("schemas"),
-        ModelsConfig::default(),
-        data,
-    );
-    let backend = ScriptedBackend::new(Script { replies });
-    gateway.register_script("small", backend.clone());
-    gateway.register_script("large", backend);
-    gateway
+    common::scripted_gateway(data, replies).0
 }
 
 fn drowned_reach(seed: u64, lines: &[&str]) -> SessionState {

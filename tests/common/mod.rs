@@ -112,3 +112,24 @@ pub fn new_session_save(campaign: &Path, save: &Path, seed: u64) -> Output {
     assert!(out.status.success(), "{}", stderr(&out));
     out
 }
+
+/// A gateway over the shipped prompts and contracts whose `small` and `large`
+/// keys answer from one scripted backend (returned, to read its prompts back).
+pub fn scripted_gateway(
+    data: &Path,
+    replies: Vec<loreloom::llm::scripted::Reply>,
+) -> (loreloom::llm::Gateway, loreloom::llm::ScriptedBackend) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let prompts =
+        loreloom::llm::PromptRegistry::load(root.join("prompts")).expect("shipped prompts load");
+    let gateway = loreloom::llm::Gateway::new(
+        prompts,
+        root.join("schemas"),
+        loreloom::llm::ModelsConfig::default(),
+        data,
+    );
+    let backend = loreloom::llm::ScriptedBackend::new(loreloom::llm::Script { replies });
+    gateway.register_script("small", backend.clone());
+    gateway.register_script("large", backend.clone());
+    (gateway, backend)
+}

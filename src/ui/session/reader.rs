@@ -322,12 +322,24 @@ pub fn text_box(
 /// A roll as dice on the table: a small face per die, tumbling through
 /// numbers for `tumbling` seconds in, then the faces rolled, the modifier,
 /// the total and what it means.
-fn dice_ui(ui: &mut egui::Ui, r: &crate::session::turn::RollRecord, tumbling: Option<f32>) {
+fn dice_ui(
+    ui: &mut egui::Ui,
+    r: &crate::session::turn::RollRecord,
+    names: &BTreeMap<&str, &str>,
+    tumbling: Option<f32>,
+) {
     let gold = egui::Color32::from_rgb(230, 200, 120);
+    // The player's own roll plainly; an NPC's, and the player resisting one, say whose (#41).
+    let name = |id: &str| names.get(id).copied().unwrap_or(id).to_owned();
+    let whose = match (&r.against, r.actor.as_str()) {
+        (Some(npc), _) => format!("You resist {}: ", name(npc)),
+        (None, crate::session::turn::PERSONA) => String::new(),
+        (None, npc) => format!("{}: ", name(npc)),
+    };
     ui.horizontal(|ui| {
         ui.label(
             egui::RichText::new(format!(
-                "{} ({})",
+                "{whose}{} ({})",
                 r.check,
                 r.stat.as_deref().unwrap_or("no stat")
             ))
@@ -391,7 +403,7 @@ fn entry_ui(ui: &mut egui::Ui, entry: &Entry, names: &BTreeMap<&str, &str>, tumb
             ui.label(egui::RichText::new(markdown::plain(text)).size(18.0));
             ui.add_space(6.0);
         }
-        Entry::Roll(r) => dice_ui(ui, r, tumbling),
+        Entry::Roll(r) => dice_ui(ui, r, names, tumbling),
         Entry::Scene(text) => {
             ui.separator();
             ui.label(egui::RichText::new(text).weak().italics());

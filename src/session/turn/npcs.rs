@@ -137,15 +137,7 @@ impl TurnRunner {
         let Ok(check) = ruleset.check(None) else {
             return String::new();
         };
-        let stats_of = |id: &str| {
-            self.state
-                .world
-                .characters
-                .get(id)
-                .map(|c| c.stats.clone())
-                .unwrap_or_default()
-        };
-        let stats = stats_of(npc);
+        let stats = self.stats_of(npc);
         let stat = check.bind.as_ref().and_then(|_| {
             let choices = if check.bind_to.is_empty() {
                 ruleset.stat_names()
@@ -165,34 +157,20 @@ impl TurnRunner {
             return String::new();
         };
         let band = |id: &str| check.bands.iter().find(|b| b.id == id);
-        self.ledger.rolls.push(RollRecord {
-            actor: npc.to_owned(),
-            check: outcome.check.clone(),
-            stat: outcome.stat.clone(),
-            roll: outcome.roll.clone(),
-            band: outcome.band.clone(),
-            label: outcome.label.clone(),
-            against: None,
-        });
+        self.ledger.rolls.push(RollRecord::of(npc, &outcome, None));
         let mut label = outcome.label.clone();
         let mut meaning = band(&outcome.band)
             .map(|b| b.meaning.clone())
             .unwrap_or_default();
         let total = outcome.roll.total;
         if aimed_at_player(intention, &self.name_of(PERSONA)) && outcome.tier != Tier::Failure {
-            let mine = stats_of(PERSONA);
+            let mine = self.stats_of(PERSONA);
             if let Ok(resist) =
                 ruleset.roll_check(check, &mine, stat.as_deref(), &none, &mut self.dice)
             {
-                self.ledger.rolls.push(RollRecord {
-                    actor: PERSONA.to_owned(),
-                    check: resist.check.clone(),
-                    stat: resist.stat.clone(),
-                    roll: resist.roll.clone(),
-                    band: resist.band.clone(),
-                    label: resist.label.clone(),
-                    against: Some(npc.to_owned()),
-                });
+                self.ledger
+                    .rolls
+                    .push(RollRecord::of(PERSONA, &resist, Some(npc)));
                 if resist.roll.total >= total {
                     let failure = check.bands.iter().find(|b| b.tier == Tier::Failure);
                     label = failure.map_or_else(|| "Failure".to_owned(), |b| b.label.clone());

@@ -149,7 +149,7 @@ impl TurnRunner {
             .collect()
     }
 
-    fn stats_of(&self, id: &str) -> Map<String, Value> {
+    pub(super) fn stats_of(&self, id: &str) -> Map<String, Value> {
         self.state
             .world
             .characters

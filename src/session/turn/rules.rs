@@ -119,15 +119,9 @@ impl TurnRunner {
             "{} ({} on {}). {meaning}",
             outcome.label, outcome.roll.total, outcome.roll.expression
         );
-        self.ledger.rolls.push(RollRecord {
-            actor: PERSONA.into(),
-            check: outcome.check.clone(),
-            stat: outcome.stat.clone(),
-            roll: outcome.roll.clone(),
-            band: outcome.band.clone(),
-            label: outcome.label.clone(),
-            against: None,
-        });
+        self.ledger
+            .rolls
+            .push(RollRecord::of(PERSONA, outcome, None));
         // Band effects are the rules' own: they apply (a refusal here is a ruleset bug, logged).
         self.apply_ops("ruleset", &outcome.effects);
     }

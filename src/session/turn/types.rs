@@ -194,6 +194,21 @@ pub struct RollRecord {
     pub against: Option<String>,
 }
 
+impl RollRecord {
+    /// `actor`'s check as rolled; `against`: the NPC whose action it resists.
+    pub fn of(actor: &str, outcome: &crate::rules::CheckOutcome, against: Option<&str>) -> Self {
+        Self {
+            actor: actor.to_owned(),
+            check: outcome.check.clone(),
+            stat: outcome.stat.clone(),
+            roll: outcome.roll.clone(),
+            band: outcome.band.clone(),
+            label: outcome.label.clone(),
+            against: against.map(str::to_owned),
+        }
+    }
+}
+
 /// The d100 an NPC rolled against its chattiness to act this turn (seed 004
 /// step 4): recorded so replay shows a different cast acting as a difference.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -676,11 +676,43 @@ impl<'r> Checker<'r> {
     }
 }
 
+/// A trigger (as `Change::triggered` words it, below) as the story tells it:
+/// what happens, without the rules' bookkeeping ("clock `The Sallow in spate` reached 2: Water over the
+/// steps" → "Water over the steps").
+pub fn told(trigger: &str) -> String {
+    let what = trigger
+        .split_once(": ")
+        .filter(|(head, _)| head.contains("reached"))
+        .map_or(trigger, |(_, what)| what);
+    let what = what.split(" (`").next().unwrap_or(what);
+    what.trim().to_owned()
+}
+
 fn at(e: &jsonschema::ValidationError) -> String {
     let path = e.instance_path().to_string();
     if path.is_empty() {
         String::new()
     } else {
         format!("{} ", path.trim_start_matches('/').replace('/', "."))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::told;
+
+    #[test]
+    fn a_trigger_is_told_without_its_bookkeeping() {
+        assert_eq!(
+            told("clock `The Sallow in spate` reached 2: Water over the quay steps."),
+            "Water over the quay steps."
+        );
+        assert_eq!(
+            told(
+                "`scene.failure_streak` reached 3: A binding consequence lands. (`scene.failure_streak` is now 0)"
+            ),
+            "A binding consequence lands."
+        );
+        assert_eq!(told("The tide turns: at last."), "The tide turns: at last.");
     }
 }

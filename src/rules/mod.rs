@@ -19,8 +19,9 @@ pub mod ruleset;
 pub mod standing;
 pub mod state;
 
+pub use apply::told;
 pub use dice::{Dice, DiceError, DiceExpr, Modifiers, Roll};
 pub use op::{Change, OpKind, StateOp, Target};
 pub use refusal::{Refusal, StateOpError};
 pub use ruleset::{Band, Check, CheckOutcome, Ruleset, RulesetError, Tier};
-pub use state::{BeatStatus, WorldState};
+pub use state::{BeatStatus, Consequence, WorldState};

@@ -161,10 +161,21 @@ pub struct WorldState {
     /// Consequences that fired after a turn's narrations (an extractor's op
     /// filled a clock): told at the start of the next turn (#41).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub untold: Vec<String>,
+    pub untold: Vec<Consequence>,
     /// People, items and places play brought into the world (#41), by id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub introduced: BTreeMap<String, Introduced>,
+}
+
+/// A trigger that fired, as the story tells it (#41).
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Consequence {
+    pub text: String,
+    /// A clock's trigger: the campaign's own story words (the engine may tell
+    /// them itself); else a rule's (a failure streak), told only by a narrator.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_clock: bool,
 }
 
 /// Someone, something or somewhere play introduced, with its provenance.

@@ -305,7 +305,9 @@ fn inflects(w: &str, verb: &str) -> bool {
         })
 }
 
-fn is_any(w: &str, verbs: &[&str]) -> bool {
+/// Whether `w` is one of `verbs` or its -s, -es, -ed, -ing forms ("goes",
+/// "rowing", "hugged"), not a word that merely starts like one ("gold").
+pub(super) fn is_any(w: &str, verbs: &[&str]) -> bool {
     verbs.iter().any(|v| inflects(w, v))
 }
 

@@ -43,7 +43,7 @@ pub use world::tells;
 use self::contracts::{Choices, Extraction, LoreFacts, Narration, NpcIntent, Resolution, read};
 use super::skills::{SkillAttempt, SkillWork};
 use crate::llm::{CallOutcome, CallRecord, CallRequest, LlmError, Role};
-use crate::rules::{Change, Dice, standing};
+use crate::rules::{Change, Consequence, Dice, standing};
 use crate::transcript::marker::{SceneMarker, markers};
 use crate::transcript::observation::Observation;
 use crate::transcript::stream::{Kind, MessageId, SYSTEM};
@@ -186,17 +186,14 @@ struct Ledger {
     travel: Option<i64>,
     /// Minutes the move took, once spent (`world::spend_time`).
     minutes: Option<f64>,
-    /// Consequences fired this turn (told first: those of the turn before),
-    /// and how many of them a narration has been given.
-    fired: Vec<String>,
+    /// Consequences fired this turn (first: those carried from the turn
+    /// before), and how many of them a narration has been given.
+    fired: Vec<Consequence>,
     told: usize,
     /// How many of `fired` were carried from the turn before.
     carried: usize,
     /// The consequences the player's narration was given to tell.
-    given: Vec<String>,
-    /// Consequences from a clock (the campaign's own story words), which the
-    /// engine tells itself when the narration did not.
-    story: BTreeSet<String>,
+    given: Vec<Consequence>,
     /// Those the engine told itself.
     appended: Vec<String>,
     /// Narrations asked for again because they crossed a line or veil, by
@@ -240,8 +237,6 @@ pub struct TurnRunner {
     outcome_text: String,
     blocked: String,
     error: Option<TurnError>,
-    /// How deep the consequence being applied is in its chain.
-    consequence_depth: u8,
     /// The player's lines and veils, checked against every narration,
     /// intention and choice (#41).
     guard: crate::session::lines::Guard,
@@ -293,7 +288,6 @@ impl TurnRunner {
             outcome_text: String::new(),
             blocked: String::new(),
             error: None,
-            consequence_depth: 0,
             guard: crate::session::lines::Guard::new(
                 &state.calibration.lines,
                 &state.calibration.veils,
@@ -329,19 +323,6 @@ impl TurnRunner {
         // What fired after last turn's narrations is told in this one.
         runner.ledger.fired = std::mem::take(&mut runner.state.world.untold);
         runner.ledger.carried = runner.ledger.fired.len();
-        // Carried consequences were a clock's or a rule's; a clock's are the campaign's words.
-        let clocks: Vec<String> = runner
-            .state
-            .world
-            .clocks
-            .values()
-            .flat_map(|c| c.triggers.values().map(|t| t.trim().to_owned()))
-            .collect();
-        for f in &runner.ledger.fired {
-            if clocks.contains(f) {
-                runner.ledger.story.insert(f.clone());
-            }
-        }
         // #41: the engine reads the move against the world first; a move
         // it blocks reaches no model but the narrator.
         if runner.check_move() {
@@ -536,6 +517,7 @@ impl TurnRunner {
         standing::decay(&self.state.campaign.standing, &mut world, minutes);
         let now = self.state.play_minutes + minutes;
         let ledger = self.ledger;
+        let carried = ledger.carried.min(ledger.fired.len());
         Ok(TurnResult {
             messages: self.state.stream.messages[self.first_new..].to_vec(),
             world,
@@ -555,8 +537,8 @@ impl TurnRunner {
             play_minutes: now,
             clarification: ledger.clarification,
             blocked: ledger.blocked,
-            carried: ledger.fired[..ledger.carried.min(ledger.fired.len())].to_vec(),
-            fired: ledger.fired[ledger.carried.min(ledger.fired.len())..].to_vec(),
+            carried: texts(&ledger.fired[..carried]),
+            fired: texts(&ledger.fired[carried..]),
             appended: ledger.appended,
             limits: ledger.limits,
             recalled: self.state.recalled,
@@ -704,6 +686,11 @@ impl TurnRunner {
         let mixed = self.state.seed ^ (self.turn_id << 16) ^ u64::from(self.calls.next_id);
         u32::try_from(mixed & 0xFFFF_FFFF).unwrap_or(0)
     }
+}
+
+/// The words of consequences, for the turn's result.
+fn texts(fired: &[Consequence]) -> Vec<String> {
+    fired.iter().map(|c| c.text.clone()).collect()
 }
 
 /// The text of a call's first attempt's messages of one role, joined.

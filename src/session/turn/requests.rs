@@ -437,7 +437,7 @@ impl TurnRunner {
             earlier: self.state.earlier.clone(),
             scene_lore: self.state.recalled.scene.clone(),
             skills: self.skills.notes.clone(),
-            world_does: self.untold().to_vec(),
+            world_does: self.untold().iter().map(|c| c.text.clone()).collect(),
             stakes: self.stakes(),
             avoid: self
                 .ledger

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::check::is_any as inflects;
 use super::contracts::Resolution;
 use super::{PERSONA, Phase, RollRecord, TurnRunner};
 use crate::rules::state::WHEREABOUTS;
@@ -127,6 +128,12 @@ impl TurnRunner {
     }
 
     pub(super) fn apply_ops(&mut self, source: &str, ops: &[StateOp]) {
+        self.apply_ops_at(source, ops, 0);
+    }
+
+    /// [`Self::apply_ops`] for a batch set off `depth` consequences deep
+    /// (`world::consequences` stops the chain).
+    pub(super) fn apply_ops_at(&mut self, source: &str, ops: &[StateOp], depth: u8) {
         if ops.is_empty() {
             return;
         }
@@ -141,7 +148,7 @@ impl TurnRunner {
             Ok(changes) => {
                 self.follow_standing(source, &changes);
                 self.ledger.changes.extend(changes.iter().cloned());
-                self.consequences(&changes, self.consequence_depth);
+                self.consequences(&changes, depth);
             }
             Err(e) => {
                 if proposed {
@@ -166,21 +173,7 @@ impl TurnRunner {
             return;
         }
         let here = self.state.place().0;
-        let places: Vec<(&str, &str)> = self
-            .state
-            .campaign
-            .locations
-            .iter()
-            .map(|(id, l)| (id.as_str(), l.name.as_str()))
-            .chain(
-                self.state
-                    .world
-                    .introduced
-                    .iter()
-                    .filter(|(_, p)| p.kind == crate::rules::op::NewKind::Place)
-                    .map(|(id, p)| (id.as_str(), p.name.as_str())),
-            )
-            .collect();
+        let places = self.state.places();
         let Some(place) = destination(&self.input.text, &here, &places) else {
             return;
         };
@@ -288,15 +281,6 @@ pub fn destination(text: &str, here: &str, places: &[(&str, &str)]) -> Option<St
     ];
     const INTO: [&str; 5] = ["to", "onto", "into", "toward", "towards"];
     const ARRIVING: [&str; 5] = ["enter", "reach", "board", "cross", "visit"];
-    // The verb or its -s, -es, -ed, -ing forms ("goes", "rowing"), not a
-    // word that merely starts like one ("gold").
-    let inflected = |w: &str, g: &str| {
-        w == g
-            || ["s", "es", "ed", "ing"].iter().any(|end| {
-                w.strip_suffix(end)
-                    .is_some_and(|stem| stem == g || stem == g.trim_end_matches('e'))
-            })
-    };
     let text = text.to_lowercase();
     let words_before = |at: usize| -> Vec<&str> {
         text[..at]
@@ -318,7 +302,7 @@ pub fn destination(text: &str, here: &str, places: &[(&str, &str)]) -> Option<St
                 before.pop();
             }
             let Some(last) = before.last() else { continue };
-            let going = before.iter().any(|w| GOING.iter().any(|g| inflected(w, g)));
+            let going = before.iter().any(|w| inflects(w, &GOING));
             if going
                 && (INTO.contains(last) || ARRIVING.iter().any(|a| last.starts_with(a)))
                 && best.is_none_or(|(b, _)| at < b)

@@ -92,6 +92,23 @@ impl SessionState {
         (id, name)
     }
 
+    /// Every place a move may name, (id, name): the campaign's and those
+    /// play introduced (#41).
+    pub fn places(&self) -> Vec<(&str, &str)> {
+        self.campaign
+            .locations
+            .iter()
+            .map(|(id, l)| (id.as_str(), l.name.as_str()))
+            .chain(
+                self.world
+                    .introduced
+                    .iter()
+                    .filter(|(_, p)| p.kind == crate::rules::op::NewKind::Place)
+                    .map(|(id, p)| (id.as_str(), p.name.as_str())),
+            )
+            .collect()
+    }
+
     /// The turn id the next submission gets. Submissions are counted across
     /// branches (seed 004: it increments each time the player submits), so a
     /// rewound story never reuses one.

@@ -18,7 +18,7 @@ use super::rules::destination;
 use super::{PERSONA, TurnRunner};
 use crate::rules::op::NewKind;
 use crate::rules::state::WHEREABOUTS;
-use crate::rules::{Change, OpKind, StateOp, Target};
+use crate::rules::{Change, Consequence, OpKind, StateOp, Target, told};
 use crate::session::people;
 use crate::transcript::marker::Notice;
 use crate::transcript::stream::{Kind, SYSTEM};
@@ -74,12 +74,7 @@ impl TurnRunner {
             here: &here,
             present: &present,
             people: &people,
-            places: campaign
-                .locations
-                .iter()
-                .map(|(id, l)| (id.as_str(), l.name.as_str()))
-                .chain(new(NewKind::Place))
-                .collect(),
+            places: self.state.places(),
             items: campaign
                 .items
                 .iter()
@@ -179,11 +174,8 @@ impl TurnRunner {
         for change in changes {
             let from_clock = matches!(Target::parse(&change.op.path), Ok(Target::Clock(_)));
             for trigger in &change.triggered {
-                let told = told(trigger);
-                if from_clock {
-                    self.ledger.story.insert(told.clone());
-                }
-                let notice = Notice::World(told.clone());
+                let text = told(trigger);
+                let notice = Notice::World(text.clone());
                 self.state.stream.push(
                     self.turn_id,
                     SYSTEM,
@@ -191,7 +183,7 @@ impl TurnRunner {
                     notice.to_string(),
                     None,
                 );
-                self.ledger.fired.push(told);
+                self.ledger.fired.push(Consequence { text, from_clock });
             }
             if depth >= CHAIN {
                 continue;
@@ -215,11 +207,7 @@ impl TurnRunner {
                         .collect()
                 })
                 .unwrap_or_default();
-            if !ops.is_empty() {
-                self.consequence_depth = depth + 1;
-                self.apply_ops("consequence", &ops);
-                self.consequence_depth = 0;
-            }
+            self.apply_ops_at("consequence", &ops, depth + 1);
         }
     }
 
@@ -229,7 +217,8 @@ impl TurnRunner {
     pub(super) fn tell_the_rest(&mut self, narration: &str) {
         let rest: Vec<String> = std::mem::take(&mut self.ledger.given)
             .into_iter()
-            .filter(|c| self.ledger.story.contains(c) && !tells(narration, c))
+            .filter(|c| c.from_clock && !tells(narration, &c.text))
+            .map(|c| c.text)
             .collect();
         if rest.is_empty() {
             return;
@@ -245,7 +234,7 @@ impl TurnRunner {
     }
 
     /// Consequences not yet told (for the narration being asked for).
-    pub(super) fn untold(&self) -> &[String] {
+    pub(super) fn untold(&self) -> &[Consequence] {
         self.ledger
             .fired
             .get(self.ledger.told..)
@@ -395,36 +384,9 @@ pub fn tells(narration: &str, consequence: &str) -> bool {
     hits >= 2 && hits * 3 >= wanted.len().min(6)
 }
 
-/// A trigger as the story tells it: what happens, without the rules'
-/// bookkeeping ("clock `The Sallow in spate` reached 2: Water over the
-/// steps" → "Water over the steps").
-pub fn told(trigger: &str) -> String {
-    let what = trigger
-        .split_once(": ")
-        .filter(|(head, _)| head.contains("reached"))
-        .map_or(trigger, |(_, what)| what);
-    let what = what.split(" (`").next().unwrap_or(what);
-    what.trim().to_owned()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{tier_word, told};
-
-    #[test]
-    fn a_trigger_is_told_without_its_bookkeeping() {
-        assert_eq!(
-            told("clock `The Sallow in spate` reached 2: Water over the quay steps."),
-            "Water over the quay steps."
-        );
-        assert_eq!(
-            told(
-                "`scene.failure_streak` reached 3: A binding consequence lands. (`scene.failure_streak` is now 0)"
-            ),
-            "A binding consequence lands."
-        );
-        assert_eq!(told("The tide turns: at last."), "The tide turns: at last.");
-    }
+    use super::tier_word;
 
     #[test]
     fn the_danger_tier_reads_in_the_rulesets_words() {

@@ -103,6 +103,9 @@ fn transcript(result: &TurnResult) -> String {
     for l in &result.limits {
         let _ = writeln!(out, "limit: {l}");
     }
+    for c in &result.continuity {
+        let _ = writeln!(out, "continuity: {c}");
+    }
     let _ = writeln!(out, "minutes: {}", result.play_minutes);
     let _ = writeln!(out, "choices: {:?}", result.choices);
     out
@@ -439,4 +442,52 @@ fn what_play_introduces_stays_and_a_thread_it_opens_can_be_resolved() {
     assert_eq!(second.blocked, None, "Old Wick is present");
     assert_eq!(second.world.threads["missing_taper"].status, "resolved");
     insta::assert_snapshot!("world_introduced", transcript(&first));
+}
+
+#[test]
+fn a_narration_that_has_an_absent_person_speak_is_told_again_and_the_better_telling_kept() {
+    use loreloom::session::turn::{ASKED_AGAIN, KEPT_SECOND};
+    let state = drowned_reach(3, &[]);
+    let wrong = "Brinny Sedge says the tide is turning.";
+    let right = "You look out over the grey water; the fog gives nothing back.";
+    let mut replies = vec![reply("narrate", wrong), reply("narrate", right)];
+    replies.extend(unrolled(turn_replies(1)));
+    let result = play(&state, "I look over the side.", replies);
+    assert_eq!(narrations(&result)[0], right);
+    assert!(narrations(&result).iter().all(|n| !n.contains(wrong)));
+    assert_eq!(
+        result.continuity[0],
+        format!(
+            "narrate the player: a person not present speaks or acts (Brinny Sedge){ASKED_AGAIN}"
+        )
+    );
+    assert!(
+        result.continuity[1].ends_with(KEPT_SECOND),
+        "{:?}",
+        result.continuity
+    );
+    let again = &prompts(&result, "narrate")[1];
+    assert!(
+        again.contains(
+            "Important: Brinny Sedge is not here, so Brinny Sedge does not speak or act."
+        ),
+        "{again}"
+    );
+    insta::assert_snapshot!("world_retold", transcript(&result));
+
+    // Told again no better: the first telling stays, and it is asked only once.
+    let mut replies = vec![reply("narrate", wrong), reply("narrate", wrong)];
+    replies.extend(unrolled(turn_replies(1)));
+    let again = play(&state, "I look over the side.", replies);
+    assert_eq!(narrations(&again)[0], wrong);
+    assert_eq!(
+        again.continuity[1],
+        "narrate the player: told again: 1 contradiction(s) against 1: kept the first telling"
+    );
+    assert_eq!(
+        prompts(&again, "narrate").len(),
+        3,
+        "two tellings of the player's narration, one of the NPC's: {:?}",
+        stages(&again)
+    );
 }

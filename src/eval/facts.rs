@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::checks::{self, Hit, Outcome};
 use super::player::Move;
 use crate::campaign::Campaign;
 use crate::rules::WorldState;
+use crate::session::continuity::{self as checks, Hit, Outcome};
 use crate::session::turn::{PERSONA, SessionState, TurnResult};
 use crate::transcript::Kind;
 
@@ -86,6 +86,12 @@ pub struct TurnFacts {
     /// Consequences the engine told itself, the narration having left them out.
     #[serde(default)]
     pub appended: usize,
+    /// Narrations told again live because they contradicted the world
+    /// (`session::turn::retell`), and of those, how many kept the second telling.
+    #[serde(default)]
+    pub retold: usize,
+    #[serde(default)]
+    pub retold_kept_second: usize,
     /// People, items, places and threads the turn brought into the world: (id, kind, name).
     #[serde(default)]
     pub introduced: Vec<(String, String, String)>,
@@ -340,6 +346,16 @@ pub fn of_turn(
         fired,
         fired_narrated,
         appended: result.appended.len(),
+        retold: result
+            .continuity
+            .iter()
+            .filter(|c| c.ends_with(crate::session::turn::ASKED_AGAIN))
+            .count(),
+        retold_kept_second: result
+            .continuity
+            .iter()
+            .filter(|c| c.ends_with(crate::session::turn::KEPT_SECOND))
+            .count(),
         introduced: introduced_by(before, world),
         held: world
             .inventory

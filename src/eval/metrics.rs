@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::checks::Contradiction;
 use super::facts::TurnFacts;
+use crate::session::continuity::Contradiction;
 
 /// Min, mean and max.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -43,6 +43,12 @@ pub struct Metrics {
     /// Of those told, how many the engine told itself (the narration left them out).
     #[serde(default)]
     pub consequences_appended: usize,
+    /// Narrations told again because they contradicted the world, and how
+    /// many of those kept the second telling (#41, `session::turn::retell`).
+    #[serde(default)]
+    pub retold: usize,
+    #[serde(default)]
+    pub retold_kept_second: usize,
     /// Narrations the engine wrote (blocked moves, consequences), left out of the prose metrics.
     #[serde(default)]
     pub engine_narrations: usize,
@@ -236,7 +242,10 @@ impl Metrics {
             .filter(|t| {
                 matches!(
                     t.outcome,
-                    Some(super::checks::Outcome::Blocked | super::checks::Outcome::Failure)
+                    Some(
+                        crate::session::continuity::Outcome::Blocked
+                            | crate::session::continuity::Outcome::Failure
+                    )
                 )
             })
             .map(|t| t.outcome_honoured)
@@ -285,6 +294,8 @@ impl Metrics {
             self.consequences_fired,
         );
         self.consequences_appended = turns.iter().map(|t| t.appended).sum();
+        self.retold = turns.iter().map(|t| t.retold).sum();
+        self.retold_kept_second = turns.iter().map(|t| t.retold_kept_second).sum();
         self.engine_narrations = turns
             .iter()
             .flat_map(|t| &t.narrations)
@@ -372,6 +383,10 @@ pub const DEFINITIONS: &[(&str, &str)] = &[
     (
         "consequences_told",
         "consequences fired in a turn (clock triggers, failure streaks, ruleset effects) that a narration of the same turn tells (the model's, or the engine's own line for a clock's consequence the model left out: counted apart as consequences_appended) / consequences fired. Told: the narration has two or more of the consequence's words of five letters or more, by their first five letters, and at least a third of them (up to six).",
+    ),
+    (
+        "retold",
+        "narrations the turn's own continuity check (the same word rules as contradiction_rate, against the world as it stood when the narration was written, and for the player's narration the decided outcome) found contradicting, and asked for once more with what to keep to; retold_kept_second: those where the second telling had fewer contradictions and was kept. contradiction_rate reads the narrations kept.",
     ),
     (
         "clarification_rate",

@@ -114,7 +114,7 @@ pub fn play(gateway: &Gateway, options: &PlayOptions) -> Result<PlayReport, Play
         for turn in 1..=options.turns {
             let mv = player.next(&ctl.choices, &campaign, &ctl.state.world);
             let facts = play_turn(gateway, &mut ctl, turn, mv, &corpus, &mut said);
-            if facts.outcome == Some(super::checks::Outcome::Blocked) {
+            if facts.outcome == Some(crate::session::continuity::Outcome::Blocked) {
                 player.ruled_out(&facts.mv.text);
             }
             turns.push(facts);
@@ -231,6 +231,8 @@ fn failed(turn: usize, ctl: &mut Controller, mv: Move, clarified: bool, why: &st
         fired: Vec::new(),
         fired_narrated: 0,
         appended: 0,
+        retold: 0,
+        retold_kept_second: 0,
         introduced: Vec::new(),
         held: Vec::new(),
         threads: Vec::new(),

@@ -224,7 +224,8 @@ impl PlayReport {
                     t.failed.as_ref().map_or_else(
                         || format!(
                             "{:?}",
-                            t.outcome.unwrap_or(super::checks::Outcome::Unrolled)
+                            t.outcome
+                                .unwrap_or(crate::session::continuity::Outcome::Unrolled)
                         )
                         .to_lowercase(),
                         |_| "failed".into()
@@ -292,6 +293,11 @@ pub fn metrics_table(m: &Metrics, baseline: Option<&Metrics>) -> String {
         m.consequences_told
             .map_or_else(|| "n/a".to_owned(), |s| format!("{:.0}%", s * 100.0)),
         m.consequences_appended
+    );
+    let _ = writeln!(
+        md,
+        "| narrations told again for contradictions / the second kept | {} / {} | | |",
+        m.retold, m.retold_kept_second
     );
     let _ = writeln!(
         md,

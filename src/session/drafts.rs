@@ -189,7 +189,31 @@ pub struct Verdict {
     pub grounded: bool,
     /// The echo cut removed part of it (it began reciting its prompt).
     pub cut: bool,
+    /// How many times it contradicts the world or the decided outcome
+    /// (`session::continuity`; 0 where it was not checked).
+    pub contradicts: usize,
     pub score: u32,
+}
+
+impl Verdict {
+    /// With `contradicts` contradictions of the world, scored again.
+    pub fn contradicting(mut self, contradicts: usize) -> Self {
+        self.contradicts = contradicts;
+        self.score = self.scored();
+        self
+    }
+
+    /// Lexicographic: prose first, then consistency with the world, then
+    /// voice, person, callbacks, grounding, and an uncut draft.
+    fn scored(&self) -> u32 {
+        64 * u32::from(self.prose)
+            + 32 * u32::from(self.contradicts == 0)
+            + 16 * u32::from(!self.assistant)
+            + 8 * u32::from(!self.first_person)
+            + 4 * u32::from(!self.recalls.is_empty() || !self.lore.is_empty())
+            + 2 * u32::from(self.grounded)
+            + u32::from(!self.cut)
+    }
 }
 
 /// Judges one draft (`kept`: after the echo cut; `cut`: whether the cut took anything).
@@ -208,14 +232,10 @@ pub fn judge(kept: &str, cut: bool, cues: &Cues) -> Verdict {
         lore: shared(&cues.lore),
         grounded: names_any(kept, &cues.names),
         cut,
+        contradicts: 0,
         score: 0,
     };
-    v.score = 32 * u32::from(v.prose)
-        + 16 * u32::from(!v.assistant)
-        + 8 * u32::from(!v.first_person)
-        + 4 * u32::from(!v.recalls.is_empty() || !v.lore.is_empty())
-        + 2 * u32::from(v.grounded)
-        + u32::from(!v.cut);
+    v.score = v.scored();
     if kept.trim().is_empty() {
         v.score = 0;
     }
@@ -320,6 +340,9 @@ pub fn explain(kept: usize, verdicts: &[Verdict]) -> String {
             }
             if v.first_person {
                 traits.push("first person".into());
+            }
+            if v.contradicts > 0 {
+                traits.push(format!("contradicts the world ×{}", v.contradicts));
             }
             if !v.recalls.is_empty() {
                 traits.push(format!("recalls {}", v.recalls.join("/")));

@@ -10,6 +10,7 @@ pub mod beats;
 pub mod budget;
 pub mod codex;
 pub mod commands;
+pub mod continuity;
 #[cfg(feature = "store")]
 pub mod controller;
 pub mod drafts;

@@ -199,6 +199,13 @@ fn turn_events(result: &TurnResult, input: &PlayerInput) -> Vec<TurnEvent> {
             json!({"met": limit}),
         ));
     }
+    for told in &result.continuity {
+        events.push(TurnEvent::engine(
+            "error",
+            "continuity",
+            json!({"found": told}),
+        ));
+    }
     for refusal in &result.refused {
         let refusal = json!({"refused": refusal});
         events.push(TurnEvent::engine("error", "engine_apply", refusal));

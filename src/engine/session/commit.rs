@@ -133,6 +133,9 @@ fn log_turn(log: &mut DebugLog, r: &TurnResult) {
     for limit in &r.limits {
         log.push(format!("lines and veils: {limit}"));
     }
+    for told in &r.continuity {
+        log.push(format!("continuity: {told}"));
+    }
     for choice in &r.drafts {
         log.push(choice.note.clone());
     }

@@ -36,6 +36,15 @@ impl TurnRunner {
         }
         if let Some(crossing) = self.guard.check(kept) {
             let label = crossing.label();
+            if let Some((first, _)) = self.ledger.retold.remove(actor) {
+                // Told again for its contradictions, and this telling crossed:
+                // the first one, which did not, is kept.
+                self.ledger
+                    .limits
+                    .push(format!("narrate {actor}: {label}: the first telling kept"));
+                self.on_narration(actor, &first);
+                return;
+            }
             if self.ledger.regenerated.contains_key(actor) {
                 // Twice: the engine's own words, never the model's.
                 self.ledger.limits.push(format!(
@@ -54,11 +63,13 @@ impl TurnRunner {
             }
             return;
         }
-        self.on_narration(actor, kept);
+        if let Some(text) = self.recheck(actor, kept) {
+            self.on_narration(actor, &text);
+        }
     }
 
     /// `actor`'s narration is asked for again (it crossed a line or veil).
-    fn narrate_again(&mut self, actor: &str) {
+    pub(super) fn narrate_again(&mut self, actor: &str) {
         let request = if actor == PERSONA {
             self.narrate_request(
                 PERSONA,
@@ -114,7 +125,8 @@ impl TurnRunner {
             .map(|t| {
                 let kept = cut_echo(t, system, user);
                 let cut = kept.len() < t.trim().len();
-                drafts::judge(drafts::whole_sentences(kept), cut, &cues)
+                let kept = drafts::whole_sentences(kept);
+                drafts::judge(kept, cut, &cues).contradicting(self.misreading(actor, kept).count())
             })
             .collect();
         let kept = drafts::pick(&verdicts);

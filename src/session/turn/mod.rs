@@ -27,6 +27,8 @@ pub mod contracts;
 mod npcs;
 mod plans;
 mod requests;
+mod retell;
+pub use self::retell::{ASKED_AGAIN, KEPT_SECOND};
 mod rules;
 pub mod types;
 pub mod vars;
@@ -201,6 +203,11 @@ struct Ledger {
     regenerated: BTreeMap<String, String>,
     /// Each time a line or veil was met: where, and its label (never the text).
     limits: Vec<String>,
+    /// Narrations told again because they contradicted the world (`retell`):
+    /// the first telling and its count of contradictions, by actor.
+    retold: BTreeMap<String, (String, usize)>,
+    /// What the continuity check found and kept, for the overlay and the save.
+    continuity: Vec<String>,
     /// Each NPC's rolled outcome in words, for its narration.
     npc_outcome: BTreeMap<String, String>,
     /// How many new people, items, places and threads entered the world.
@@ -541,6 +548,7 @@ impl TurnRunner {
             fired: texts(&ledger.fired[carried..]),
             appended: ledger.appended,
             limits: ledger.limits,
+            continuity: ledger.continuity,
             recalled: self.state.recalled,
             budget,
             skills: self.skills.attempts,

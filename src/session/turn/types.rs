@@ -288,6 +288,9 @@ pub struct TurnResult {
     pub appended: Vec<String>,
     /// Where generated text met the player's lines or veils, by category (never the text).
     pub limits: Vec<String>,
+    /// Narrations that contradicted the world, told again, and which telling
+    /// was kept (`turn::retell`).
+    pub continuity: Vec<String>,
     /// What the narrator and choices were shown from memory and lore.
     pub recalled: Recalled,
     /// Where the turn's time went (#21): never part of what replays.
@@ -334,6 +337,7 @@ impl TurnResult {
             carried: Vec::new(),
             appended: Vec::new(),
             limits: Vec::new(),
+            continuity: Vec::new(),
             recalled: Recalled::default(),
             budget: crate::session::budget::TurnBudget::default(),
             skills: Vec::new(),

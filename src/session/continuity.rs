@@ -1,4 +1,4 @@
-//! A narration read against its world by word rules: contradictions, and outcomes honoured.
+//! A narration read against its world by word rules: contradictions and outcomes honoured, live and in the harness.
 //!
 //! Every check reads the narration sentence by sentence against the world
 //! state of its turn (who is present, who is dead or gone, what the persona
@@ -93,7 +93,7 @@ impl Scene {
         }
         let held = world.inventory.get(PERSONA);
         for (id, item) in &campaign.items {
-            if !crate::eval::player::holds(held, id) {
+            if !held.is_some_and(|h| h.get(id).is_some_and(|n| *n > 0)) {
                 scene.not_held.push(item.name.clone());
             }
         }

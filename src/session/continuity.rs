@@ -1,4 +1,4 @@
-//! A narration read against its world by word rules: contradictions and outcomes honoured, live and in the harness.
+//! A narration read against its world by word rules: contradictions, outcomes honoured.
 //!
 //! Every check reads the narration sentence by sentence against the world
 //! state of its turn (who is present, who is dead or gone, what the persona
@@ -11,8 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::campaign::Campaign;
+use crate::campaign::PLAYER as PERSONA;
 use crate::rules::WorldState;
-use crate::session::turn::PERSONA;
 
 /// A kind of contradiction (seed 001 `contradiction_rate`, as #40 lists them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -93,7 +93,7 @@ impl Scene {
         }
         let held = world.inventory.get(PERSONA);
         for (id, item) in &campaign.items {
-            if !held.is_some_and(|h| h.get(id).is_some_and(|n| *n > 0)) {
+            if held.is_none_or(|h| h.get(id).is_none_or(|n| *n == 0)) {
                 scene.not_held.push(item.name.clone());
             }
         }

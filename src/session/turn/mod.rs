@@ -28,7 +28,6 @@ mod npcs;
 mod plans;
 mod requests;
 mod retell;
-pub use self::retell::{ASKED_AGAIN, KEPT_SECOND};
 mod rules;
 pub mod types;
 pub mod vars;
@@ -37,8 +36,9 @@ mod world;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use types::{
-    ActivationRoll, Calibration, DraftChoice, GENERIC_CHOICES, PERSONA, PendingCall, PlayerInput,
-    RollRecord, Ruling, SessionState, TURN_MINUTES, TurnError, TurnResult, generic_choices,
+    ASKED_AGAIN, ActivationRoll, Calibration, DraftChoice, GENERIC_CHOICES, KEPT_SECOND, PERSONA,
+    PendingCall, PlayerInput, RollRecord, Ruling, SessionState, TURN_MINUTES, TurnError,
+    TurnResult, generic_choices,
 };
 pub use world::tells;
 

@@ -1,4 +1,4 @@
-//! A narration that contradicts the world or the decided outcome is told once more, and the better telling kept.
+//! A narration contradicting the world or the outcome is told again, the better telling kept.
 //!
 //! Every narration a model writes is read against the world as it stands
 //! (`session::continuity`: who is here, who is gone, what the persona holds,
@@ -10,13 +10,8 @@
 //! deterministic and replays exactly; the second telling is an ordinary
 //! recorded call.
 
-use super::{PERSONA, TurnRunner};
+use super::{ASKED_AGAIN, KEPT_SECOND, PERSONA, TurnRunner};
 use crate::session::continuity::{self, Contradiction, Hit, Outcome, Scene};
-
-/// How the continuity notes end where a narration was asked for again, and
-/// where the second telling was kept (the harness counts them).
-pub const ASKED_AGAIN: &str = ": asked again";
-pub const KEPT_SECOND: &str = ": kept the second telling";
 
 /// What one telling got wrong.
 pub(super) struct Misreading {

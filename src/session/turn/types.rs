@@ -23,6 +23,12 @@ pub const TURN_MINUTES: f64 = 5.0;
 /// The persona's character id in every campaign.
 pub const PERSONA: &str = crate::campaign::PLAYER;
 
+/// How `TurnResult::continuity`'s notes end where a narration was asked for
+/// again, and where its second telling was kept (`turn::retell`; the harness
+/// counts them).
+pub const ASKED_AGAIN: &str = ": asked again";
+pub const KEPT_SECOND: &str = ": kept the second telling";
+
 /// What the player brings to a session: tone, difficulty, lines and veils (seed 001 calibration).
 #[derive(Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Calibration {

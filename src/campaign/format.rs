@@ -466,6 +466,22 @@ pub struct Route {
     #[serde(default = "route_minutes")]
     #[schemars(range(min = 0))]
     pub minutes: i64,
+    /// When the way is shut (#41: a clock that closes a way): the clock at
+    /// or past a value, and why, in the story's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_when: Option<ClosedWhen>,
+}
+
+/// A way shut by a clock: from the moment `clock` reaches `at_least`.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedWhen {
+    /// A clock id of the world.
+    pub clock: String,
+    pub at_least: i64,
+    /// Why the way is shut, as the player is told ("the plank walks are under the flood").
+    #[schemars(length(min = 1, max = 200))]
+    pub why: String,
 }
 
 fn route_minutes() -> i64 {

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use format::{
-    AssetMeta, Beat, DEFAULT_ROUTE_MINUTES, Entity, EntryKind, Frontmatter, Manifest, NpcProfile,
-    PackManifest, PlayerTemplate, Priority, Route, Scenario, WorldFile,
+    AssetMeta, Beat, ClosedWhen, DEFAULT_ROUTE_MINUTES, Entity, EntryKind, Frontmatter, Manifest,
+    NpcProfile, PackManifest, PlayerTemplate, Priority, Route, Scenario, WorldFile,
 };
 pub use load::{PLAYER, load, validate};
 pub use report::{Finding, Report, Severity};

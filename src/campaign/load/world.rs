@@ -41,6 +41,18 @@ impl Loader {
                     );
                 }
             }
+            if let Some(shut) = &route.closed_when
+                && !w.value.clocks.iter().any(|c| c.id == shut.clock)
+            {
+                self.report.error(
+                    &w.rel,
+                    line,
+                    format!(
+                        "route {i} is closed by the clock `{}`, which is not one of the world's clocks",
+                        shut.clock
+                    ),
+                );
+            }
             if route.from == route.to {
                 self.report.error(
                     &w.rel,

@@ -40,6 +40,14 @@ pub enum Blocked {
         place: String,
         via: Option<(String, String)>,
     },
+    /// The way to a place one step from here is shut (a route's
+    /// `closed_when`); `via`: the first step of a way round, if any.
+    Closed {
+        id: String,
+        place: String,
+        why: String,
+        via: Option<(String, String)>,
+    },
     /// The referee (a full-size model) ruled the move out.
     Referee { reason: String },
 }
@@ -75,6 +83,19 @@ impl Blocked {
                 mid(via)
             ),
             Blocked::Far { place, .. } => format!("there is no way to {place} from here"),
+            Blocked::Closed {
+                place,
+                why,
+                via: Some((_, via)),
+                ..
+            } => format!(
+                "the way to {} is shut: {why}; the way round goes by {}",
+                mid(place),
+                mid(via)
+            ),
+            Blocked::Closed { place, why, .. } => {
+                format!("the way to {} is shut: {why}", mid(place))
+            }
             Blocked::Referee { reason } => reason.clone(),
         }
     }
@@ -103,6 +124,16 @@ impl Blocked {
                 ..
             } => ("far_via", vec![("place", place), ("via", via)]),
             Blocked::Far { place, .. } => ("far", vec![("place", place)]),
+            Blocked::Closed {
+                place,
+                why,
+                via: Some((_, via)),
+                ..
+            } => (
+                "closed_via",
+                vec![("place", place), ("why", why), ("via", via)],
+            ),
+            Blocked::Closed { place, why, .. } => ("closed", vec![("place", place), ("why", why)]),
             Blocked::Referee { .. } => return None,
         };
         let template = TEMPLATES
@@ -134,6 +165,10 @@ impl Blocked {
                 holder_here: true,
             } => vec![format!("Ask {h} for {item}")],
             Blocked::Far {
+                via: Some((_, via)),
+                ..
+            }
+            | Blocked::Closed {
                 via: Some((_, via)),
                 ..
             } => vec![format!("Go to {}", mid(via))],
@@ -169,7 +204,9 @@ pub struct Reading<'a> {
     pub inventory: &'a BTreeMap<String, BTreeMap<String, u32>>,
     /// Where each character not in the scene was left (id → place id).
     pub whereabouts: BTreeMap<String, String>,
+    /// The ways open now, and those a clock has shut (`Route::closed_when`).
     pub routes: &'a [Route],
+    pub closed: &'a [Route],
 }
 
 impl Reading<'_> {
@@ -198,7 +235,7 @@ impl Reading<'_> {
     /// Minutes from here to `to`, and the first step when it is further
     /// than one route (`None`: no way at all).
     pub fn way(&self, to: &str) -> Option<(i64, Option<String>)> {
-        if self.routes.is_empty() {
+        if self.routes.is_empty() && self.closed.is_empty() {
             return Some((DEFAULT_ROUTE_MINUTES, None));
         }
         let mut next: BTreeMap<&str, Vec<(&str, i64)>> = BTreeMap::new();
@@ -675,7 +712,25 @@ fn places(ws: &[Word], r: &Reading) -> Option<Blocked> {
 
 /// A known place the move goes to that is not one way from here.
 pub fn far(to: &str, r: &Reading) -> Option<Blocked> {
-    match r.way(to) {
+    let way = r.way(to);
+    if let Some((_, None)) = way {
+        return None;
+    }
+    let joins = |x: &Route| (x.from == r.here && x.to == to) || (x.to == r.here && x.from == to);
+    if let Some(shut) = r.closed.iter().find(|x| joins(x)) {
+        return Some(Blocked::Closed {
+            id: to.to_owned(),
+            place: r.place_name(to),
+            why: shut
+                .closed_when
+                .as_ref()
+                .map_or_else(String::new, |c| c.why.clone()),
+            via: way
+                .and_then(|(_, via)| via)
+                .map(|via| (via.clone(), r.place_name(&via))),
+        });
+    }
+    match way {
         Some((_, None)) => None,
         Some((_, Some(via))) => Some(Blocked::Far {
             id: to.to_owned(),
@@ -741,6 +796,7 @@ mod tests {
             from: from.into(),
             to: to.into(),
             minutes: 10,
+            closed_when: None,
         };
         World {
             present: vec!["player".into(), "hesper_vane".into(), "aldous_crane".into()],
@@ -775,6 +831,7 @@ mod tests {
             inventory: &w.inventory,
             whereabouts: [("ned_fallow".to_owned(), "toll_house".to_owned())].into(),
             routes: &w.routes,
+            closed: &[],
         }
     }
 
@@ -899,5 +956,50 @@ mod tests {
             })
         );
         assert_eq!(r.way("patience_deck"), Some((10, None)));
+    }
+
+    #[test]
+    fn a_way_a_clock_shut_is_closed_and_the_way_round_offered() {
+        let w = world();
+        let shut = vec![Route {
+            from: "reedmere_quay".into(),
+            to: "drowned_reach".into(),
+            minutes: 5,
+            closed_when: Some(crate::campaign::ClosedWhen {
+                clock: "flood_rising".into(),
+                at_least: 2,
+                why: "the plank walks are under the flood".into(),
+            }),
+        }];
+        let mut r = reading(&w);
+        r.closed = &shut;
+        let blocked = far("drowned_reach", &r).unwrap();
+        assert_eq!(
+            blocked.reason(),
+            "the way to the Drowned Reach is shut: the plank walks are under the flood; \
+             the way round goes by the Ferry Patience"
+        );
+        assert_eq!(
+            blocked.narration().unwrap(),
+            "You make for the Drowned Reach, but the way is shut: the plank walks are under \
+             the flood. The way round goes by the Ferry Patience."
+        );
+        assert_eq!(
+            blocked.instead(&[]),
+            vec!["Go to the Ferry Patience".to_owned()]
+        );
+        // Nothing open beside it: shut, with no way round.
+        let alone = vec![];
+        r.routes = &alone;
+        assert_eq!(
+            far("drowned_reach", &r).map(|b| b.reason()),
+            Some(
+                "the way to the Drowned Reach is shut: the plank walks are under the flood".into()
+            )
+        );
+        // Open again (the clock below it): one step.
+        r.routes = &shut;
+        r.closed = &[];
+        assert_eq!(far("drowned_reach", &r), None);
     }
 }

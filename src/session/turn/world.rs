@@ -55,9 +55,21 @@ impl TurnRunner {
                         from: i.at.clone(),
                         to: id.clone(),
                         minutes: 10,
+                        closed_when: None,
                     }),
             );
         }
+        // #41: a way a clock has shut is closed until the clock falls back.
+        let shut = |r: &crate::campaign::Route| {
+            r.closed_when.as_ref().is_some_and(|c| {
+                self.state
+                    .world
+                    .clocks
+                    .get(&c.clock)
+                    .is_some_and(|k| k.value >= c.at_least)
+            })
+        };
+        let (closed, routes): (Vec<_>, Vec<_>) = routes.into_iter().partition(|r| shut(r));
         let whereabouts = self
             .state
             .world
@@ -93,6 +105,7 @@ impl TurnRunner {
             inventory: &self.state.world.inventory,
             whereabouts,
             routes: &routes,
+            closed: &closed,
         };
         let mut blocked =
             check::check(&self.input.text, self.input.whisper_to.as_deref(), &reading);

@@ -23,5 +23,5 @@ pub use apply::told;
 pub use dice::{Dice, DiceError, DiceExpr, Modifiers, Roll};
 pub use op::{Change, OpKind, StateOp, Target};
 pub use refusal::{Refusal, StateOpError};
-pub use ruleset::{Band, Check, CheckOutcome, Ruleset, RulesetError, Tier};
+pub use ruleset::{Band, Check, CheckOutcome, EscalationStep, Ruleset, RulesetError, Tier};
 pub use state::{BeatStatus, Consequence, WorldState};

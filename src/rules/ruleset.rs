@@ -87,6 +87,25 @@ pub struct MechanicsGuidance {
     /// checks, by difficulty name (default `gentle` +1, `standard` 0, `hard` −1).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub difficulty: BTreeMap<String, i64>,
+    /// How far an NPC acting against the player may go, step by step (seed
+    /// 001's escalation profile: soft → hard → lethal). Each action against
+    /// the player moves that NPC one step on, never past the last step the
+    /// scene's `danger_tier` allows. Empty: no profile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escalation: Vec<EscalationStep>,
+}
+
+/// One step of an escalation profile.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EscalationStep {
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_]*$"))]
+    pub id: String,
+    /// What an NPC at this step does, for the narrator ("threats, locked doors").
+    pub means: String,
+    /// The lowest danger tier at which an NPC may reach this step.
+    #[serde(default)]
+    pub from_tier: i64,
 }
 
 fn yes() -> bool {

@@ -45,6 +45,17 @@ pub fn opening(
     let tone = session_tone(&campaign, chosen);
     if let Some(s) = chosen {
         world.scene.clone_from(&s.scene_seed);
+        // #41: the time of day follows play time from the hour it opens at.
+        if let Some(minute) = world
+            .scene
+            .get("time")
+            .and_then(serde_json::Value::as_str)
+            .and_then(super::turn::opening_minute)
+        {
+            world
+                .scene
+                .insert(super::turn::OPENED_AT.into(), serde_json::json!(minute));
+        }
         let place = s
             .location
             .clone()

@@ -40,7 +40,7 @@ pub use types::{
     PendingCall, PlayerInput, RollRecord, Ruling, SessionState, TURN_MINUTES, TurnError,
     TurnResult, generic_choices,
 };
-pub use world::tells;
+pub use world::{OPENED_AT, opening_minute, tells};
 
 use self::contracts::{Choices, Extraction, LoreFacts, Narration, NpcIntent, Resolution, read};
 use super::skills::{SkillAttempt, SkillWork};

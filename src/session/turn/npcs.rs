@@ -4,7 +4,9 @@ use super::contracts::NpcIntent;
 use super::types::ActivationRoll;
 use super::{PERSONA, Phase, Purpose, RollRecord, TurnRunner};
 use crate::campaign::CharacterKind;
-use crate::rules::{Modifiers, Tier};
+use serde_json::json;
+
+use crate::rules::{EscalationStep, Modifiers, OpKind, StateOp, Tier};
 use crate::transcript::stream::Kind;
 
 impl TurnRunner {
@@ -163,7 +165,13 @@ impl TurnRunner {
             .map(|b| b.meaning.clone())
             .unwrap_or_default();
         let total = outcome.roll.total;
-        if aimed_at_player(intention, &self.name_of(PERSONA)) && outcome.tier != Tier::Failure {
+        let aimed = aimed_at_player(intention, &self.name_of(PERSONA));
+        let bound = if aimed {
+            self.escalate(npc)
+        } else {
+            String::new()
+        };
+        if aimed && outcome.tier != Tier::Failure {
             let mine = self.stats_of(PERSONA);
             if let Ok(resist) =
                 ruleset.roll_check(check, &mine, stat.as_deref(), &none, &mut self.dice)
@@ -183,7 +191,7 @@ impl TurnRunner {
             }
         }
         let outcome = format!(
-            "{label} ({total} on {}). {meaning}",
+            "{label} ({total} on {}). {meaning}{bound}",
             outcome.roll.expression
         );
         self.ledger
@@ -192,6 +200,69 @@ impl TurnRunner {
         outcome
     }
 }
+
+impl TurnRunner {
+    /// #41: `npc` acts against the player: one step further along the
+    /// ruleset's escalation profile, no further than the scene's danger tier
+    /// allows, kept as the NPC's `escalation_<step>` tag (typed ops, so it is
+    /// in the turn's changes and replays). How far it may go, for its narration.
+    fn escalate(&mut self, npc: &str) -> String {
+        let steps = self
+            .state
+            .campaign
+            .ruleset
+            .mechanics_guidance
+            .escalation
+            .clone();
+        if steps.is_empty() {
+            return String::new();
+        }
+        let tier = self
+            .state
+            .world
+            .scene
+            .get("danger_tier")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0);
+        let tags = self
+            .state
+            .world
+            .characters
+            .get(npc)
+            .map(|c| c.tags.clone())
+            .unwrap_or_default();
+        let tag = |step: &EscalationStep| format!("{ESCALATION}{}", step.id);
+        let now = steps.iter().position(|s| tags.contains(&tag(s)));
+        let allowed = steps.iter().rposition(|s| s.from_tier <= tier).unwrap_or(0);
+        let next = now.map_or(0, |n| (n + 1).min(allowed.max(n)));
+        let Some(step) = steps.get(next) else {
+            return String::new();
+        };
+        if now != Some(next) {
+            let path = format!("characters.{npc}.tags");
+            let mut ops = Vec::new();
+            if let Some(was) = now.and_then(|n| steps.get(n)) {
+                ops.push(StateOp::new(OpKind::RemoveTag, &path, json!(tag(was))));
+            }
+            ops.push(StateOp::new(OpKind::AddTag, &path, json!(tag(step))));
+            self.apply_ops("escalation", &ops);
+        }
+        let further = if next + 1 < steps.len() {
+            " and no further"
+        } else {
+            ""
+        };
+        format!(
+            " {} goes as far as a {} move against you{further}: {}.",
+            self.name_of(npc),
+            step.id,
+            step.means
+        )
+    }
+}
+
+/// The tag an NPC's escalation step is kept by (`escalation_hard`).
+pub const ESCALATION: &str = "escalation_";
 
 /// Verbs of only speaking, watching or waiting: an intention of these alone is not rolled.
 const QUIET: [&str; 30] = [

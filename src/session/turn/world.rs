@@ -179,6 +179,20 @@ impl TurnRunner {
             })
             .collect();
         self.apply_ops("time", &ticks);
+        // #41: the scene's time of day follows play time.
+        let opened = self
+            .state
+            .world
+            .scene
+            .get(OPENED_AT)
+            .and_then(Value::as_f64);
+        let time = self.state.world.scene.get("time").and_then(Value::as_str);
+        if let (Some(opened), Some(time)) = (opened, time)
+            && let Some(later) = time_of_day(time, opened + before, opened + after)
+        {
+            let op = StateOp::new(OpKind::Set, "scene.time", later);
+            self.apply_ops("time", &[op]);
+        }
     }
 
     /// The triggers `changes` reached: each a consequence, its clock's ops
@@ -366,6 +380,90 @@ impl TurnRunner {
     }
 }
 
+/// The scene key the minute of the day the session opened at is kept in
+/// (set at the opening from the scene's `time`, when it names a part of day).
+pub const OPENED_AT: &str = "opened_at_minute";
+
+/// Parts of the day, by the hour they begin, and the words that name them
+/// (the first is the one the engine writes).
+const PARTS: [(u32, &[&str]); 7] = [
+    (0, &["night", "midnight"]),
+    (5, &["dawn", "daybreak", "sunrise"]),
+    (7, &["morning"]),
+    (12, &["midday", "noon"]),
+    (13, &["afternoon"]),
+    (17, &["dusk", "sunset", "twilight"]),
+    (20, &["night", "nightfall"]),
+];
+
+/// The part of the day `minute` (since the session's first midnight) falls in.
+fn part_at(minute: f64) -> &'static str {
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "an hour of the day, 0..24"
+    )]
+    let hour = (minute / 60.0).floor().rem_euclid(24.0) as u32;
+    PARTS
+        .iter()
+        .rev()
+        .find(|(from, _)| hour >= *from)
+        .map_or("night", |(_, words)| words[0])
+}
+
+/// The first part-of-day word in `time` and where it starts.
+fn part_named(time: &str) -> Option<(usize, &'static str)> {
+    let lower = time.to_lowercase();
+    PARTS
+        .iter()
+        .flat_map(|(_, words)| words.iter())
+        .filter_map(|w| {
+            lower
+                .match_indices(w)
+                .find(|(at, _)| {
+                    let before = lower[..*at].chars().next_back();
+                    let after = lower[at + w.len()..].chars().next();
+                    !before.is_some_and(char::is_alphanumeric)
+                        && !after.is_some_and(char::is_alphanumeric)
+                })
+                .map(|(at, _)| (at, *w))
+        })
+        .min_by_key(|(at, _)| *at)
+}
+
+/// The minute of the day a scene's `time` words open at ("dusk, the fourth
+/// night" → 18:00), when they name a part of day.
+pub fn opening_minute(time: &str) -> Option<f64> {
+    let (_, word) = part_named(time)?;
+    let hour = match word {
+        "midnight" => 0.0,
+        "night" | "nightfall" => 22.0,
+        "dawn" | "daybreak" | "sunrise" => 5.5,
+        "morning" => 8.0,
+        "midday" | "noon" => 12.0,
+        "afternoon" => 14.0,
+        _ => 18.0,
+    };
+    Some(hour * 60.0)
+}
+
+/// `time` with its part of day moved on, when the day has moved from the
+/// part at minute `from` to another by minute `to` (`None`: no change).
+fn time_of_day(time: &str, from: f64, to: f64) -> Option<String> {
+    let (then, now) = (part_at(from), part_at(to));
+    if then == now {
+        return None;
+    }
+    let moved = part_named(time).and_then(|(at, word)| {
+        Some(format!(
+            "{}{now}{}",
+            time.get(..at)?,
+            time.get(at + word.len()..)?
+        ))
+    });
+    Some(moved.unwrap_or_else(|| now.to_owned()))
+}
+
 /// The word a description gives tier `tier` ("0 safe, 1 risky, 2 dangerous" → 1: "risky").
 fn tier_word(described: &str, tier: i64) -> String {
     let wanted = tier.to_string();
@@ -399,6 +497,31 @@ pub fn tells(narration: &str, consequence: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_time_of_day_moves_on_with_play_time() {
+        let dusk = "dusk, the fourth night of green lanterns";
+        let opened = super::opening_minute(dusk).unwrap();
+        assert!((opened - 18.0 * 60.0).abs() < f64::EPSILON);
+        assert_eq!(super::time_of_day(dusk, opened, opened + 90.0), None);
+        assert_eq!(
+            super::time_of_day(dusk, opened, opened + 150.0).as_deref(),
+            Some("night, the fourth night of green lanterns")
+        );
+        let grey = "grey morning, two days before the crest";
+        let opened = super::opening_minute(grey).unwrap();
+        assert_eq!(
+            super::time_of_day(grey, opened + 200.0, opened + 250.0).as_deref(),
+            Some("grey midday, two days before the crest")
+        );
+        // A day later, night turns to dawn; words naming no part are replaced.
+        assert_eq!(
+            super::time_of_day("the small hours", 4.0 * 60.0, 6.0 * 60.0).as_deref(),
+            Some("dawn")
+        );
+        assert_eq!(super::opening_minute("the hour of the vote"), None);
+        assert_eq!(super::opening_minute("knightly vigil"), None);
+    }
+
     use super::tier_word;
 
     #[test]

@@ -491,3 +491,201 @@ fn a_narration_that_has_an_absent_person_speak_is_told_again_and_the_better_tell
         stages(&again)
     );
 }
+
+#[test]
+fn a_way_the_flood_shuts_is_closed_and_the_way_round_offered() {
+    let at_the_dyke = |flood: i64| {
+        let mut state = drowned_reach(3, &[]);
+        state
+            .world
+            .scene
+            .insert("location".into(), json!("reeves_dyke"));
+        state
+            .world
+            .scene
+            .insert("present".into(), json!(["player"]));
+        state.world.clocks.get_mut("flood_rising").unwrap().value = flood;
+        play(&state, "I walk to Lowmarsh.", unrolled(turn_replies(1)))
+    };
+    let open = at_the_dyke(1);
+    assert_eq!(open.blocked, None);
+    assert_eq!(open.world.scene["location"], "lowmarsh");
+    assert_eq!(
+        open.play_minutes, 30.0,
+        "the plank walks take their minutes"
+    );
+    let shut = at_the_dyke(2);
+    assert_eq!(
+        shut.blocked.as_ref().map(Blocked::reason).as_deref(),
+        Some(
+            "the way to Lowmarsh is shut: the plank walks across the marsh are under the flood; \
+             the way round goes by Sluice Board Hall"
+        )
+    );
+    assert_eq!(shut.world.scene["location"], "reeves_dyke");
+    assert_eq!(shut.choices[0], "Go to Sluice Board Hall");
+    assert!(
+        stages(&shut).iter().all(|s| *s != "resolve"),
+        "no referee: {:?}",
+        stages(&shut)
+    );
+    insta::assert_snapshot!("world_way_shut", transcript(&shut));
+}
+
+/// Aldous Crane, addressed, snatches the letter; the scene at `tier`, his
+/// escalation at `step` before the turn.
+fn pressed(tier: i64, step: Option<&str>) -> TurnResult {
+    let mut state = drowned_reach(5, &[]);
+    state.world.scene.insert("danger_tier".into(), json!(tier));
+    if let Some(step) = step {
+        state
+            .world
+            .characters
+            .get_mut("aldous_crane")
+            .unwrap()
+            .tags
+            .insert(format!("escalation_{step}"));
+    }
+    let mut replies = unrolled(turn_replies(1));
+    let at = replies
+        .iter()
+        .position(|r| r.stage.as_deref() == Some("npc_intent"))
+        .unwrap();
+    replies[at] = reply(
+        "npc_intent",
+        json!({"thought": "", "intention": "Aldous snatches the letter from your hands."})
+            .to_string(),
+    );
+    play(
+        &state,
+        "I show Aldous Crane my letter of commission.",
+        replies,
+    )
+}
+
+fn steps_of(result: &TurnResult) -> Vec<String> {
+    result.world.characters["aldous_crane"]
+        .tags
+        .iter()
+        .filter(|t| t.starts_with("escalation_"))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn an_npc_pressing_the_player_escalates_one_step_at_a_time_and_lethal_only_when_dangerous() {
+    // First time: soft, and his narration is told how far he may go.
+    let first = pressed(0, None);
+    assert_eq!(steps_of(&first), ["escalation_soft"]);
+    let told = &prompts(&first, "narrate")[1];
+    assert!(
+        told.contains(
+            "Aldous Crane goes as far as a soft move against you and no further: \
+             warnings, cold shoulders, a door pointedly shut."
+        ),
+        "{told}"
+    );
+    assert!(
+        first
+            .changes
+            .iter()
+            .any(|c| c.op.to_string().contains("escalation_soft")),
+        "a typed op, in the turn's changes"
+    );
+    // A safe scene holds him at soft; a risky one lets him go hard, one step.
+    assert_eq!(steps_of(&pressed(0, Some("soft"))), ["escalation_soft"]);
+    assert_eq!(steps_of(&pressed(1, Some("soft"))), ["escalation_hard"]);
+    assert_eq!(steps_of(&pressed(1, Some("hard"))), ["escalation_hard"]);
+    // Lethal only where the scene is dangerous, and still one step at a time.
+    assert_eq!(steps_of(&pressed(2, None)), ["escalation_soft"]);
+    let lethal = pressed(2, Some("hard"));
+    assert_eq!(steps_of(&lethal), ["escalation_lethal"]);
+    let told = &prompts(&lethal, "narrate")[1];
+    assert!(
+        told.contains(
+            "goes as far as a lethal move against you: harm that can kill or cannot be undone."
+        ),
+        "{told}"
+    );
+}
+
+#[test]
+fn a_choice_the_engine_would_block_is_not_offered() {
+    let state = drowned_reach(3, &[]);
+    let mut replies = unrolled(turn_replies(1));
+    let at = replies
+        .iter()
+        .position(|r| r.stage.as_deref() == Some("choices"))
+        .unwrap();
+    replies[at] = reply(
+        "choices",
+        json!({"choices": ["Row out to Lowmarsh", "Ask Brinny Sedge about the bell", "Ask Hesper about the green"]})
+            .to_string(),
+    );
+    let result = play(&state, "I look over the side.", replies);
+    assert_eq!(result.choices[0], "Ask Hesper about the green");
+    assert!(
+        !result
+            .choices
+            .iter()
+            .any(|c| c.contains("Lowmarsh") || c.contains("Brinny"))
+    );
+    assert!(
+        result.refused.iter().any(|r| r.starts_with(
+            "choices: dropped \"Ask Brinny Sedge about the bell\": Brinny Sedge is not here"
+        )),
+        "{:?}",
+        result.refused
+    );
+}
+
+#[test]
+fn the_scene_turns_from_dusk_to_night_as_play_time_passes() {
+    let mut state = drowned_reach(3, &[]);
+    assert_eq!(state.world.scene["opened_at_minute"], 18.0 * 60.0);
+    state.play_minutes = 118.0;
+    let result = play(&state, "I wait on the quay.", unrolled(turn_replies(1)));
+    assert_eq!(
+        result.world.scene["time"],
+        "night, the fourth night of green lanterns"
+    );
+    assert!(
+        result
+            .changes
+            .iter()
+            .any(|c| c.op.to_string().starts_with("set scene.time"))
+    );
+}
+
+#[cfg(feature = "store")]
+#[test]
+fn a_recap_over_a_line_is_not_shown_and_the_last_narration_stands_in() {
+    use loreloom::session::save_files::{NewSave, create_save};
+    use loreloom::session::summaries::finish_recap;
+    let dir = tempfile::tempdir().unwrap();
+    let (path, state) = create_save(&NewSave {
+        campaign: root().join("campaigns/drowned-reach"),
+        save: Some(dir.path().join("reach.db")),
+        scenario: None,
+        seed: Some(3),
+        small_model: "small".into(),
+        large_model: "large".into(),
+        calibration: Calibration {
+            lines: vec!["drowning".into()],
+            ..Calibration::default()
+        },
+    })
+    .unwrap();
+    let mut store = loreloom::store::Store::open(&path).unwrap();
+    let crossing = "Previously: Ned went under the black water and drowned.";
+    let shown = finish_recap(&mut store, &state, 1, Ok(crossing.into()));
+    assert!(shown.starts_with("The coach door opens on fog"), "{shown}");
+    assert!(
+        store.summaries().unwrap().is_empty(),
+        "nothing over the line is kept"
+    );
+    // A recap within the player's limits is shown and kept.
+    let fine = "Previously: you came to Reedmere as the lanterns turned green.";
+    assert_eq!(finish_recap(&mut store, &state, 1, Ok(fine.into())), fine);
+    assert_eq!(store.summaries().unwrap().len(), 1);
+}

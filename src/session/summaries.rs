@@ -91,7 +91,14 @@ pub fn finish_compression(
     c: &Compression,
     written: Result<String, String>,
 ) {
+    let guard =
+        crate::session::lines::Guard::new(&state.calibration.lines, &state.calibration.veils);
     let text = match written.map(|t| t.trim().to_owned()) {
+        // #41: a summary over a line or veil would reach every later prompt.
+        Ok(t) if guard.check(&t).is_some() => {
+            tracing::warn!("a stream summary met the player's lines or veils and was not kept");
+            return;
+        }
         Ok(t) if !t.is_empty() => t,
         Ok(_) => return,
         Err(e) => {
@@ -163,6 +170,14 @@ pub fn finish_recap(
         .unwrap_or(0);
     // Summaries cover turn ids (submissions), like the messages they summarise.
     let last_turn = i64::try_from(state.stream.next_turn().saturating_sub(1)).unwrap_or(i64::MAX);
+    // #41: a recap over the player's lines or veils is not shown (the last
+    // narration, which was checked, stands in for it) nor kept.
+    let guard =
+        crate::session::lines::Guard::new(&state.calibration.lines, &state.calibration.veils);
+    let written = written.and_then(|t| match guard.check(&t) {
+        Some(crossing) => Err(format!("the recap met {}", crossing.label())),
+        None => Ok(t),
+    });
     let (text, summary) = match written.map(|t| t.trim().to_owned()) {
         Ok(text) if !text.is_empty() => {
             let summary = Summary {

@@ -179,6 +179,18 @@ impl TurnRunner {
                     .push(format!("choices: {}: a choice was dropped", x.label()));
             }
         }
+        // #41: a choice the engine's move check would block is not offered
+        // (a far place, someone elsewhere, an item not held).
+        let (offered, blocked): (Vec<String>, Vec<String>) = offered
+            .into_iter()
+            .partition(|c| self.judge_move(c, None).0.is_none());
+        for b in blocked {
+            if let (Some(why), _) = self.judge_move(&b, None) {
+                self.ledger
+                    .refused
+                    .push(format!("choices: dropped {b:?}: {}", why.reason()));
+            }
+        }
         let names = people::names(&self.state.campaign);
         let (kept, withheld) = standing::filter_choices(offered, &self.state.world, &names);
         for w in withheld {

@@ -679,7 +679,24 @@ impl TurnRunner {
         // A skill's `narrative_choice` is the turn's choices (#25): the
         // choice stage is not asked.
         if !self.skills.choices.is_empty() {
-            self.ledger.choices = std::mem::take(&mut self.skills.choices);
+            // #41: a skill's choices meet the player's lines and veils too.
+            let offered = std::mem::take(&mut self.skills.choices);
+            let (kept, crossing): (Vec<String>, Vec<String>) = offered
+                .into_iter()
+                .partition(|c| self.guard.check(c).is_none());
+            for c in crossing {
+                if let Some(x) = self.guard.check(&c) {
+                    self.ledger.limits.push(format!(
+                        "skill choices: {}: a choice was dropped",
+                        x.label()
+                    ));
+                }
+            }
+            if kept.is_empty() {
+                self.offer_generic_choices();
+            } else {
+                self.ledger.choices = kept;
+            }
             self.phase = Phase::Done;
             self.release_bookkeeping();
             return;

@@ -32,6 +32,35 @@ pub const MAX_INTRODUCED: usize = 2;
 impl TurnRunner {
     /// The engine's check of the player's move; `true` when it is blocked.
     pub(super) fn check_move(&mut self) -> bool {
+        let text = self.input.text.clone();
+        let (blocked, travel) = self.judge_move(&text, self.input.whisper_to.as_deref());
+        if blocked.is_none() {
+            self.ledger.travel = travel;
+        }
+        let present_names: Vec<String> = self
+            .present()
+            .iter()
+            .filter(|p| *p != PERSONA)
+            .map(|p| self.name_of(p))
+            .collect();
+        match blocked {
+            Some(b) => {
+                self.ledger.instead = b.instead(&present_names);
+                self.block(b);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// What the engine's check makes of a move `text` (whispered to
+    /// `whisper_to`) in the world as it stands: why it is blocked, if it is,
+    /// and the minutes its way takes when it goes somewhere.
+    pub(super) fn judge_move(
+        &self,
+        text: &str,
+        whisper_to: Option<&str>,
+    ) -> (Option<Blocked>, Option<i64>) {
         let campaign = Arc::clone(&self.state.campaign);
         let here = self.state.place().0;
         let present = self.present();
@@ -107,29 +136,15 @@ impl TurnRunner {
             routes: &routes,
             closed: &closed,
         };
-        let mut blocked =
-            check::check(&self.input.text, self.input.whisper_to.as_deref(), &reading);
+        let mut blocked = check::check(text, whisper_to, &reading);
+        let mut travel = None;
         if blocked.is_none()
-            && let Some(to) = destination(&self.input.text, &here, &reading.places)
+            && let Some(to) = destination(text, &here, &reading.places)
         {
             blocked = check::far(&to, &reading);
-            if blocked.is_none() {
-                self.ledger.travel = reading.way(&to).map(|(m, _)| m);
-            }
+            travel = reading.way(&to).map(|(m, _)| m);
         }
-        let present_names: Vec<String> = present
-            .iter()
-            .filter(|p| *p != PERSONA)
-            .map(|p| self.name_of(p))
-            .collect();
-        match blocked {
-            Some(b) => {
-                self.ledger.instead = b.instead(&present_names);
-                self.block(b);
-                true
-            }
-            None => false,
-        }
+        (blocked, travel)
     }
 
     /// The move cannot happen: nothing of it reaches the world, and the

@@ -510,8 +510,8 @@ fn a_way_the_flood_shuts_is_closed_and_the_way_round_offered() {
     let open = at_the_dyke(1);
     assert_eq!(open.blocked, None);
     assert_eq!(open.world.scene["location"], "lowmarsh");
-    assert_eq!(
-        open.play_minutes, 30.0,
+    assert!(
+        (open.play_minutes - 30.0).abs() < 1e-9,
         "the plank walks take their minutes"
     );
     let shut = at_the_dyke(2);

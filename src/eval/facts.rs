@@ -111,6 +111,11 @@ impl TurnFacts {
     }
 }
 
+/// How many of the turn's continuity notes end with `end`.
+fn ending(result: &TurnResult, end: &str) -> usize {
+    result.continuity.iter().filter(|c| c.ends_with(end)).count()
+}
+
 /// What the engine decided for the persona's move in `result`.
 pub fn outcome(result: &TurnResult) -> Outcome {
     if result.blocked.is_some() {
@@ -346,16 +351,8 @@ pub fn of_turn(
         fired,
         fired_narrated,
         appended: result.appended.len(),
-        retold: result
-            .continuity
-            .iter()
-            .filter(|c| c.ends_with(crate::session::turn::ASKED_AGAIN))
-            .count(),
-        retold_kept_second: result
-            .continuity
-            .iter()
-            .filter(|c| c.ends_with(crate::session::turn::KEPT_SECOND))
-            .count(),
+        retold: ending(result, crate::session::turn::ASKED_AGAIN),
+        retold_kept_second: ending(result, crate::session::turn::KEPT_SECOND),
         introduced: introduced_by(before, world),
         held: world
             .inventory

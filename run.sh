@@ -276,6 +276,8 @@ test)
     # Everything, as players get it, and the corpus tooling (feature `tune`) that no player build has.
     cargo clippy --locked --all-targets --features tune -- -D warnings
     cargo test --locked --all-targets --features tune
+    # The page's server refuses 30 traversal and malformed requests and stays up.
+    node web/tests/serve.js >/dev/null
     # The browser build, played by clicking in headless Chromium.
     need_wasm_bindgen
     time web/build.sh

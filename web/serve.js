@@ -1,7 +1,10 @@
 // Serves the browser build (web/dist) on loopback, the way a static host would:
 // right content types (application/wasm for streaming compilation), and each
 // compressible file brotli- or gzip-encoded when the browser accepts it
-// (compressed once, kept beside the file as .br / .gz).
+// (compressed once, kept beside the file as .br / .gz). Nothing outside its
+// folder is served (no `..`, encoded separators or links leading out), a
+// malformed request is answered 400 and the server stays up, only GET and HEAD
+// are answered, and only for this machine's names (the Host header).
 // Usage: node web/serve.js [PORT] [DIR]     (the page is then at http://127.0.0.1:PORT/)
 'use strict';
 const fs = require('fs');
@@ -52,31 +55,83 @@ function precompress(root) {
   return sizes;
 }
 
+/// Where a request path points beneath `root`, or why it may not be served:
+/// `{ status }` for a refusal. Decoded once; anything outside `root` (by
+/// `..`, an encoded separator, or a link that leads out) is refused.
+function resolveIn(root, rawPath) {
+  let decoded;
+  try { decoded = decodeURIComponent(rawPath); } catch { return { status: 400 }; }
+  if (decoded.includes('\0')) return { status: 400 };
+  return confined(root, path.resolve(root, `.${path.sep}${decoded}`));
+}
+
+/// `file` as it really is on disk, when that is beneath `root`.
+function confined(root, file) {
+  const inside = (p) => p === root || p.startsWith(root + path.sep);
+  if (!inside(file)) return { status: 403 };
+  let real;
+  try { real = fs.realpathSync(file); } catch { return { status: 404 }; }
+  if (!inside(real)) return { status: 403 };
+  return { file: real };
+}
+
 function serve(root, port = 0) {
-  root = path.resolve(root);
+  root = fs.realpathSync(path.resolve(root));
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://localhost');
-    let file = path.normalize(path.join(root, decodeURIComponent(url.pathname)));
-    if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
-    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
-    if (!fs.existsSync(file) || !fs.statSync(file).isFile()) { res.writeHead(404).end('not found'); return; }
-    const ext = path.extname(file);
-    const headers = { 'Content-Type': TYPES[ext] || 'application/octet-stream', 'Cache-Control': 'no-cache' };
-    const accepts = String(req.headers['accept-encoding'] || '');
-    let body = file;
-    if (COMPRESSIBLE.has(ext)) {
-      headers.Vary = 'Accept-Encoding';
-      const encoding = /\bbr\b/.test(accepts) ? 'br' : /\bgzip\b/.test(accepts) ? 'gzip' : null;
-      if (encoding) { body = compressed(file, encoding); headers['Content-Encoding'] = encoding; }
+    try {
+      answer(root, server, req, res);
+    } catch {
+      if (!res.headersSent) res.writeHead(500).end(); else res.destroy();
     }
-    headers['Content-Length'] = fs.statSync(body).size;
-    res.writeHead(200, headers);
-    if (req.method === 'HEAD') res.end(); else fs.createReadStream(body).pipe(res);
+  });
+  // A request line or header that does not parse: answered, never fatal.
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
   });
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 
-module.exports = { serve, precompress };
+function answer(root, server, req, res) {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+    return;
+  }
+  // Only this machine's names for this port (another name is a DNS rebinding).
+  const port = server.address().port;
+  const hosts = [`127.0.0.1:${port}`, `localhost:${port}`];
+  if (!hosts.includes(String(req.headers.host || '').toLowerCase())) {
+    res.writeHead(421).end('wrong host');
+    return;
+  }
+  let url;
+  try { url = new URL(req.url, 'http://localhost'); } catch { res.writeHead(400).end(); return; }
+  const found = resolveIn(root, url.pathname);
+  if (found.status) { res.writeHead(found.status).end(); return; }
+  let file = found.file;
+  if (fs.statSync(file).isDirectory()) {
+    const index = confined(root, path.join(file, 'index.html'));
+    if (index.status) { res.writeHead(index.status).end(); return; }
+    file = index.file;
+  }
+  if (!fs.statSync(file).isFile()) { res.writeHead(404).end('not found'); return; }
+  const ext = path.extname(file);
+  const headers = { 'Content-Type': TYPES[ext] || 'application/octet-stream', 'Cache-Control': 'no-cache' };
+  const accepts = String(req.headers['accept-encoding'] || '');
+  let body = file;
+  if (COMPRESSIBLE.has(ext)) {
+    headers.Vary = 'Accept-Encoding';
+    const encoding = /\bbr\b/.test(accepts) ? 'br' : /\bgzip\b/.test(accepts) ? 'gzip' : null;
+    if (encoding) { body = compressed(file, encoding); headers['Content-Encoding'] = encoding; }
+  }
+  headers['Content-Length'] = fs.statSync(body).size;
+  res.writeHead(200, headers);
+  if (req.method === 'HEAD') { res.end(); return; }
+  const stream = fs.createReadStream(body);
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}
+
+module.exports = { serve, precompress, resolveIn };
 
 if (require.main === module) {
   const port = Number(process.argv[2] || 8080);

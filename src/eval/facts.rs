@@ -113,7 +113,11 @@ impl TurnFacts {
 
 /// How many of the turn's continuity notes end with `end`.
 fn ending(result: &TurnResult, end: &str) -> usize {
-    result.continuity.iter().filter(|c| c.ends_with(end)).count()
+    result
+        .continuity
+        .iter()
+        .filter(|c| c.ends_with(end))
+        .count()
 }
 
 /// What the engine decided for the persona's move in `result`.

@@ -16,16 +16,58 @@ use crate::story::model::StoryFile;
 const PLAYER: &str = include_str!("../../assets/ship/player.html");
 
 /// Markdown to HTML (pulldown-cmark; raw HTML in the prose is shown as
-/// text), well-formed as XHTML too.
+/// text), well-formed as XHTML too. A link or picture whose target is not
+/// http, https, mailto or relative (`javascript:`, `data:`, `vbscript:`…)
+/// keeps only its words (#43: a story runs no script).
 pub fn render(markdown: &str) -> String {
-    use pulldown_cmark::{Event, Parser};
-    let events = Parser::new(markdown).map(|e| match e {
-        Event::Html(t) | Event::InlineHtml(t) => Event::Text(t),
-        other => other,
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut dropped: Vec<bool> = Vec::new();
+    let events = Parser::new(markdown).filter_map(|e| match e {
+        Event::Html(t) | Event::InlineHtml(t) => Some(Event::Text(t)),
+        Event::Start(Tag::Link { ref dest_url, .. } | Tag::Image { ref dest_url, .. }) => {
+            let safe = safe_target(dest_url);
+            dropped.push(!safe);
+            safe.then_some(e)
+        }
+        Event::End(TagEnd::Link | TagEnd::Image) => {
+            let unsafe_target = dropped.pop().unwrap_or(false);
+            (!unsafe_target).then_some(e)
+        }
+        other => Some(other),
     });
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, events);
     out
+}
+
+/// Whether a link target may be followed from a story: http, https, mailto,
+/// or a relative path or fragment (no scheme at all).
+pub fn safe_target(target: &str) -> bool {
+    // Browsers skip leading whitespace and control characters, and ignore
+    // tabs and newlines inside a scheme (`java\tscript:`).
+    let cleaned: String = target
+        .trim_start_matches(|c: char| c.is_whitespace() || c.is_control())
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    let scheme_end = cleaned.find(|c: char| matches!(c, ':' | '/' | '?' | '#'));
+    match scheme_end {
+        Some(at) if cleaned[at..].starts_with(':') => {
+            let scheme = cleaned[..at].to_ascii_lowercase();
+            matches!(scheme.as_str(), "http" | "https" | "mailto")
+        }
+        _ => true,
+    }
+}
+
+/// The player's own script's hash, for the page's Content-Security-Policy
+/// (`'sha256-…'`): it runs, and no other script does.
+fn script_hash(page: &str) -> Option<String> {
+    use sha2::Digest as _;
+    let start = page.find("<script>")? + "<script>".len();
+    let end = start + page[start..].find("</script>")?;
+    let digest = sha2::Sha256::digest(page[start..end].as_bytes());
+    Some(base64::engine::general_purpose::STANDARD.encode(digest))
 }
 
 /// A picture as a data URL, if the file is there.
@@ -93,8 +135,77 @@ pub fn write(file: &StoryFile, root: &Path) -> (String, Vec<String>) {
     });
     // `</` inside a script element would end it.
     let json = data.to_string().replace("</", "<\\/");
+    let hash = script_hash(PLAYER).unwrap_or_default();
     let page = PLAYER
+        .replace("__SCRIPT_HASH__", &hash)
         .replace("__TITLE__", &super::escape_xml(&file.meta.title))
         .replace("__STORY_JSON__", &json);
     (page, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_that_would_run_script_keeps_only_its_words() {
+        let prose = "Go [home](javascript:alert(1)), [back]( JaVaScRiPt:alert(2)), \
+                     [in](vbscript:x), [data](data:text/html,<b>x</b>) or \
+                     ![look](javascript:alert(3)) <script>alert(4)</script> \
+                     <img src=x onerror=alert(5)>.";
+        let html = render(prose);
+        assert!(!html.to_lowercase().contains("javascript:"), "{html}");
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains("href"), "{html}");
+        assert!(html.contains("home") && html.contains("back"), "{html}");
+        // The links a story may have stay links.
+        let fine =
+            render("[a](https://example.org) [b](mailto:x@y.z) [c](#end) [d](notes/p2.html)");
+        assert_eq!(fine.matches("href=").count(), 4, "{fine}");
+    }
+
+    #[test]
+    fn a_scheme_is_read_as_a_browser_reads_it() {
+        for bad in [
+            "javascript:x",
+            " JavaScript:x",
+            "java\tscript:x",
+            "\u{1}javascript:x",
+            "data:x",
+            "file:///etc/passwd",
+        ] {
+            assert!(!safe_target(bad), "{bad:?}");
+        }
+        for good in [
+            "https://a.b",
+            "HTTP://a.b",
+            "mailto:a@b",
+            "#x",
+            "p/q.html",
+            "q?x=a:b",
+            "/x:y",
+        ] {
+            assert!(safe_target(good), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn the_page_allows_its_own_script_and_no_other() {
+        use sha2::Digest as _;
+        let (page, _) = write(
+            &crate::story::synthetic::story(8, 2),
+            std::path::Path::new("."),
+        );
+        let start = page.find("<script>").unwrap() + "<script>".len();
+        let end = start + page[start..].find("</script>").unwrap();
+        let digest = base64::engine::general_purpose::STANDARD
+            .encode(sha2::Sha256::digest(page[start..end].as_bytes()));
+        assert!(
+            page.contains(&format!("script-src 'sha256-{digest}'")),
+            "the policy names the player's script"
+        );
+        assert!(page.contains("default-src 'none'"));
+        assert_eq!(page.matches("'unsafe-inline'").count(), 1, "styles only");
+    }
 }

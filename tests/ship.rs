@@ -363,6 +363,11 @@ fn same_in_html(story: &Path, dir: &Path, count: usize) -> serde_json::Value {
         "the page reached out"
     );
     assert_eq!(report["errors"], serde_json::json!([]));
+    assert_eq!(
+        report["pwned"],
+        serde_json::json!([]),
+        "a story's script ran"
+    );
     for ((picks, shown, ended), result) in ours.iter().zip(report["results"].as_array().unwrap()) {
         let theirs: Vec<String> = result["passages"]
             .as_array()
@@ -408,6 +413,53 @@ fn the_bundled_story_plays_the_same_as_one_html_file_in_chromium() {
     assert!(
         html.contains("data:image/png;base64,"),
         "pictures are inlined"
+    );
+}
+
+/// A hostile story (#43): script, an event handler, `javascript:` and
+/// `data:` links in its prose and codex. As one HTML file in Chromium it plays
+/// as ever, and none of its script runs.
+#[test]
+fn a_story_that_carries_script_runs_none_of_it_as_one_html_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard");
+    let mut story: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shipped.join("story.json")).unwrap())
+            .unwrap();
+    let hostile = "\n\n[Read on](javascript:window.__pwned=1) <script>window.__pwned=1</script> \
+                   <img src=x onerror=\"window.__pwned=1\"> [more]( JAVASCRIPT:window.__pwned=1) \
+                   ![art](javascript:window.__pwned=1) [page](data:text/html,<script>1</script>) \
+                   <a href=\"javascript:window.__pwned=1\">here</a>";
+    for p in story["passages"].as_array_mut().unwrap() {
+        let prose = format!("{}{hostile}", p["prose"].as_str().unwrap());
+        p["prose"] = serde_json::json!(prose);
+    }
+    let folder = dir.path().join("hostile");
+    std::fs::create_dir_all(&folder).unwrap();
+    for sub in ["art", "music"] {
+        let _ = std::os::unix::fs::symlink(shipped.join(sub), folder.join(sub));
+    }
+    std::fs::write(folder.join("story.json"), story.to_string()).unwrap();
+    same_in_html(&folder, &dir.path().join("html"), 2);
+    let html = std::fs::read_to_string(dir.path().join("html/story.html")).unwrap();
+    let lower = html.to_lowercase();
+    // Rendered links are `<a href=\"…\"` in the page's JSON; the raw HTML
+    // of the prose is there only as text (`&lt;a href…`).
+    assert!(
+        !lower.contains("<a href=\\\"javascript"),
+        "a javascript: link was shipped"
+    );
+    assert!(
+        !lower.contains("<a href=\\\"data:"),
+        "a data: link was shipped"
+    );
+    assert!(
+        lower.contains("&lt;a href="),
+        "the raw link is shown as text"
+    );
+    assert!(
+        !lower.contains("<script>window"),
+        "the story's script was shipped as script"
     );
 }
 

@@ -4,6 +4,7 @@
 // ended; opens the codex at the end of the first walk; screenshots each walk.
 // Each walk starts in a fresh browser context (no save); the first is reloaded half-way
 // (where the page says it is, and the choices it offers, after the reload).
+// Reports walks in which a story's own script ran (`pwned`), which must be none.
 // Usage: node html-play.js story.html '[[1,2],[2,1]]' SHOT_DIR
 'use strict';
 const path = require('path');
@@ -20,6 +21,7 @@ const { chromium } = require('playwright-core');
   const requests = [];
   const errors = [];
   const results = [];
+  const pwned = [];
   for (const [w, walk] of walks.entries()) {
     // Each walk in a fresh context: its own, empty storage.
     const context = await browser.newContext({ viewport: { width: 1024, height: 768 } });
@@ -45,6 +47,10 @@ const { chromium } = require('playwright-core');
       }
     }
     const ended = (await page.getAttribute('body', 'data-ended')) === 'true';
+    // A story's script never runs (#43): a hostile story sets window.__pwned
+    // if any of its script gets to run, and offers javascript: links.
+    for (const link of await page.$$('a[href^="javascript:" i]')) await link.click().catch(() => {});
+    if (await page.evaluate(() => window.__pwned === 1)) pwned.push(w);
     let codex = null;
     if (w === 0) {
       await page.click('#open-codex');
@@ -57,5 +63,5 @@ const { chromium } = require('playwright-core');
     await context.close();
   }
   await browser.close();
-  console.log(JSON.stringify({ results, requests, errors }));
+  console.log(JSON.stringify({ results, requests, errors, pwned }));
 })().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });

@@ -583,3 +583,89 @@ fn stories_ship_as_twee_that_extwee_reads_back() {
         }
     }
 }
+
+/// A story naming eight files outside its folder (#43): `validate` says
+/// each is an error, SHIP refuses it and writes nothing, and nothing outside
+/// is read; shipped into its own folder, a story's art is not truncated.
+#[test]
+fn assets_outside_the_story_folder_are_refused_and_art_is_never_copied_onto_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("hostile");
+    std::fs::create_dir_all(folder.join("art")).unwrap();
+    std::fs::write(dir.path().join("secret.png"), b"secret").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.png"), folder.join("art/out.png")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), folder.join("up")).unwrap();
+    let bad = [
+        "/etc/shadow",
+        "../secret.png",
+        "art/../../secret.png",
+        "art/out.png",
+        "up/secret.png",
+        "C:/secret.png",
+        "art\\..\\..\\secret.png",
+        "/proc/self/environ",
+    ];
+    let illustrations: Vec<serde_json::Value> = bad
+        .iter()
+        .enumerate()
+        .map(|(i, a)| serde_json::json!({"id": format!("i{i}"), "asset": a, "caption": "x", "depicts": ["a"]}))
+        .collect();
+    let story = folder.join("story.json");
+    std::fs::write(
+        &story,
+        serde_json::json!({
+            "format": "loreloom-story", "version": 1,
+            "meta": {"id": "hostile", "title": "Hostile"},
+            "passages": [{"id": "a", "prose": "A door.", "choices": [{"label": "Open it", "to": "b"}]},
+                         {"id": "b", "prose": "The end.", "choices": []}],
+            "illustrations": illustrations
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let checked = common::loreloom(&["validate", story.to_str().unwrap()], None);
+    let said = common::stdout(&checked);
+    assert!(!checked.status.success(), "{said}");
+    assert_eq!(said.matches("[asset-outside]").count(), 8, "{said}");
+    for format in ["html", "package", "markdown", "epub"] {
+        let out_dir = dir.path().join(format!("out-{format}"));
+        let out = ship(&story, format, &out_dir);
+        assert!(!out.status.success(), "{format}");
+        assert!(!out_dir.exists(), "{format}: nothing written");
+    }
+
+    // Shipped as a package into its own folder: each file is its own copy
+    // target; nothing is truncated.
+    let own = dir.path().join("own");
+    std::fs::create_dir_all(own.join("art")).unwrap();
+    let picture = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/the-glass-orchard/art/cover.png"),
+    )
+    .unwrap();
+    std::fs::write(own.join("art/cover.png"), &picture).unwrap();
+    let story = own.join("story.json");
+    std::fs::write(
+        &story,
+        serde_json::json!({
+            "format": "loreloom-story", "version": 1,
+            "meta": {"id": "own", "title": "Own", "cover": "./art/cover.png"},
+            "passages": [{"id": "a", "prose": "A door.", "choices": [{"label": "Open it", "to": "b"}]},
+                         {"id": "b", "prose": "The end.", "choices": []}],
+            "illustrations": [{"id": "i", "asset": "art//cover.png", "caption": "x", "depicts": ["a"]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    // `--out` a second spelling of the story's own folder (a link to it).
+    let link = dir.path().join("own-link");
+    std::os::unix::fs::symlink(&own, &link).unwrap();
+    let out = ship(&story, "package", &link);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let kept = std::fs::read(own.join("art/cover.png")).unwrap();
+    assert!(
+        kept == picture,
+        "the art was copied onto itself: {} bytes of {}",
+        kept.len(),
+        picture.len()
+    );
+}

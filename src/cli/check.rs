@@ -45,7 +45,13 @@ pub(super) fn ship(path: &Path, format: crate::ship::Format, out: &Path) -> Exit
         return ExitCode::FAILURE;
     };
     let shown = loaded.path.display().to_string();
-    let (story, report) = validate_file(loaded.file);
+    // #43: an asset outside the story's folder is an error SHIP stops on.
+    let outside: Vec<_> = check_assets(&loaded.file, &loaded.root)
+        .into_iter()
+        .filter(|d| d.severity == crate::story::Severity::Error)
+        .collect();
+    let (story, mut report) = validate_file(loaded.file);
+    report.diagnostics.extend(outside);
     let Some(story) = story.filter(|_| report.errors() == 0) else {
         for d in report
             .diagnostics

@@ -92,7 +92,7 @@ fn figures(
             ));
             continue;
         };
-        if !root.join(&ill.asset).is_file() {
+        if !crate::story::load::asset_in(root, &ill.asset).is_ok_and(|f| f.is_file()) {
             notes.push(format!(
                 "{} (illustration `{}`) is missing; left out",
                 ill.asset, ill.id
@@ -246,7 +246,11 @@ fn zip_book(
         add(&format!("OEBPS/{name}"), bytes)?;
     }
     for asset in images.keys() {
-        let bytes = std::fs::read(root.join(asset)).map_err(|source| ShipError::Picture {
+        let from = crate::story::load::asset_in(root, asset).map_err(|why| ShipError::Picture {
+            asset: asset.clone(),
+            source: std::io::Error::other(why),
+        })?;
+        let bytes = std::fs::read(from).map_err(|source| ShipError::Picture {
             asset: asset.clone(),
             source,
         })?;

@@ -72,7 +72,7 @@ fn script_hash(page: &str) -> Option<String> {
 
 /// A picture as a data URL, if the file is there.
 fn inline(root: &Path, asset: &str) -> Option<String> {
-    let bytes = std::fs::read(root.join(asset)).ok()?;
+    let bytes = std::fs::read(crate::story::load::asset_in(root, asset).ok()?).ok()?;
     let mime = super::media_type(asset)?;
     Some(format!(
         "data:{mime};base64,{}",

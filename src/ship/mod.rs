@@ -122,8 +122,17 @@ pub fn ship(
             if !seen.insert(asset.to_owned()) {
                 continue;
             }
-            let from = root.join(asset);
-            let to = out.join(asset);
+            // #43: only files inside the story's folder, only to beneath `out`.
+            let (from, to) = match (
+                crate::story::load::asset_in(root, asset),
+                crate::story::load::asset_in(out, asset),
+            ) {
+                (Ok(from), Ok(to)) => (from, to),
+                (Err(why), _) | (_, Err(why)) => {
+                    notes.push(format!("{asset} (named by {by}): {why}; not shipped"));
+                    continue;
+                }
+            };
             if !from.is_file() {
                 notes.push(format!(
                     "{asset} (named by {by}) is missing from {}; not shipped",
@@ -131,7 +140,9 @@ pub fn ship(
                 ));
                 continue;
             }
-            if from != to {
+            // Two spellings of one file (`out` is the story's own folder, or
+            // a link to it): copying it onto itself would truncate it.
+            if !same_file(&from, &to) {
                 if let Some(dir) = to.parent() {
                     std::fs::create_dir_all(dir)?;
                 }
@@ -140,6 +151,22 @@ pub fn ship(
         }
     }
     Ok((target, notes))
+}
+
+/// Whether two paths are one file on disk (same device and inode; else the
+/// same canonical path).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
 }
 
 /// A stable version-4 UUID for a story (an EPUB identifier, a Twine IFID),

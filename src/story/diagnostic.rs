@@ -35,6 +35,8 @@ pub enum Rule {
     OrphanEntity,
     NonDiegeticLabel,
     MissingAsset,
+    /// An asset path that leads outside the story's folder (#43).
+    AssetOutside,
     Import,
 }
 
@@ -65,6 +67,7 @@ impl Rule {
             Rule::OrphanEntity => "orphan-entity",
             Rule::NonDiegeticLabel => "non-diegetic-label",
             Rule::MissingAsset => "missing-asset",
+            Rule::AssetOutside => "asset-outside",
             Rule::Import => "import",
         }
     }

@@ -224,20 +224,108 @@ pub fn referenced_assets(file: &StoryFile) -> Vec<(&str, String)> {
     out
 }
 
-/// Warnings for named files missing from the package folder `root`.
+/// The file an asset path names inside the story's folder `root`, or why it
+/// may not be read (#43): an asset is a relative path beneath the folder:
+/// not absolute, no `..`, and not a link that leads out of it.
+pub fn asset_in(root: &Path, asset: &str) -> Result<std::path::PathBuf, String> {
+    use std::path::Component;
+    if asset.trim().is_empty() {
+        return Err("the path is empty".into());
+    }
+    let path = Path::new(asset);
+    if asset.starts_with(['/', '\\']) || path.is_absolute() || asset.get(1..2) == Some(":") {
+        return Err("the path is absolute".into());
+    }
+    if asset.contains('\\') || asset.contains('\0') {
+        return Err("the path holds a backslash or a NUL".into());
+    }
+    if path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err("the path climbs out of the story's folder (`..`)".into());
+    }
+    let joined = root.join(path);
+    // A link (or a link above it) may lead out: where it really is decides.
+    if let (Ok(real), Ok(real_root)) = (std::fs::canonicalize(&joined), std::fs::canonicalize(root))
+        && !real.starts_with(&real_root)
+    {
+        return Err("the path is a link that leads out of the story's folder".into());
+    }
+    Ok(joined)
+}
+
+/// Errors for named files outside the package folder `root`, and warnings
+/// for those missing from it.
 pub fn check_assets(file: &StoryFile, root: &Path) -> Vec<Diagnostic> {
     referenced_assets(file)
         .into_iter()
-        .filter(|(path, _)| !root.join(path).is_file())
-        .map(|(path, by)| {
-            Diagnostic::new(
+        .filter_map(|(path, by)| match asset_in(root, path) {
+            Err(why) => Some(Diagnostic::new(
+                Rule::AssetOutside,
+                Subject::Asset(path.to_owned()),
+                format!(
+                    "named by {by}: {why}; an asset must be a file inside {}",
+                    root.display()
+                ),
+            )),
+            Ok(file) if !file.is_file() => Some(Diagnostic::new(
                 Rule::MissingAsset,
                 Subject::Asset(path.to_owned()),
                 format!(
                     "named by {by} but not found in {}; players will see a placeholder",
                     root.display()
                 ),
-            )
+            )),
+            Ok(_) => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod asset_tests {
+    use super::asset_in;
+
+    #[test]
+    fn an_asset_is_a_file_inside_the_story_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("story");
+        std::fs::create_dir_all(root.join("art")).unwrap();
+        std::fs::write(root.join("art/a.png"), b"png").unwrap();
+        std::fs::write(dir.path().join("secret.txt"), b"secret").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("art/link.png"))
+                .unwrap();
+            std::os::unix::fs::symlink(dir.path(), root.join("up")).unwrap();
+        }
+        assert_eq!(
+            asset_in(&root, "art/a.png").unwrap(),
+            root.join("art/a.png")
+        );
+        assert!(asset_in(&root, "./art/a.png").is_ok());
+        assert!(
+            asset_in(&root, "art/missing.png").is_ok(),
+            "missing is a warning elsewhere"
+        );
+        for bad in [
+            "/etc/shadow",
+            "../secret.txt",
+            "art/../../secret.txt",
+            "art\\..\\..\\secret.txt",
+            "C:/Windows/win.ini",
+            "",
+            "art/a.png\0",
+        ] {
+            assert!(asset_in(&root, bad).is_err(), "{bad:?}");
+        }
+        #[cfg(unix)]
+        for link in ["art/link.png", "up/secret.txt"] {
+            assert_eq!(
+                asset_in(&root, link).unwrap_err(),
+                "the path is a link that leads out of the story's folder",
+                "{link}"
+            );
+        }
+    }
 }

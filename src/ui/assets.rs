@@ -68,7 +68,12 @@ fn request_story_assets(
     let root = std::fs::canonicalize(&package.root).unwrap_or_else(|_| package.root.clone());
     *art = StoryArt::default();
     for (path, _) in referenced_assets(package.story.file()) {
-        let absolute: PathBuf = root.join(path);
+        // #43: only files inside the story's folder (a path outside it gets
+        // the placeholder, as a missing file does).
+        let Ok(absolute) = crate::story::load::asset_in(&root, path) else {
+            tracing::warn!("{path}: not inside the story's folder; not loaded");
+            continue;
+        };
         if is_audio(path) {
             art.sounds
                 .entry(path.to_owned())

@@ -436,8 +436,14 @@ fn a_story_that_carries_script_runs_none_of_it_as_one_html_file() {
     }
     let folder = dir.path().join("hostile");
     std::fs::create_dir_all(&folder).unwrap();
+    // The story's own pictures and music, copied (a link out of the
+    // folder would be refused).
     for sub in ["art", "music"] {
-        let _ = std::os::unix::fs::symlink(shipped.join(sub), folder.join(sub));
+        std::fs::create_dir_all(folder.join(sub)).unwrap();
+        for entry in std::fs::read_dir(shipped.join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), folder.join(sub).join(entry.file_name())).unwrap();
+        }
     }
     std::fs::write(folder.join("story.json"), story.to_string()).unwrap();
     same_in_html(&folder, &dir.path().join("html"), 2);

@@ -284,8 +284,11 @@ pub fn of_turn(
     let outcome = outcome(result);
     let narrations = narrations(result, ctx);
     let scene = checks::Scene::of(ctx.campaign, &result.world);
+    // The engine's own lines (a blocked move, a consequence) are read out of
+    // the world itself ("Ned Fallow has it"): only the models' are checked.
     let contradictions = narrations
         .iter()
+        .filter(|n| !n.by_engine)
         .flat_map(|n| checks::contradictions(&n.text, &scene))
         .collect();
     let persona_narration = narrations

@@ -374,7 +374,7 @@ impl Coverage {
 pub const DEFINITIONS: &[(&str, &str)] = &[
     (
         "contradiction_rate",
-        "turns with a contradiction / turns. A contradiction, checked by engine word rules against the world state after the turn: a person not present speaks or acts (named as subject, beside a speech or action verb, or in a sentence with dialogue); a dead or departed person (tagged dead/departed/gone) appears; the persona uses an item it does not hold; the persona is put in a place the scene is not; a fact marked false is asserted. Each hit is listed with its sentence.",
+        "turns with a contradiction / turns. A contradiction, checked by engine word rules against the world state after the turn: a person not present speaks or acts (named as subject, beside a speech or action verb, or in a sentence with dialogue); a dead or departed person (tagged dead/departed/gone) appears; the persona uses an item it does not hold; the persona is put in a place the scene is not; a fact marked false is asserted. Each hit is listed with its sentence. Only the models' narrations are read: the engine's own lines (blocked moves, consequences it told) are written from the world state.",
     ),
     (
         "invalid_action_acceptance",

@@ -50,7 +50,7 @@ pub fn safe_target(target: &str) -> bool {
         .chars()
         .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
         .collect();
-    let scheme_end = cleaned.find(|c: char| matches!(c, ':' | '/' | '?' | '#'));
+    let scheme_end = cleaned.find([':', '/', '?', '#']);
     match scheme_end {
         Some(at) if cleaned[at..].starts_with(':') => {
             let scheme = cleaned[..at].to_ascii_lowercase();
@@ -66,7 +66,7 @@ fn script_hash(page: &str) -> Option<String> {
     use sha2::Digest as _;
     let start = page.find("<script>")? + "<script>".len();
     let end = start + page[start..].find("</script>")?;
-    let digest = sha2::Sha256::digest(page[start..end].as_bytes());
+    let digest = sha2::Sha256::digest(&page.as_bytes()[start..end]);
     Some(base64::engine::general_purpose::STANDARD.encode(digest))
 }
 
@@ -200,7 +200,7 @@ mod tests {
         let start = page.find("<script>").unwrap() + "<script>".len();
         let end = start + page[start..].find("</script>").unwrap();
         let digest = base64::engine::general_purpose::STANDARD
-            .encode(sha2::Sha256::digest(page[start..end].as_bytes()));
+            .encode(sha2::Sha256::digest(&page.as_bytes()[start..end]));
         assert!(
             page.contains(&format!("script-src 'sha256-{digest}'")),
             "the policy names the player's script"

@@ -206,6 +206,34 @@ fn a_script_sees_a_scrubbed_environment_in_its_own_folder() {
     assert_eq!(fields["leak"], "");
 }
 
+/// #43: a skill may not ask for the player's variables, nor set a loader's
+/// or a shell's, through its config schema: such a skill is refused when it
+/// is found, with the field and the variable named, and never runs.
+#[test]
+fn a_skill_asking_for_a_variable_not_its_own_is_refused_when_found() {
+    let (_dir, found) = fixtures();
+    for (skill, field, var) in [
+        ("env-loader", "lib", "LD_PRELOAD"),
+        ("env-secret", "key", "OPENAI_API_KEY"),
+        ("env-home", "home", "HOME"),
+    ] {
+        assert!(found.get(skill).is_none(), "{skill} was loaded");
+        let warning = found
+            .warnings
+            .iter()
+            .find(|w| w.contains(&format!("{skill}/config-schema.json")))
+            .unwrap_or_else(|| panic!("{skill}: {:?}", found.warnings));
+        assert!(
+            warning.contains(&format!("field `{field}` asks for the variable `{var}`"))
+                && warning.contains("LORELOOM_SKILL_")
+                && warning.ends_with("skipped"),
+            "{warning}"
+        );
+    }
+    // Its own variable it may have (env-peek's token, above).
+    assert!(found.get("env-peek").is_some());
+}
+
 /// The fields of the first log event that has some.
 fn log_fields(events: &[Event]) -> Map<String, Value> {
     events

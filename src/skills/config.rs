@@ -78,6 +78,36 @@ pub fn fields(schema: &Value) -> Vec<Field> {
         .collect()
 }
 
+/// The prefix of the variables skill `name` may have: `LORELOOM_SKILL_`,
+/// its name in capitals with `_` for `-`, and `_` (`dice-roller` →
+/// `LORELOOM_SKILL_DICE_ROLLER_`).
+pub fn variable_prefix(name: &str) -> String {
+    let upper: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("LORELOOM_SKILL_{upper}_")
+}
+
+/// Whether `var` is one of skill `name`'s own variables: its prefix, then
+/// capitals, digits and `_`. Nothing else of the player's environment (keys,
+/// `HOME`, `PATH`, `LD_PRELOAD`…) can be read from it or set through it.
+pub fn own_variable(name: &str, var: &str) -> bool {
+    var.strip_prefix(&variable_prefix(name))
+        .is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
+}
+
 /// `${VAR}` in every string of `value` replaced by `lookup(VAR)` (empty
 /// when it has none).
 pub fn substitute(value: &Value, lookup: &dyn Fn(&str) -> Option<String>) -> Value {
@@ -234,6 +264,40 @@ pub fn switch(name: &str, on: bool) -> std::io::Result<()> {
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, text)?;
     std::fs::rename(tmp, path)
+}
+
+#[cfg(test)]
+mod variable_tests {
+    use super::{own_variable, variable_prefix};
+
+    #[test]
+    fn a_skill_has_only_its_own_variables() {
+        assert_eq!(
+            variable_prefix("dice-roller"),
+            "LORELOOM_SKILL_DICE_ROLLER_"
+        );
+        assert!(own_variable(
+            "dice-roller",
+            "LORELOOM_SKILL_DICE_ROLLER_TOKEN"
+        ));
+        for var in [
+            "LD_PRELOAD",
+            "LD_AUDIT",
+            "PATH",
+            "HOME",
+            "TMPDIR",
+            "PYTHONPATH",
+            "NODE_OPTIONS",
+            "OPENAI_API_KEY",
+            "SSH_AUTH_SOCK",
+            "LORELOOM_SKILL_DICE_ROLLER_",
+            "LORELOOM_SKILL_WEATHER_TOKEN",
+            "LORELOOM_SKILL_DICE_ROLLER_x",
+            "lORELOOM_SKILL_DICE_ROLLER_TOKEN",
+        ] {
+            assert!(!own_variable("dice-roller", var), "{var}");
+        }
+    }
 }
 
 #[cfg(test)]

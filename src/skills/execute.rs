@@ -326,8 +326,13 @@ impl<'a> Executor<'a> {
             }
             input["dependencies"] = Value::Object(deps);
         }
-        // Its configuration, resolved; only mapped variables reach it.
-        let lookup = |var: &str| std::env::var(var).ok();
+        // Its configuration, resolved; only its own variables are read
+        // (`${VAR}` in a saved value included) and only mapped ones reach it.
+        let lookup = |var: &str| {
+            super::config::own_variable(&skill_name, var)
+                .then(|| std::env::var(var).ok())
+                .flatten()
+        };
         let config = super::config::resolve(skill.config_schema.as_ref(), &skill.config, &lookup);
         let mut env = super::config::child_env(skill.config_schema.as_ref(), &config);
         env.extend((self.env)(&skill_name));

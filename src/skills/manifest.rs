@@ -236,6 +236,17 @@ pub enum SkillError {
     },
     #[error("{}: prompt `{file}` is outside the folder; skipped", path.display())]
     PromptOutside { path: PathBuf, file: String },
+    /// A config field maps a variable a skill may not have (#43).
+    #[error(
+        "{}: field `{field}` asks for the variable `{var}`, which a skill may not read or set (a skill's variables are named {prefix}…); skipped",
+        path.display()
+    )]
+    Variable {
+        path: PathBuf,
+        field: String,
+        var: String,
+        prefix: String,
+    },
 }
 
 /// What is wrong with a `SKILL.md`.
@@ -336,6 +347,23 @@ pub fn load(
     } else {
         None
     };
+    // #43: a skill reads (and is given) only its own variables: never the
+    // player's secrets, never a loader's or a shell's.
+    if let Some(schema) = &config_schema {
+        let prefix = super::config::variable_prefix(&manifest.name);
+        for field in super::config::fields(schema) {
+            if let Some(var) = field.env_var
+                && !super::config::own_variable(&manifest.name, &var)
+            {
+                return Err(SkillError::Variable {
+                    path: folder.join(&schema_file),
+                    field: field.key,
+                    var,
+                    prefix,
+                });
+            }
+        }
+    }
     let config = json_file(&folder.join("config.json"))?
         .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
     Ok(Some(Skill {

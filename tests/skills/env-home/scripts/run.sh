@@ -1,0 +1,1 @@
+echo '{"version":"0","type":"done","ok":true}'

@@ -48,8 +48,15 @@ impl SessionSkills {
         for w in &found.warnings {
             tracing::warn!(target: "skills", "{w}");
         }
-        let off = crate::skills::config::switched_off();
-        found.skills.retain(|s| !off.contains(&s.manifest.name));
+        match crate::skills::config::switched_off() {
+            Ok(off) => found.skills.retain(|s| !off.contains(&s.manifest.name)),
+            // #43: fails closed, and says so.
+            Err(why) => {
+                tracing::warn!(target: "skills", "{why}");
+                found.warnings.push(why);
+                found.skills.clear();
+            }
+        }
         Self {
             found: Arc::new(found),
             ..self.clone()

@@ -233,24 +233,49 @@ pub fn switches_path() -> std::path::PathBuf {
     crate::files::data_dir().join("skills.json")
 }
 
-/// The skills the player switched off (none when the file is missing or unreadable).
-pub fn switched_off() -> Vec<String> {
-    std::fs::read_to_string(switches_path())
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| {
-            v["off"].as_array().map(|a| {
-                a.iter()
-                    .filter_map(|n| n.as_str().map(str::to_owned))
-                    .collect()
-            })
+/// The skills the player switched off: none when `skills.json` is missing;
+/// an error when it is there but cannot be read or understood, and then
+/// every skill stays off until it is fixed (#43: it fails closed).
+pub fn switched_off() -> Result<Vec<String>, String> {
+    switched_off_in(&switches_path())
+}
+
+fn switched_off_in(path: &Path) -> Result<Vec<String>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(format!(
+                "{}: {e}; every skill stays off until it is fixed",
+                path.display()
+            ));
+        }
+    };
+    let unreadable = |why: &str| {
+        format!(
+            "{}: {why}; every skill stays off until it is fixed or removed",
+            path.display()
+        )
+    };
+    let value: Value = serde_json::from_str(&text).map_err(|e| unreadable(&e.to_string()))?;
+    let off = match value.get("off") {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(unreadable("`off` is not a list of skill names")),
+    };
+    off.iter()
+        .map(|n| {
+            n.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| unreadable("`off` holds something that is not a skill name"))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// Switches a skill on or off for every session from now on (written atomically).
 pub fn switch(name: &str, on: bool) -> std::io::Result<()> {
-    let mut off = switched_off();
+    // An unreadable file is not overwritten: that would switch every other skill on.
+    let mut off = switched_off().map_err(std::io::Error::other)?;
     off.retain(|n| n != name);
     if !on {
         off.push(name.to_owned());
@@ -268,7 +293,25 @@ pub fn switch(name: &str, on: bool) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod variable_tests {
-    use super::{own_variable, variable_prefix};
+    use super::{own_variable, switched_off_in, variable_prefix};
+
+    #[test]
+    fn an_unreadable_switch_file_fails_closed_and_a_missing_one_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("skills.json");
+        assert_eq!(switched_off_in(&path), Ok(Vec::new()));
+        std::fs::write(&path, r#"{"off": ["weather"]}"#).unwrap();
+        assert_eq!(switched_off_in(&path), Ok(vec!["weather".to_owned()]));
+        for broken in [
+            r#"{"off": ["weather""#,
+            r#"{"off": "weather"}"#,
+            r#"{"off": [3]}"#,
+        ] {
+            std::fs::write(&path, broken).unwrap();
+            let said = switched_off_in(&path).unwrap_err();
+            assert!(said.contains("every skill stays off"), "{said}");
+        }
+    }
 
     #[test]
     fn a_skill_has_only_its_own_variables() {

@@ -142,8 +142,10 @@ pub fn inside(path: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
-/// Discovers the skills in each directory, in order; a later skill of
-/// the same name (a campaign's own) replaces an earlier one.
+/// Discovers the skills in each directory, in order; the first is the
+/// bundled folder, whose names a later folder's skills cannot take (they are
+/// skipped with a warning); otherwise a later skill of the same name
+/// replaces an earlier one.
 pub fn discover(dirs: &[PathBuf]) -> Discovery {
     let mut found = Discovery::default();
     // The manifest contract, read and compiled once for every folder.
@@ -158,7 +160,10 @@ pub fn discover(dirs: &[PathBuf]) -> Discovery {
             return found;
         }
     };
-    for dir in dirs {
+    // The first folder is the bundled one: its skills' names are theirs
+    // alone (#43: a campaign's `character-portraits` does not replace ours).
+    let mut bundled: Vec<String> = Vec::new();
+    for (at, dir) in dirs.iter().enumerate() {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
         };
@@ -170,7 +175,17 @@ pub fn discover(dirs: &[PathBuf]) -> Discovery {
         folders.sort();
         for folder in folders {
             match load(&folder, &contract) {
+                Ok(Some(skill)) if at > 0 && bundled.contains(&skill.manifest.name) => {
+                    found.warnings.push(format!(
+                        "{}: `{}` is the name of a bundled skill, which a campaign's cannot replace; skipped",
+                        folder.display(),
+                        skill.manifest.name
+                    ));
+                }
                 Ok(Some(skill)) => {
+                    if at == 0 {
+                        bundled.push(skill.manifest.name.clone());
+                    }
                     found
                         .skills
                         .retain(|s| s.manifest.name != skill.manifest.name);

@@ -60,7 +60,7 @@ impl SettingsForm {
             || vec![crate::files::resource_dir("skills")],
             |s| s.skill_dirs().to_vec(),
         );
-        let found = discover(&dirs);
+        let mut found = discover(&dirs);
         let drafts = found
             .skills
             .iter()
@@ -71,8 +71,17 @@ impl SettingsForm {
                 )
             })
             .collect();
+        // An unreadable switch file keeps every skill off (and says so).
+        let off = config::switched_off().unwrap_or_else(|why| {
+            found.warnings.push(why);
+            found
+                .skills
+                .iter()
+                .map(|s| s.manifest.name.clone())
+                .collect()
+        });
         Self {
-            off: config::switched_off(),
+            off,
             found,
             drafts,
             ..Self::default()
@@ -410,7 +419,7 @@ fn skill_form(ui: &mut egui::Ui, form: &mut SettingsForm, i: usize) -> bool {
         {
             match config::switch(&name, on) {
                 Ok(()) => {
-                    form.off = config::switched_off();
+                    form.off = config::switched_off().unwrap_or_default();
                     switched = true;
                 }
                 Err(e) => {

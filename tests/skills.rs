@@ -261,6 +261,55 @@ fn a_campaign_cannot_shadow_a_bundled_skill() {
     );
 }
 
+/// #43: a skill written to seed 002 (`"path": "run.sh"`, the script in its
+/// `scripts/` folder) loads and runs; a script that is a link leading out of
+/// the folder does not load.
+#[test]
+fn a_script_is_found_in_scripts_as_the_seed_writes_it_and_never_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = dir.path().join("skills/seed-style");
+    std::fs::create_dir_all(seed.join("scripts")).unwrap();
+    std::fs::write(
+        seed.join("skill.json"),
+        r#"{"name": "seed-style", "description": "Written to the seed's example", "version": "0.1.0", "scripts": [{"name": "run", "path": "run.sh", "timeout": 5000}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        seed.join("scripts/run.sh"),
+        "echo '{\"version\":\"0\",\"type\":\"done\",\"ok\":true,\"summary\":\"ran\"}'\n",
+    )
+    .unwrap();
+    let outside = dir.path().join("elsewhere.sh");
+    std::fs::write(&outside, "echo pwned\n").unwrap();
+    let linked = dir.path().join("skills/linked-out");
+    std::fs::create_dir_all(linked.join("scripts")).unwrap();
+    std::fs::write(
+        linked.join("skill.json"),
+        r#"{"name": "linked-out", "description": "Hostile: its script is a link out of its folder", "version": "0.1.0", "scripts": [{"name": "run", "path": "scripts/run.sh", "timeout": 5000}]}"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, linked.join("scripts/run.sh")).unwrap();
+    let found = discover(&[dir.path().join("skills")]);
+    let skill = found
+        .get("seed-style")
+        .unwrap_or_else(|| panic!("{:?}", found.warnings));
+    assert_eq!(skill.manifest.scripts[0].path, "scripts/run.sh");
+    let result = Executor::new(&found).execute(
+        &plan(json!([{"toolId": "s", "toolPath": "seed-style/run"}])),
+        &Map::new(),
+    );
+    assert!(result.success, "{result:?}");
+    assert!(found.get("linked-out").is_none());
+    assert!(
+        found
+            .warnings
+            .iter()
+            .any(|w| w.contains("linked-out") && w.contains("not a file inside the skill's folder")),
+        "{:?}",
+        found.warnings
+    );
+}
+
 /// The fields of the first log event that has some.
 fn log_fields(events: &[Event]) -> Map<String, Value> {
     events

@@ -306,7 +306,7 @@ pub fn load(
 ) -> Result<Option<Skill>, SkillError> {
     let manifest_path = folder.join("skill.json");
     let agent_path = folder.join("SKILL.md");
-    let (manifest, format, mut prompt) = if manifest_path.is_file() {
+    let (mut manifest, format, mut prompt) = if manifest_path.is_file() {
         let value =
             contract
                 .check(&read(&manifest_path)?)
@@ -341,7 +341,7 @@ pub fn load(
             folder: named.to_owned(),
         });
     }
-    check_scripts(folder, &manifest_path, &manifest)?;
+    check_scripts(folder, &manifest_path, &mut manifest)?;
     if let Some(file) = &manifest.prompt {
         if !inside(file) {
             return Err(SkillError::PromptOutside {
@@ -392,20 +392,32 @@ pub fn load(
 }
 
 /// Every script is a file inside the folder, and its input schema is one.
+/// A script path is read relative to the skill's folder, else (as seed
+/// 002's own example, `"path": "narrate.dart"`) inside its `scripts/`; it
+/// is rewritten to the one found. Either way it must really lie beneath the
+/// folder (a link may not lead out).
 fn check_scripts(
     folder: &Path,
     manifest_path: &Path,
-    manifest: &Manifest,
+    manifest: &mut Manifest,
 ) -> Result<(), SkillError> {
-    for s in &manifest.scripts {
-        let path = folder.join(&s.path);
-        if !inside(&s.path) || !path.is_file() {
+    let real_folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_owned());
+    let beneath = |p: &Path| {
+        p.is_file() && std::fs::canonicalize(p).is_ok_and(|real| real.starts_with(&real_folder))
+    };
+    for s in &mut manifest.scripts {
+        let in_scripts = format!("scripts/{}", s.path);
+        let found = [s.path.clone(), in_scripts]
+            .into_iter()
+            .find(|p| inside(p) && beneath(&folder.join(p)));
+        let Some(found) = found else {
             return Err(SkillError::Script {
                 path: manifest_path.to_owned(),
                 name: s.name.clone(),
                 script: s.path.clone(),
             });
-        }
+        };
+        s.path = found;
         if let Some(schema) = &s.input_schema
             && let Err(e) = jsonschema::validator_for(schema)
         {

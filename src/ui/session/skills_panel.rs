@@ -81,8 +81,8 @@ impl SettingsForm {
                 .collect()
         });
         Self {
-            off,
             found,
+            off,
             drafts,
             ..Self::default()
         }

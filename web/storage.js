@@ -28,12 +28,21 @@
       if (entry) tx.objectStore(STORE).put(entry, path); else tx.objectStore(STORE).delete(path);
       await new Promise((resolve, reject) => { tx.oncomplete = resolve; tx.onerror = () => reject(tx.error); });
       window.loreloomFiles.written++;
-    }).catch((e) => console.warn(`loreloom: could not keep ${path} in IndexedDB: ${e}`));
+    }).catch((e) => {
+      // Counted where the page (and its tests) can see it, not only logged.
+      window.loreloomFiles.failed.push({ path, error: String(e) });
+      console.warn(`loreloom: could not keep ${path} in IndexedDB: ${e}`);
+    });
   };
 
   window.loreloomFiles = {
-    /// How many writes have reached IndexedDB (tests wait on it).
+    /// How many writes have reached IndexedDB (tests wait on it), and the
+    /// writes that did not ({path, error}).
     written: 0,
+    failed: [],
+    /// Whether the browser agreed to keep this page's storage under
+    /// pressure (`navigator.storage.persist()`; null: not asked or no answer).
+    persisted: null,
     get: (path) => files.get(path)?.bytes,
     put: (path, bytes) => {
       const entry = { bytes: bytes.slice(), modified: Date.now() };
@@ -56,6 +65,13 @@
             const store = tx.objectStore(STORE);
             const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
             keys.forEach((k, i) => files.set(k, values[i]));
+            // Saves are the player's: ask the browser not to evict them.
+            if (navigator.storage && navigator.storage.persist) {
+              navigator.storage.persist().then(
+                (granted) => { window.loreloomFiles.persisted = granted; },
+                () => { window.loreloomFiles.persisted = false; },
+              );
+            }
           } catch (e) {
             console.warn(`loreloom: no IndexedDB for this page (${e}); sessions last until the tab closes`);
           }

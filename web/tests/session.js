@@ -130,7 +130,14 @@ function modelsRon(port) {
     report.shots.push(await shoot(page, 'session-turn'));
     // Every write so far in IndexedDB before the page goes.
     await page.evaluate(() => window.loreloomFiles.settled());
-    report.kept = await page.evaluate(() => ({ files: window.loreloomFiles.names(), writes: window.loreloomFiles.written }));
+    report.kept = await page.evaluate(() => ({
+      files: window.loreloomFiles.names(),
+      writes: window.loreloomFiles.written,
+      failed: window.loreloomFiles.failed,
+      persisted: window.loreloomFiles.persisted,
+    }));
+    if (report.kept.failed.length) throw new Error(`writes that did not reach IndexedDB: ${JSON.stringify(report.kept.failed)}`);
+    if (typeof report.kept.persisted !== 'boolean') throw new Error('the page did not ask the browser to keep its storage (navigator.storage.persist)');
     if (!report.kept.files.some((f) => /saves\/.+\.db$/.test(f))) throw new Error(`no session save in IndexedDB: ${JSON.stringify(report.kept)}`);
 
     // Reload: the campaign offers Continue, and the save holds the turn.

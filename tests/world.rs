@@ -140,6 +140,22 @@ fn narrations(result: &TurnResult) -> Vec<&str> {
         .collect()
 }
 
+/// An NPC's intention that acts on the player.
+const SNATCH: &str = "Aldous snatches the letter from your hands.";
+
+/// `replies` with the first NPC to act intending `intention`.
+fn first_npc_intends(mut replies: Vec<Reply>, intention: &str) -> Vec<Reply> {
+    let at = replies
+        .iter()
+        .position(|r| r.stage.as_deref() == Some("npc_intent"))
+        .expect("an NPC intent in the script");
+    replies[at] = reply(
+        "npc_intent",
+        json!({"thought": "", "intention": intention}).to_string(),
+    );
+    replies
+}
+
 fn stages(result: &TurnResult) -> Vec<&str> {
     result.records.iter().map(|r| r.stage.as_str()).collect()
 }
@@ -312,17 +328,8 @@ fn a_third_failure_in_a_row_lands_the_binding_consequence() {
 fn an_npc_acting_on_the_player_rolls_and_can_be_resisted() {
     let npc_turn = |seed: u64| {
         let state = drowned_reach(seed, &[]);
-        let mut replies = unrolled(turn_replies(1));
         // The first NPC to act snatches the player's letter.
-        let at = replies
-            .iter()
-            .position(|r| r.stage.as_deref() == Some("npc_intent"))
-            .unwrap();
-        replies[at] = reply(
-            "npc_intent",
-            json!({"thought": "", "intention": "Aldous snatches the letter from your hands."})
-                .to_string(),
-        );
+        let replies = first_npc_intends(unrolled(turn_replies(1)), SNATCH);
         play(&state, "I hold up my letter of commission.", replies)
     };
     let resisted = (0..60)
@@ -546,16 +553,7 @@ fn pressed(tier: i64, step: Option<&str>) -> TurnResult {
             .tags
             .insert(format!("escalation_{step}"));
     }
-    let mut replies = unrolled(turn_replies(1));
-    let at = replies
-        .iter()
-        .position(|r| r.stage.as_deref() == Some("npc_intent"))
-        .unwrap();
-    replies[at] = reply(
-        "npc_intent",
-        json!({"thought": "", "intention": "Aldous snatches the letter from your hands."})
-            .to_string(),
-    );
+    let replies = first_npc_intends(unrolled(turn_replies(1)), SNATCH);
     play(
         &state,
         "I show Aldous Crane my letter of commission.",

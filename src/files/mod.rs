@@ -97,6 +97,51 @@ pub fn store_content(dir: &Path, bytes: &[u8], ext: &str) -> io::Result<String> 
 
 #[cfg(not(target_family = "wasm"))]
 mod native;
+
+/// Why a path may not be read beneath a folder ([`beneath`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Outside {
+    #[error("the path is empty")]
+    Empty,
+    #[error("the path is absolute")]
+    Absolute,
+    #[error("the path holds a backslash or a NUL")]
+    Odd,
+    #[error("the path climbs out of its folder (`..`)")]
+    Climbs,
+    #[error("the path is a link that leads out of its folder")]
+    Link,
+}
+
+/// `rel` joined beneath `root`, when it stays there: relative, no `..`, no
+/// backslash or NUL, and not (through a link anywhere along it) really
+/// somewhere else. A path that does not exist yet is judged by its words.
+pub fn beneath(root: &Path, rel: &str) -> Result<PathBuf, Outside> {
+    use std::path::Component;
+    if rel.trim().is_empty() {
+        return Err(Outside::Empty);
+    }
+    let path = Path::new(rel);
+    if rel.starts_with(['/', '\\']) || path.is_absolute() || rel.get(1..2) == Some(":") {
+        return Err(Outside::Absolute);
+    }
+    if rel.contains(['\\', '\0']) {
+        return Err(Outside::Odd);
+    }
+    if path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(Outside::Climbs);
+    }
+    let joined = root.join(path);
+    if let (Ok(real), Ok(real_root)) = (std::fs::canonicalize(&joined), std::fs::canonicalize(root))
+        && !real.starts_with(&real_root)
+    {
+        return Err(Outside::Link);
+    }
+    Ok(joined)
+}
 #[cfg(not(target_family = "wasm"))]
 use native as imp;
 

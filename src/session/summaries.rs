@@ -91,8 +91,7 @@ pub fn finish_compression(
     c: &Compression,
     written: Result<String, String>,
 ) {
-    let guard =
-        crate::session::lines::Guard::new(&state.calibration.lines, &state.calibration.veils);
+    let guard = state.calibration.guard();
     let text = match written.map(|t| t.trim().to_owned()) {
         // #41: a summary over a line or veil would reach every later prompt.
         Ok(t) if guard.check(&t).is_some() => {
@@ -172,8 +171,7 @@ pub fn finish_recap(
     let last_turn = i64::try_from(state.stream.next_turn().saturating_sub(1)).unwrap_or(i64::MAX);
     // #41: a recap over the player's lines or veils is not shown (the last
     // narration, which was checked, stands in for it) nor kept.
-    let guard =
-        crate::session::lines::Guard::new(&state.calibration.lines, &state.calibration.veils);
+    let guard = state.calibration.guard();
     let written = written.and_then(|t| match guard.check(&t) {
         Some(crossing) => Err(format!("the recap met {}", crossing.label())),
         None => Ok(t),

@@ -60,6 +60,10 @@ pub fn safe_target(target: &str) -> bool {
     }
 }
 
+/// The player's script's hash, taken once.
+static SCRIPT_HASH: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| script_hash(PLAYER).unwrap_or_default());
+
 /// The player's own script's hash, for the page's Content-Security-Policy
 /// (`'sha256-…'`): it runs, and no other script does.
 fn script_hash(page: &str) -> Option<String> {
@@ -135,9 +139,8 @@ pub fn write(file: &StoryFile, root: &Path) -> (String, Vec<String>) {
     });
     // `</` inside a script element would end it.
     let json = data.to_string().replace("</", "<\\/");
-    let hash = script_hash(PLAYER).unwrap_or_default();
     let page = PLAYER
-        .replace("__SCRIPT_HASH__", &hash)
+        .replace("__SCRIPT_HASH__", &SCRIPT_HASH)
         .replace("__TITLE__", &super::escape_xml(&file.meta.title))
         .replace("__STORY_JSON__", &json);
     (page, notes)

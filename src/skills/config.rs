@@ -281,14 +281,8 @@ pub fn switch(name: &str, on: bool) -> std::io::Result<()> {
         off.push(name.to_owned());
         off.sort();
     }
-    let path = switches_path();
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let text = serde_json::to_string_pretty(&serde_json::json!({ "off": off }))?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(tmp, path)
+    crate::files::write_atomically(&switches_path(), text.as_bytes())
 }
 
 #[cfg(test)]

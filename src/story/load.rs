@@ -228,31 +228,12 @@ pub fn referenced_assets(file: &StoryFile) -> Vec<(&str, String)> {
 /// may not be read (#43): an asset is a relative path beneath the folder:
 /// not absolute, no `..`, and not a link that leads out of it.
 pub fn asset_in(root: &Path, asset: &str) -> Result<std::path::PathBuf, String> {
-    use std::path::Component;
-    if asset.trim().is_empty() {
-        return Err("the path is empty".into());
-    }
-    let path = Path::new(asset);
-    if asset.starts_with(['/', '\\']) || path.is_absolute() || asset.get(1..2) == Some(":") {
-        return Err("the path is absolute".into());
-    }
-    if asset.contains('\\') || asset.contains('\0') {
-        return Err("the path holds a backslash or a NUL".into());
-    }
-    if path
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err("the path climbs out of the story's folder (`..`)".into());
-    }
-    let joined = root.join(path);
-    // A link (or a link above it) may lead out: where it really is decides.
-    if let (Ok(real), Ok(real_root)) = (std::fs::canonicalize(&joined), std::fs::canonicalize(root))
-        && !real.starts_with(&real_root)
-    {
-        return Err("the path is a link that leads out of the story's folder".into());
-    }
-    Ok(joined)
+    use crate::files::Outside;
+    crate::files::beneath(root, asset).map_err(|why| match why {
+        Outside::Climbs => "the path climbs out of the story's folder (`..`)".to_owned(),
+        Outside::Link => "the path is a link that leads out of the story's folder".to_owned(),
+        other => other.to_string(),
+    })
 }
 
 /// Errors for named files outside the package folder `root`, and warnings

@@ -120,13 +120,15 @@ impl TurnRunner {
             .map_or("", |m| m.content.as_str());
         let said_anyway = format!("{action} {}", self.state.place().1);
         let cues = drafts::Cues::new(&self.state.campaign, &memory, &lore, &said_anyway);
+        let scene = self.scene_now();
         let verdicts: Vec<drafts::Verdict> = drafts
             .iter()
             .map(|t| {
                 let kept = cut_echo(t, system, user);
                 let cut = kept.len() < t.trim().len();
                 let kept = drafts::whole_sentences(kept);
-                drafts::judge(kept, cut, &cues).contradicting(self.misreading(actor, kept).count())
+                drafts::judge(kept, cut, &cues)
+                    .contradicting(self.misreading(&scene, actor, kept).count())
             })
             .collect();
         let kept = drafts::pick(&verdicts);
@@ -169,28 +171,22 @@ impl TurnRunner {
                 .refused
                 .push(format!("choices: dropped {g:?}: not a readable option"));
         }
-        let (offered, crossing): (Vec<String>, Vec<String>) = offered
-            .into_iter()
-            .partition(|c| self.guard.check(c).is_none());
-        for c in crossing {
-            if let Some(x) = self.guard.check(&c) {
-                self.ledger
-                    .limits
-                    .push(format!("choices: {}: a choice was dropped", x.label()));
-            }
-        }
+        let offered = self.within_limits("choices", offered);
         // #41: a choice the engine's move check would block is not offered
         // (a far place, someone elsewhere, an item not held).
-        let (offered, blocked): (Vec<String>, Vec<String>) = offered
-            .into_iter()
-            .partition(|c| self.judge_move(c, None).0.is_none());
-        for b in blocked {
-            if let (Some(why), _) = self.judge_move(&b, None) {
-                self.ledger
+        let moves: Vec<(&str, Option<&str>)> = offered.iter().map(|c| (c.as_str(), None)).collect();
+        let judged = self.judge_moves(&moves);
+        let mut open = Vec::with_capacity(offered.len());
+        for (choice, (blocked, _)) in offered.into_iter().zip(judged) {
+            match blocked {
+                Some(why) => self
+                    .ledger
                     .refused
-                    .push(format!("choices: dropped {b:?}: {}", why.reason()));
+                    .push(format!("choices: dropped {choice:?}: {}", why.reason())),
+                None => open.push(choice),
             }
         }
+        let offered = open;
         let names = people::names(&self.state.campaign);
         let (kept, withheld) = standing::filter_choices(offered, &self.state.world, &names);
         for w in withheld {
@@ -212,6 +208,22 @@ impl TurnRunner {
             self.ledger.choices = kept;
         }
         self.offer_instead();
+    }
+
+    /// `offered` less the choices over the player's lines or veils, each one
+    /// dropped logged for the overlay by category (`stage`: whose choices).
+    pub(super) fn within_limits(&mut self, stage: &str, offered: Vec<String>) -> Vec<String> {
+        let mut kept = Vec::with_capacity(offered.len());
+        for choice in offered {
+            match self.guard.check(&choice) {
+                Some(x) => self
+                    .ledger
+                    .limits
+                    .push(format!("{stage}: {}: a choice was dropped", x.label())),
+                None => kept.push(choice),
+            }
+        }
+        kept
     }
 
     /// #41: a blocked move's choices lead with what can be done instead.

@@ -22,6 +22,7 @@
 //! (`skills`) and the answer handlers (`answers`).
 
 mod answers;
+mod blocked;
 pub mod check;
 pub mod contracts;
 mod npcs;
@@ -295,10 +296,7 @@ impl TurnRunner {
             outcome_text: String::new(),
             blocked: String::new(),
             error: None,
-            guard: crate::session::lines::Guard::new(
-                &state.calibration.lines,
-                &state.calibration.veils,
-            ),
+            guard: state.calibration.guard(),
             submitted_at: crate::llm::record::now_seconds(),
             calls: Calls::default(),
             ledger: Ledger::default(),
@@ -681,17 +679,7 @@ impl TurnRunner {
         if !self.skills.choices.is_empty() {
             // #41: a skill's choices meet the player's lines and veils too.
             let offered = std::mem::take(&mut self.skills.choices);
-            let (kept, crossing): (Vec<String>, Vec<String>) = offered
-                .into_iter()
-                .partition(|c| self.guard.check(c).is_none());
-            for c in crossing {
-                if let Some(x) = self.guard.check(&c) {
-                    self.ledger.limits.push(format!(
-                        "skill choices: {}: a choice was dropped",
-                        x.label()
-                    ));
-                }
-            }
+            let kept = self.within_limits("skill choices", offered);
             if kept.is_empty() {
                 self.offer_generic_choices();
             } else {

@@ -217,13 +217,7 @@ impl TurnRunner {
         if steps.is_empty() {
             return String::new();
         }
-        let tier = self
-            .state
-            .world
-            .scene
-            .get("danger_tier")
-            .and_then(serde_json::Value::as_i64)
-            .unwrap_or(0);
+        let tier = self.danger_tier().unwrap_or(0);
         let tags = self
             .state
             .world

@@ -76,17 +76,21 @@ impl Misreading {
 }
 
 impl TurnRunner {
-    /// `text`, told by or for `actor`, read against the world and the outcome.
-    pub(super) fn misreading(&self, actor: &str, text: &str) -> Misreading {
-        let scene = Scene::of(&self.state.campaign, &self.state.world);
-        let hits = continuity::contradictions(text, &scene);
+    /// The scene every telling of this moment is read against.
+    pub(super) fn scene_now(&self) -> Scene {
+        Scene::of(&self.state.campaign, &self.state.world)
+    }
+
+    /// `text`, told by or for `actor`, read against `scene` and the outcome.
+    pub(super) fn misreading(&self, scene: &Scene, actor: &str, text: &str) -> Misreading {
+        let hits = continuity::contradictions(text, scene);
         let decided = self.decided();
         let reversed = (actor == PERSONA && !continuity::honours(decided, &self.input.text, text))
             .then_some(decided);
         Misreading {
             hits,
             reversed,
-            here: scene.here,
+            here: scene.here.clone(),
         }
     }
 
@@ -106,7 +110,7 @@ impl TurnRunner {
     /// asked for again (it contradicts the world, and has not been asked
     /// again before this turn).
     pub(super) fn recheck(&mut self, actor: &str, text: &str) -> Option<String> {
-        let found = self.misreading(actor, text);
+        let found = self.misreading(&self.scene_now(), actor, text);
         let who = if actor == PERSONA {
             "the player".to_owned()
         } else {

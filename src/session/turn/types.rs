@@ -45,6 +45,13 @@ pub struct Calibration {
     pub npcs_per_turn: Option<u32>,
 }
 
+impl Calibration {
+    /// The word check of these lines and veils (#41), compiled once.
+    pub fn guard(&self) -> crate::session::lines::Guard {
+        crate::session::lines::Guard::new(&self.lines, &self.veils)
+    }
+}
+
 /// Everything a turn reads: the session as it stands.
 #[derive(Clone, Debug)]
 pub struct SessionState {

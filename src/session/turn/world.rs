@@ -33,7 +33,8 @@ impl TurnRunner {
     /// The engine's check of the player's move; `true` when it is blocked.
     pub(super) fn check_move(&mut self) -> bool {
         let text = self.input.text.clone();
-        let (blocked, travel) = self.judge_move(&text, self.input.whisper_to.as_deref());
+        let judged = self.judge_moves(&[(&text, self.input.whisper_to.as_deref())]);
+        let (blocked, travel) = judged.into_iter().next().unwrap_or_default();
         if blocked.is_none() {
             self.ledger.travel = travel;
         }
@@ -53,14 +54,14 @@ impl TurnRunner {
         }
     }
 
-    /// What the engine's check makes of a move `text` (whispered to
-    /// `whisper_to`) in the world as it stands: why it is blocked, if it is,
-    /// and the minutes its way takes when it goes somewhere.
-    pub(super) fn judge_move(
+    /// What the engine's check makes of each move (its text, and whom it is
+    /// whispered to) in the world as it stands, read once for all of them:
+    /// why it is blocked, if it is, and the minutes its way takes when it
+    /// goes somewhere.
+    pub(super) fn judge_moves(
         &self,
-        text: &str,
-        whisper_to: Option<&str>,
-    ) -> (Option<Blocked>, Option<i64>) {
+        moves: &[(&str, Option<&str>)],
+    ) -> Vec<(Option<Blocked>, Option<i64>)> {
         let campaign = Arc::clone(&self.state.campaign);
         let here = self.state.place().0;
         let present = self.present();
@@ -136,15 +137,20 @@ impl TurnRunner {
             routes: &routes,
             closed: &closed,
         };
-        let mut blocked = check::check(text, whisper_to, &reading);
-        let mut travel = None;
-        if blocked.is_none()
-            && let Some(to) = destination(text, &here, &reading.places)
-        {
-            blocked = check::far(&to, &reading);
-            travel = reading.way(&to).map(|(m, _)| m);
-        }
-        (blocked, travel)
+        moves
+            .iter()
+            .map(|(text, whisper_to)| {
+                let mut blocked = check::check(text, *whisper_to, &reading);
+                let mut travel = None;
+                if blocked.is_none()
+                    && let Some(to) = destination(text, &here, &reading.places)
+                {
+                    blocked = check::far(&to, &reading);
+                    travel = reading.way(&to).map(|(m, _)| m);
+                }
+                (blocked, travel)
+            })
+            .collect()
     }
 
     /// The move cannot happen: nothing of it reaches the world, and the
@@ -378,13 +384,7 @@ impl TurnRunner {
     /// `scene.danger_tier` and the scene schema's description of it
     /// ("0 safe, 1 risky, 2 dangerous"); empty when the ruleset has none.
     pub(super) fn stakes(&self) -> String {
-        let Some(tier) = self
-            .state
-            .world
-            .scene
-            .get("danger_tier")
-            .and_then(Value::as_i64)
-        else {
+        let Some(tier) = self.danger_tier() else {
             return String::new();
         };
         let ruleset = &self.state.campaign.ruleset;
@@ -392,6 +392,15 @@ impl TurnRunner {
             .as_str()
             .unwrap_or_default();
         tier_word(described, tier)
+    }
+
+    /// The scene's danger tier (the ruleset's `danger_tier`), if it keeps one.
+    pub(super) fn danger_tier(&self) -> Option<i64> {
+        self.state
+            .world
+            .scene
+            .get("danger_tier")
+            .and_then(Value::as_i64)
     }
 }
 

@@ -223,7 +223,7 @@ impl Ctx<'_> {
             earlier: Vec::new(),
             scene_lore: Value::Null,
             skills: Vec::new(),
-            world_does: Vec::new(),
+            world_does: case.meanwhile.clone(),
             stakes: String::new(),
             avoid: String::new(),
         }))

@@ -88,6 +88,9 @@ pub struct NarrateCase {
     pub beat: Option<Beat>,
     #[serde(default)]
     pub just_before: String,
+    /// Consequences that fire this turn and must be told (the prompt's `world_does`).
+    #[serde(default)]
+    pub meanwhile: Vec<String>,
     pub answer: String,
 }
 

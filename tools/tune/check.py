@@ -69,6 +69,9 @@ def check(path):
             errors.append(f"{where('narrate', i)}: both band and blocked")
         if ex.get("lore") and ex["lore"] not in lore:
             errors.append(f"{where('narrate', i)}: unknown lore {ex['lore']}")
+        m = ex.get("meanwhile", [])
+        if not isinstance(m, list) or not all(isinstance(x, str) and 4 <= len(x.split()) <= 40 for x in m):
+            errors.append(f"{where('narrate', i)}: meanwhile must be a list of sentences (4-40 words each)")
         if ex.get("whisper_to") and ex["whisper_to"] not in people:
             errors.append(f"{where('narrate', i)}: unknown whisper_to")
         if ex.get("memory") and "you tried to " not in ex["memory"]:

@@ -42,6 +42,7 @@ fn scripted_key(file: &str, drafts: u32) -> loreloom::llm::ModelConfig {
         compact_prompts: false,
         drafts,
         lanes: 1,
+        continues_answers: false,
     }
 }
 
@@ -323,6 +324,65 @@ fn a_drafted_call_answers_with_every_draft_in_seed_order_and_streams_none() {
     assert_eq!(scripted.result.unwrap(), json!("Scripted."));
     gw.set_drafts("drafter", 2);
     assert_eq!(gw.drafts_for("drafter"), 2);
+}
+
+/// #42: the engine opens an answer (`CallRequest::answer_start`) and a key
+/// that continues answers is asked to go on from it: the opening is the
+/// assistant's begun turn in the attempt's messages, it streams first, and
+/// the answer is the opening and the continuation, joined by a space before a
+/// word and by nothing before a stop. A key that does not continue answers
+/// never sees it.
+#[test]
+fn a_begun_answer_is_continued_streamed_first_and_recorded() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    assert!(ModelsConfig::default().models[KEY].continues_answers);
+    scripted(&gw, &["the bolt is rusted fast.", ", and the bolt holds."]);
+    let chat = || json!({"prompt": "Go on.", "system": ""});
+    let start = "You try to pull the bolt, but";
+    let mut streamed = String::new();
+    let outcome = gw
+        .call(CallRequest::new("chat", KEY, chat()).starting_with(start))
+        .wait_streaming(|t| streamed.push_str(t));
+    let told = "You try to pull the bolt, but the bolt is rusted fast.";
+    assert_eq!(outcome.result.unwrap(), json!(told));
+    assert_eq!(
+        streamed, told,
+        "the opening streams before the model's words"
+    );
+    let messages = &outcome.record.attempts[0].messages;
+    let last = messages.last().unwrap();
+    assert_eq!((last.role, last.content.as_str()), (Role::Assistant, start));
+    assert_eq!(
+        outcome.record.attempts[0].raw_output,
+        "the bolt is rusted fast."
+    );
+    let stop = gw
+        .call(CallRequest::new("chat", KEY, chat()).starting_with(start))
+        .wait();
+    assert_eq!(
+        stop.result.unwrap(),
+        json!("You try to pull the bolt, but, and the bolt holds.")
+    );
+
+    // A key whose model writes whole answers (a remote server's) ignores it.
+    let mut models = ModelsConfig::default();
+    models
+        .models
+        .insert("whole".into(), scripted_key("whole.json", 1));
+    std::fs::write(
+        data.path().join("whole.json"),
+        json!({"replies": [{"text": "The bolt holds."}]}).to_string(),
+    )
+    .unwrap();
+    let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
+    let gw = Gateway::new(prompts, root().join("schemas"), models, data.path());
+    let whole = gw
+        .call(CallRequest::new("chat", "whole", chat()).starting_with(start))
+        .wait();
+    assert_eq!(whole.result.unwrap(), json!("The bolt holds."));
+    let last = whole.record.attempts[0].messages.last().unwrap().clone();
+    assert_eq!(last.role, Role::User);
 }
 
 #[test]

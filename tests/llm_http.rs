@@ -126,8 +126,13 @@ fn gateway_for(url: &str, data: &std::path::Path) -> Gateway {
             compact_prompts: false,
             drafts: 1,
             lanes: 1,
+            continues_answers: false,
         },
     );
+    // The same server, continuing the answers the engine opens (#42).
+    let mut continuing = models.models["server"].clone();
+    continuing.continues_answers = true;
+    models.models.insert("server-continues".into(), continuing);
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();
     Gateway::new(prompts, root().join("schemas"), models, data)
 }
@@ -177,6 +182,33 @@ fn a_real_llama_server_streams_text_and_honours_json_schema() {
         outcome.record.attempts.len(),
         1,
         "valid on the first attempt"
+    );
+
+    // An answer the engine opens: llama-server continues the assistant's
+    // begun turn (its prefill), answering only what follows; DRY is accepted.
+    let start = "You try to lift the ferry's chain, but";
+    let mut begun = CallRequest::new(
+        "chat",
+        "server-continues",
+        json!({"prompt": "Tell what happens on the ferry.", "system": ""}),
+    )
+    .seed(5)
+    .starting_with(start);
+    begun.sampling.max_tokens = Some(30);
+    begun.sampling.dry_multiplier = Some(0.8);
+    let mut streamed = String::new();
+    let outcome = gateway.call(begun).wait_streaming(|t| streamed.push_str(t));
+    let text = outcome.result.expect("llama-server continues");
+    let text = text.as_str().unwrap_or_default();
+    assert!(text.starts_with(start), "{text}");
+    assert_eq!(streamed, text);
+    let raw = &outcome.record.attempts[0].raw_output;
+    // A continuation goes on mid-sentence (" the chain…"); a new answer
+    // would open a sentence of its own.
+    assert!(
+        raw.starts_with(|c: char| c == ' ' || c.is_lowercase() || c.is_ascii_punctuation())
+            && !raw.trim_start().starts_with("You try"),
+        "the server continued rather than answering anew: {raw:?}"
     );
 
     // The same prompt again: llama-server reports the reused prefix.

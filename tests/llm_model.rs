@@ -219,6 +219,7 @@ fn the_gateway_runs_a_structured_stage_on_the_real_model() {
             compact_prompts: false,
             drafts: 1,
             lanes: 1,
+            continues_answers: false,
         },
     );
     let prompts = PromptRegistry::load(root().join("prompts")).unwrap();

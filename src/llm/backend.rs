@@ -54,6 +54,12 @@ pub struct Sampling {
     pub top_p: Option<f32>,
     pub top_k: Option<u32>,
     pub repeat_penalty: Option<f32>,
+    /// DRY ("don't repeat yourself"): how hard a token that would extend a
+    /// repeat of earlier text is pushed down (0 or `None`: off). Unlike the
+    /// repeat penalty it spares single words (names, "the") and bites on
+    /// repeated phrases, the loop a small model falls into.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dry_multiplier: Option<f32>,
     pub max_tokens: u32,
     /// Generation stops before the first of these strings (which is not returned).
     pub stop: Vec<String>,
@@ -67,6 +73,7 @@ impl Default for Sampling {
             top_p: Some(0.9),
             top_k: Some(40),
             repeat_penalty: Some(1.1),
+            dry_multiplier: None,
             max_tokens: 256,
             stop: Vec::new(),
             seed: 0,
@@ -82,6 +89,7 @@ impl Sampling {
             top_p: other.top_p.or(self.top_p),
             top_k: other.top_k.or(self.top_k),
             repeat_penalty: other.repeat_penalty.or(self.repeat_penalty),
+            dry_multiplier: other.dry_multiplier.or(self.dry_multiplier),
             max_tokens: other.max_tokens.unwrap_or(self.max_tokens),
             stop: other.stop.clone().unwrap_or_else(|| self.stop.clone()),
             seed: other.seed.unwrap_or(self.seed),
@@ -97,6 +105,7 @@ pub struct SamplingOverride {
     pub top_p: Option<f32>,
     pub top_k: Option<u32>,
     pub repeat_penalty: Option<f32>,
+    pub dry_multiplier: Option<f32>,
     pub max_tokens: Option<u32>,
     pub stop: Option<Vec<String>>,
     pub seed: Option<u32>,
@@ -110,6 +119,7 @@ impl SamplingOverride {
             top_p: over.top_p.or(self.top_p),
             top_k: over.top_k.or(self.top_k),
             repeat_penalty: over.repeat_penalty.or(self.repeat_penalty),
+            dry_multiplier: over.dry_multiplier.or(self.dry_multiplier),
             max_tokens: over.max_tokens.or(self.max_tokens),
             stop: over.stop.clone().or_else(|| self.stop.clone()),
             seed: over.seed.or(self.seed),

@@ -49,6 +49,11 @@ pub struct CallRequest {
     /// Bookkeeping (extractors, the lore keeper): run on the key's second lane
     /// when it has one (`lanes` in models.ron), beside what the player waits for.
     pub background: bool,
+    /// The answer's opening, written by the engine (#42): a model whose key
+    /// says `continues_answers` is asked to continue it, and the answer is
+    /// the opening and what the model wrote after it (streamed in that order).
+    /// Others ignore it. Empty: the model writes the whole answer.
+    pub answer_start: String,
 }
 
 impl std::fmt::Debug for CallRequest {
@@ -75,7 +80,15 @@ impl CallRequest {
             narrowing: Vec::new(),
             background: false,
             drafts: false,
+            answer_start: String::new(),
         }
+    }
+
+    /// Open the answer with `start` (see [`CallRequest::answer_start`]).
+    #[must_use]
+    pub fn starting_with(mut self, start: impl Into<String>) -> Self {
+        self.answer_start = start.into();
+        self
     }
 
     /// Ask for the model's drafts (see [`CallRequest::drafts`]).

@@ -9,6 +9,11 @@ use web_time::Instant;
 use super::backend::{BackendError, FinishReason, GenerateRequest, Generated, Usage};
 use super::stream::TextStream;
 
+/// DRY's growth per token of a repeat, and the repeat it allows unpunished
+/// (llama.cpp's defaults; the in-process sampler uses the same).
+pub const DRY_BASE: f32 = 1.75;
+pub const DRY_ALLOWED: i32 = 2;
+
 /// The request body for `request` to `model`.
 pub fn body(model: &str, request: &GenerateRequest) -> Value {
     let s = &request.sampling;
@@ -30,6 +35,11 @@ pub fn body(model: &str, request: &GenerateRequest) -> Value {
     }
     if let Some(r) = s.repeat_penalty {
         body["repeat_penalty"] = json!(r);
+    }
+    if let Some(m) = s.dry_multiplier.filter(|m| *m > 0.0) {
+        body["dry_multiplier"] = json!(m);
+        body["dry_base"] = json!(DRY_BASE);
+        body["dry_allowed_length"] = json!(DRY_ALLOWED);
     }
     if !s.stop.is_empty() {
         body["stop"] = json!(s.stop);

@@ -139,6 +139,13 @@ pub struct ModelConfig {
     /// turn.
     #[serde(default = "one_lane")]
     pub lanes: u32,
+    /// Continue an answer the engine has opened (the outcome clause of the
+    /// player's narration, #42) instead of writing it whole: the opening is
+    /// sent as the start of the assistant's turn. For backends that continue
+    /// a final assistant message (llama.cpp in-process, llama-server); a
+    /// server that does not would answer after it instead.
+    #[serde(default)]
+    pub continues_answers: bool,
 }
 
 fn one_lane() -> u32 {
@@ -191,6 +198,7 @@ impl Default for ModelsConfig {
             compact_prompts: true,
             drafts: LOCAL_DRAFTS,
             lanes: LOCAL_LANES,
+            continues_answers: true,
         };
         let mut models = IndexMap::new();
         models.insert(
@@ -218,6 +226,7 @@ impl Default for ModelsConfig {
                 compact_prompts: false,
                 lanes: 1,
                 drafts: 1,
+                continues_answers: false,
             },
         );
         Self {

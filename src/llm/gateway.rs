@@ -338,6 +338,11 @@ impl Gateway {
         let sampling = Sampling::default()
             .merged(&model_sampling.then(&info.sampling).then(&request.sampling));
         let cache_slot = request.cache_slot.unwrap_or_else(|| request.stage.clone());
+        let answer_start = if model.is_some_and(|m| m.continues_answers) {
+            request.answer_start
+        } else {
+            String::new()
+        };
         Ok(Box::new(Job {
             id,
             model_key: request.model_key,
@@ -350,6 +355,7 @@ impl Gateway {
             contract,
             check: request.check,
             drafts,
+            answer_start,
             prompts: self.prompts.clone(),
             events,
             cancel,

@@ -26,7 +26,9 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
-use super::backend::{Backend, BackendError, FinishReason, GenerateRequest, Generated, Usage};
+use super::backend::{
+    Backend, BackendError, FinishReason, GenerateRequest, Generated, Role, Usage,
+};
 use super::stream::TextStream;
 
 /// Tokens evaluated per decode call while reading a prompt.
@@ -239,15 +241,22 @@ impl LlamaCppBackend {
     }
 
     /// The prompt text after the model's chat template.
+    /// A request whose last message is the assistant's is a begun answer
+    /// (`CallRequest::answer_start`): the template closes the turns before
+    /// it and opens the assistant's, and its text follows, to be continued.
     pub fn apply_template(&self, request: &GenerateRequest) -> Result<String, BackendError> {
-        let chat = request
-            .messages
+        let (messages, begun) = match request.messages.split_last() {
+            Some((last, before)) if last.role == Role::Assistant => (before, last.content.as_str()),
+            _ => (request.messages.as_slice(), ""),
+        };
+        let chat = messages
             .iter()
             .map(|m| LlamaChatMessage::new(m.role.as_str().to_owned(), m.content.clone()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| BackendError::Fatal(format!("a message holds a NUL byte: {e}")))?;
         self.model
             .apply_chat_template(&self.template, &chat, true)
+            .map(|prompt| prompt + begun)
             .map_err(|e| BackendError::Fatal(format!("the chat template failed: {e}")))
     }
 
@@ -465,6 +474,19 @@ fn chain(model: &LlamaModel, request: &GenerateRequest) -> LlamaSampler {
             penalty,
             0.0,
             0.0,
+        ));
+    }
+    if let Some(multiplier) = s.dry_multiplier.filter(|m| *m > 0.0) {
+        // Over the whole context (the prompt's words too, so a reply that
+        // recites its prompt is pushed off it); a new line, a colon or a
+        // quotation mark starts a new sequence, as llama.cpp's defaults do.
+        samplers.push(LlamaSampler::dry(
+            model,
+            multiplier,
+            super::chat::DRY_BASE,
+            super::chat::DRY_ALLOWED,
+            -1,
+            ["\n", ":", "\"", "*"],
         ));
     }
     if s.temperature <= 0.0 {

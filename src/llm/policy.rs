@@ -43,6 +43,9 @@ pub(super) struct Job {
     pub check: Option<Check>,
     /// Samples to answer with (more than one only for prose stages that asked).
     pub drafts: u32,
+    /// The answer's opening the model continues (`CallRequest::answer_start`,
+    /// kept only for keys that continue answers); empty when it writes it whole.
+    pub answer_start: String,
     pub prompts: Arc<PromptRegistry>,
     pub events: Sender<LlmEvent>,
     pub cancel: Arc<AtomicBool>,
@@ -180,6 +183,25 @@ async fn policy<B: Generate>(attempt: &mut Attempter<'_, B>, job: &Job) -> Resul
     })
 }
 
+/// The engine's opening and the model's continuation of it, as one answer: a
+/// continuation that begins with a word is joined with a space.
+fn continued(start: &str, text: &str) -> String {
+    if start.is_empty() {
+        return text.to_owned();
+    }
+    format!("{start}{}{text}", joiner(text))
+}
+
+/// What goes between an opening and a continuation that begins with `text`:
+/// a space before a word or a quotation, nothing before a space or a stop.
+fn joiner(text: &str) -> &'static str {
+    if text.starts_with(|c: char| c.is_alphanumeric() || c == '"' || c == '\u{201c}') {
+        " "
+    } else {
+        ""
+    }
+}
+
 /// `sampling` with its seed moved on by `k` (drafts, the retry).
 fn next_seed(sampling: &Sampling, k: u32) -> Sampling {
     let mut next = sampling.clone();
@@ -214,6 +236,20 @@ impl<B: Generate> Attempter<'_, B> {
     ) -> Result<String, LlmError> {
         let job = self.job;
         let _ = job.events.send(LlmEvent::AttemptStarted(kind));
+        // The engine's opening (never under the repair prompt): the last
+        // message is the assistant's, begun; the answer is it and what follows.
+        let start = if kind == AttemptKind::Repair {
+            ""
+        } else {
+            job.answer_start.as_str()
+        };
+        let mut messages = messages;
+        if !start.is_empty() {
+            messages.push(Message::new(super::backend::Role::Assistant, start));
+            if kind != AttemptKind::Draft {
+                let _ = job.events.send(LlmEvent::Token(start.to_owned()));
+            }
+        }
         let request = job.request(
             self.record.prompt_id.clone(),
             messages,
@@ -222,9 +258,15 @@ impl<B: Generate> Attempter<'_, B> {
         );
         let events = job.events.clone();
         let cancel = job.cancel.clone();
+        let mut first = !start.is_empty();
         let mut on_token = |t: &str| {
             if kind != AttemptKind::Draft {
-                let _ = events.send(LlmEvent::Token(t.to_owned()));
+                let piece = if std::mem::take(&mut first) {
+                    format!("{}{t}", joiner(t))
+                } else {
+                    t.to_owned()
+                };
+                let _ = events.send(LlmEvent::Token(piece));
             }
             !cancel.load(Ordering::Relaxed)
         };
@@ -245,7 +287,7 @@ impl<B: Generate> Attempter<'_, B> {
                 entry.finish = Some(generated.finish);
                 entry.usage = generated.usage;
                 self.record.attempts.push(entry);
-                Ok(generated.text)
+                Ok(continued(start, &generated.text))
             }
             Err(e) => {
                 entry.errors = vec![e.to_string()];

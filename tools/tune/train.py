@@ -30,10 +30,29 @@ def load(path, stages):
     return [r for r in rows if not stages or r["stage"] in stages]
 
 
-def encode(tokenizer, messages, max_len):
+def end_of_turn(tokenizer):
+    """The token the chat template closes an assistant turn with.
+
+    Not `tokenizer.eos_token`: transformers reports SmolLM2's as `<|im_start|>`
+    (the GGUF, and llama.cpp's end-of-generation set, say `<|im_end|>`), and an
+    adapter trained on it learns to end answers by opening a new turn. The
+    template itself is the authority: render an answer and read what follows it.
+    """
+    marker = "XYZZY-ANSWER"
+    probe = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hello"}, {"role": "assistant", "content": marker}], tokenize=False
+    )
+    tail = probe.split(marker, 1)[1].strip().split("\n")[0].strip()
+    ids = tokenizer(tail, add_special_tokens=False)["input_ids"]
+    if not tail or len(ids) != 1:
+        sys.exit(f"train.py: the chat template closes an answer with {tail!r}, not one token; cannot learn the end of a turn")
+    return tail
+
+
+def encode(tokenizer, messages, max_len, eot):
     """Token ids and labels: -100 on the prompt, the answer and its end-of-turn token learned."""
     prompt = tokenizer.apply_chat_template(messages[:-1], add_generation_prompt=True, tokenize=False)
-    answer = messages[-1]["content"] + tokenizer.eos_token
+    answer = messages[-1]["content"] + eot
     p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
     a = tokenizer(answer, add_special_tokens=False)["input_ids"]
     ids = (p + a)[-max_len:]
@@ -109,8 +128,10 @@ def main():
     model.to(device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
-    train = [encode(tokenizer, r["messages"], args.max_len) for r in load(os.path.join(args.data, "train.jsonl"), stages)]
-    held = [encode(tokenizer, r["messages"], args.max_len) for r in load(os.path.join(args.data, "heldout.jsonl"), stages)]
+    eot = end_of_turn(tokenizer)
+    print(f"answers end with {eot!r} (id {tokenizer.convert_tokens_to_ids(eot)}); transformers' eos is {tokenizer.eos_token!r}")
+    train = [encode(tokenizer, r["messages"], args.max_len, eot) for r in load(os.path.join(args.data, "train.jsonl"), stages)]
+    held = [encode(tokenizer, r["messages"], args.max_len, eot) for r in load(os.path.join(args.data, "heldout.jsonl"), stages)]
     # Similar lengths together: less padding, the same batches every run.
     train.sort(key=lambda x: len(x[0]))
     tokens = sum(len(i) for i, _ in train)

@@ -452,7 +452,7 @@ impl TurnRunner {
         // The player's own narration is the one that must land: a model that
         // writes drafts writes it in drafts (`session::drafts` keeps the best).
         if actor == PERSONA {
-            request = request.drafted();
+            request = request.drafted().starting_with(self.outcome_opening());
         }
         request
     }

@@ -12,6 +12,7 @@
 
 use super::{ASKED_AGAIN, KEPT_SECOND, PERSONA, TurnRunner};
 use crate::session::continuity::{self, Contradiction, Hit, Outcome, Scene};
+use crate::session::phrasing::verb_phrase;
 
 /// What one telling got wrong.
 pub(super) struct Misreading {
@@ -91,6 +92,26 @@ impl TurnRunner {
             hits,
             reversed,
             here: scene.here.clone(),
+        }
+    }
+
+    /// The opening of the player's narration the engine writes (#42): the
+    /// decided outcome in plain words, for the model to continue ("You try
+    /// to pull the bolt, but"), so a failed or ruled-out move cannot be told
+    /// as done and a costly one turns on its cost. Empty where the model
+    /// tells it whole (a success, a move with no roll).
+    pub(super) fn outcome_opening(&self) -> String {
+        let Some(mv) = self.message(self.persona_intention) else {
+            return String::new();
+        };
+        let phrase = verb_phrase(&mv.content);
+        if phrase.is_empty() {
+            return String::new();
+        }
+        match self.decided() {
+            Outcome::Blocked | Outcome::Failure => format!("You try to {phrase}, but"),
+            Outcome::Mixed => format!("You manage to {phrase}, but"),
+            Outcome::Success | Outcome::Unrolled => String::new(),
         }
     }
 

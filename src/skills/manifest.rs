@@ -76,6 +76,13 @@ pub struct Manifest {
     /// ([`super::route`]); a skill without any is left to the planner alone.
     #[serde(default)]
     pub moves: Vec<String>,
+    /// Words that call for this skill wherever they stand in a move (a
+    /// Loreloom extension, #42; `metadata.triggers` in a `SKILL.md`): whole
+    /// words or phrases, case aside; a last word ending in `*` matches any
+    /// word it begins (`gambl*`: gamble, gambling). The rule decides and the
+    /// planner only writes the input ([`super::route`]).
+    #[serde(default)]
+    pub triggers: Vec<String>,
 }
 
 /// Where a skill came from.
@@ -467,18 +474,21 @@ fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), AgentSki
         .and_then(Value::as_str)
         .unwrap_or("0.1.0")
         .to_owned();
-    let moves: Vec<String> = front
-        .metadata
-        .as_ref()
-        .and_then(|m| m.get("moves"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let listed = |key: &str| -> Vec<String> {
+        front
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (moves, triggers) = (listed("moves"), listed("triggers"));
     let mut scripts = Vec::new();
     if let Ok(entries) = std::fs::read_dir(folder.join("scripts")) {
         let mut files: Vec<PathBuf> = entries
@@ -526,6 +536,7 @@ fn agent_skill(folder: &Path, text: &str) -> Result<(Manifest, String), AgentSki
             priority: fifty(),
             retry_policy: RetryPolicy::default(),
             moves,
+            triggers,
         },
         body,
     ))

@@ -1,4 +1,4 @@
-//! Skill routing (#42): of labelled moves, how many reach the skill they call for, and none the rest.
+//! Skill routing (#42): how many labelled moves reach the skill they call for, and none the rest.
 //!
 //! Each move of `benches/data/skill-moves.json` (the test set, written blind
 //! by someone who saw only the skills' descriptions) and of

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use loreloom::llm::PromptRegistry;
+use loreloom::llm::{Contract, PromptRegistry};
 use loreloom::tune::{Example, Split, load_settings, read_jsonl, render};
 
 fn root() -> PathBuf {
@@ -46,6 +46,8 @@ fn the_rendered_corpus_is_current_and_the_split_is_by_setting() {
         "{settings_trained} training settings"
     );
     assert!(count("narrate") >= 600 && count("choices") >= 200 && count("npc_intent") >= 200);
+    // #42: the structured stages the corpus now holds.
+    assert!(count("recap") >= 250 && count("lore_extract") >= 250);
     // Every example ends in our answer, after the stage's system and user messages.
     for e in &train {
         let roles: Vec<&str> = e.messages.iter().map(|m| m.role.as_str()).collect();
@@ -56,6 +58,46 @@ fn the_rendered_corpus_is_current_and_the_split_is_by_setting() {
             e.setting,
             e.stage,
             e.index
+        );
+    }
+}
+
+/// Every answer of a stage with an output contract passes that contract as
+/// the game holds the default (compact) model to it: what the model learns
+/// is what the game would accept.
+#[test]
+fn every_structured_answer_passes_its_stages_contract() {
+    let settings = load_settings(&root().join("training/settings")).unwrap();
+    let registry = PromptRegistry::load(root().join("prompts")).unwrap();
+    let examples = render(&settings, &registry, &[root().join("campaigns/rulesets")]).unwrap();
+    let mut checked = std::collections::BTreeMap::<String, usize>::new();
+    for e in &examples {
+        let info = registry.stage(&e.stage).unwrap();
+        let Some(file) = &info.contract else {
+            continue;
+        };
+        let narrowing: Vec<(String, serde_json::Value)> = info
+            .compact_narrowing
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let contract = Contract::load(&root().join("schemas"), file)
+            .unwrap()
+            .narrowed(&narrowing)
+            .unwrap();
+        let answer = &e.messages.last().unwrap().content;
+        if let Err(errors) = contract.check(answer) {
+            panic!(
+                "{} {}[{}]: {errors:?}: {answer}",
+                e.setting, e.stage, e.index
+            );
+        }
+        *checked.entry(e.stage.clone()).or_default() += 1;
+    }
+    for stage in ["choices", "npc_intent", "lore_extract"] {
+        assert!(
+            checked.get(stage).copied().unwrap_or(0) > 0,
+            "{stage}: {checked:?}"
         );
     }
 }

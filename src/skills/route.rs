@@ -1,4 +1,4 @@
-//! Routing a move to skills (#25, #42): the words a skill names, then the moves it lists, by meaning.
+//! Routing a move to skills (#25, #42): the words a skill names, then its moves by meaning.
 //!
 //! Routing a move to skills (#25): a skill may list moves that call for it (`moves` in its
 //! manifest); the player's move is embedded and compared with them, and the skills it comes close

@@ -12,16 +12,18 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use super::examples::Example;
-use super::settings::{ChoicesCase, CorpusError, IntentCase, NarrateCase, Setting};
+use super::settings::{
+    ChoicesCase, CorpusError, IntentCase, LoreCase, NarrateCase, RecapCase, Setting,
+};
 use crate::llm::backend::{Message, Role};
 use crate::llm::prompts::PromptRegistry;
 use crate::rules::ruleset::Ruleset;
 use crate::session::phrasing::{TRIED, verb_phrase};
 use crate::session::turn::Calibration;
 use crate::session::turn::vars::{
-    BeatLine, BeatSpeech, ChoicesVars, Choosing, HistoryLine, IntentVars, LoreLine, MemoryLine,
-    NarrateVars, NarrateWorld, Narrating, Personality, Profile, Regard, Remembered, Speech, Who,
-    to_value,
+    BeatLine, BeatSpeech, ChoicesVars, Choosing, FactLine, HistoryLine, IntentVars, LoreLine,
+    LoreVars, MemoryLine, NarrateVars, NarrateWorld, Narrating, Personality, Profile, RecapVars,
+    Regard, Remembered, Speech, Who, to_value,
 };
 use crate::transcript::stream::{Kind, NARRATOR, StateEntry};
 
@@ -326,6 +328,33 @@ impl Ctx<'_> {
     }
 }
 
+impl Ctx<'_> {
+    fn recap_vars(&self, case: &RecapCase) -> RecapVars {
+        RecapVars {
+            calibration: self.calibration(),
+            persona: self.setting.player.clone(),
+            summaries: case.summaries.clone(),
+            events: case.events.clone(),
+        }
+    }
+
+    fn lore_vars(&self, case: &LoreCase) -> LoreVars {
+        LoreVars {
+            narration: case.narration.clone(),
+            known: case
+                .known
+                .iter()
+                .map(|f| FactLine {
+                    subject: f.subject.clone(),
+                    predicate: f.predicate.clone(),
+                    object: Value::String(f.object.clone()),
+                })
+                .collect(),
+            calibration: self.calibration(),
+        }
+    }
+}
+
 /// The stage's newest prompt for `vars`, in the compact form the built-in
 /// model keys ask for (the gateway sets `compact` the same way), then `answer`.
 fn chat(
@@ -400,6 +429,20 @@ pub fn render(
                 "npc_intent",
                 i,
                 chat(registry, "npc_intent", vars, answer),
+            )?);
+        }
+        for (i, case) in setting.recap.iter().enumerate() {
+            let vars = to_value(&ctx.recap_vars(case));
+            let answer = case.answer.trim().to_owned();
+            out.push(example("recap", i, chat(registry, "recap", vars, answer))?);
+        }
+        for (i, case) in setting.lore_extract.iter().enumerate() {
+            let answer = serde_json::to_string(&case.answer).unwrap_or_default();
+            let vars = to_value(&ctx.lore_vars(case));
+            out.push(example(
+                "lore_extract",
+                i,
+                chat(registry, "lore_extract", vars, answer),
             )?);
         }
     }

@@ -27,6 +27,10 @@ pub struct Setting {
     pub choices: Vec<ChoicesCase>,
     #[serde(default)]
     pub npc_intent: Vec<IntentCase>,
+    #[serde(default)]
+    pub recap: Vec<RecapCase>,
+    #[serde(default)]
+    pub lore_extract: Vec<LoreCase>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -145,6 +149,43 @@ pub struct HistoryEntry {
 pub struct IntentAnswer {
     pub thought: String,
     pub intention: String,
+}
+
+/// A "Previously…": the summaries of earlier sittings and the narrations
+/// since, summed up (the `recap` stage).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecapCase {
+    #[serde(default)]
+    pub summaries: Vec<String>,
+    pub events: Vec<String>,
+    pub answer: String,
+}
+
+/// The world facts one narration establishes or changes (the `lore_extract` stage).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoreCase {
+    pub narration: String,
+    /// Facts already known, newest first (the prompt's `known`).
+    #[serde(default)]
+    pub known: Vec<Fact>,
+    pub answer: LoreAnswer,
+}
+
+/// One fact: `subject` `predicate` `object` (snake_case subject and predicate).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fact {
+    pub subject: String,
+    pub predicate: String,
+    pub object: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoreAnswer {
+    pub facts: Vec<Fact>,
 }
 
 #[derive(Debug, thiserror::Error)]

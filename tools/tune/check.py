@@ -117,10 +117,39 @@ def check(path):
         for h in ex.get("history", []):
             if h.get("kind") not in ("narration", "intention", "thought"):
                 errors.append(f"{where('npc_intent', i)}: history kind {h.get('kind')}")
+    SNAKE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+    for i, ex in enumerate(d.get("recap", [])):
+        ev = ex.get("events")
+        if not isinstance(ev, list) or not 2 <= len(ev) <= 8 or not all(isinstance(e, str) and e.strip() for e in ev):
+            errors.append(f"{where('recap', i)}: events must be 2-8 narrations")
+        if not all(isinstance(x, str) for x in ex.get("summaries", [])):
+            errors.append(f"{where('recap', i)}: summaries must be strings")
+        a = ex.get("answer", "")
+        words = len(a.split())
+        if not 20 <= words <= 80:
+            errors.append(f"{where('recap', i)}: answer has {words} words (20-80)")
+        if d["player"].split()[0] not in a:
+            errors.append(f"{where('recap', i)}: the recap names the player ({d['player']})")
+        if FIRST.search(unquoted(a)) or re.search(r"\b[Yy]ou\b", unquoted(a)):
+            errors.append(f"{where('recap', i)}: a recap is told in the third person")
+        for s in sentences(a):
+            seen_sentences[s.lower()] += 1
+    for i, ex in enumerate(d.get("lore_extract", [])):
+        if not ex.get("narration") or len(ex["narration"].split()) < 15:
+            errors.append(f"{where('lore_extract', i)}: narration is required (15+ words)")
+        facts = (ex.get("answer") or {}).get("facts")
+        if not isinstance(facts, list) or len(facts) > 3:
+            errors.append(f"{where('lore_extract', i)}: answer.facts must be a list of at most 3")
+            continue
+        for f in ex.get("known", []) + facts:
+            if set(f) != {"subject", "predicate", "object"}:
+                errors.append(f"{where('lore_extract', i)}: a fact is {{subject, predicate, object}}: {f}")
+            elif not SNAKE.match(f["subject"]) or not SNAKE.match(f["predicate"]) or not 0 < len(f["object"]) <= 120:
+                errors.append(f"{where('lore_extract', i)}: snake_case subject and predicate, object up to 120 characters: {f}")
     for s, n in seen_sentences.items():
         if n > 1 and len(s.split()) > 4:
             errors.append(f"{path}: sentence used {n} times: {s}")
-    counts = {k: len(d[k]) for k in ("narrate", "choices", "npc_intent")}
+    counts = {k: len(d.get(k, [])) for k in ("narrate", "choices", "npc_intent", "recap", "lore_extract")}
     players = sum(1 for e in d["narrate"] if e.get("actor") == "player")
     return errors, warn + [f"{path}: {counts}, player narrations {players}"]
 

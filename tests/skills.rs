@@ -878,7 +878,11 @@ fn the_model_plans_replans_and_the_dice_roll() {
         None,
     );
     let stdout = common::stdout(&out);
-    assert!(stdout.contains("routed: dice-roller (0."), "{stdout}");
+    // The word "dice" calls the roller by rule (#42), before any likeness.
+    assert!(
+        stdout.contains("routed: dice-roller (1.00, close to “the words \"dice\"”)"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("attempt 1: plan-1 (roll dice-roller"),
         "{stdout}"

@@ -184,12 +184,51 @@ async fn policy<B: Generate>(attempt: &mut Attempter<'_, B>, job: &Job) -> Resul
 }
 
 /// The engine's opening and the model's continuation of it, as one answer: a
-/// continuation that begins with a word is joined with a space.
+/// continuation that begins with a word is joined with a space. A server
+/// that answers with the opening it was given and then the rest
+/// (llama-server's prefill does) is taken as it is.
 fn continued(start: &str, text: &str) -> String {
-    if start.is_empty() {
+    if start.is_empty() || text.starts_with(start) {
         return text.to_owned();
     }
     format!("{start}{}{text}", joiner(text))
+}
+
+/// A begun answer's stream as the caller sees it (the opening itself was
+/// sent before the model started): the first piece joined to the opening as
+/// [`continued`] joins it, and an echo of the opening (a server that repeats
+/// it) held back and dropped.
+struct Opening<'a> {
+    start: &'a str,
+    /// What came so far while it may still be the opening's echo; `None`
+    /// once it is decided (or there is no opening).
+    held: Option<String>,
+}
+
+impl<'a> Opening<'a> {
+    fn new(start: &'a str) -> Self {
+        Self {
+            start,
+            held: (!start.is_empty()).then(String::new),
+        }
+    }
+
+    /// The text to stream for the model's next piece `t`, if any yet.
+    fn next(&mut self, t: &str) -> Option<String> {
+        let Some(held) = self.held.as_mut() else {
+            return Some(t.to_owned());
+        };
+        held.push_str(t);
+        if self.start.starts_with(held.as_str()) && held.len() < self.start.len() {
+            return None;
+        }
+        let held = self.held.take().unwrap_or_default();
+        let piece = match held.strip_prefix(self.start) {
+            Some(rest) => rest.to_owned(),
+            None => format!("{}{held}", joiner(&held)),
+        };
+        (!piece.is_empty()).then_some(piece)
+    }
 }
 
 /// What goes between an opening and a continuation that begins with `text`:
@@ -258,14 +297,11 @@ impl<B: Generate> Attempter<'_, B> {
         );
         let events = job.events.clone();
         let cancel = job.cancel.clone();
-        let mut first = !start.is_empty();
+        let mut opening = Opening::new(start);
         let mut on_token = |t: &str| {
-            if kind != AttemptKind::Draft {
-                let piece = if std::mem::take(&mut first) {
-                    format!("{}{t}", joiner(t))
-                } else {
-                    t.to_owned()
-                };
+            if kind != AttemptKind::Draft
+                && let Some(piece) = opening.next(t)
+            {
                 let _ = events.send(LlmEvent::Token(piece));
             }
             !cancel.load(Ordering::Relaxed)
@@ -351,5 +387,48 @@ impl<B: Generate> Attempter<'_, B> {
         if let Some(a) = self.record.attempts.last_mut() {
             a.errors = errors.to_vec();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Opening, continued};
+
+    const START: &str = "You try to lift the chain, but";
+
+    fn stream(pieces: &[&str]) -> String {
+        let mut opening = Opening::new(START);
+        let streamed: String = pieces.iter().filter_map(|p| opening.next(p)).collect();
+        format!("{START}{streamed}")
+    }
+
+    #[test]
+    fn a_continuation_is_joined_once_whether_or_not_the_server_echoes_the_opening() {
+        // llama.cpp in-process: only what follows, a word or a stop.
+        assert_eq!(continued(START, " it holds."), format!("{START} it holds."));
+        assert_eq!(continued(START, "it holds."), format!("{START} it holds."));
+        assert_eq!(
+            continued(START, ", and holds."),
+            format!("{START}, and holds.")
+        );
+        assert_eq!(stream(&[" it", " holds."]), format!("{START} it holds."));
+        assert_eq!(stream(&["it", " holds."]), format!("{START} it holds."));
+        // llama-server's prefill: the opening comes back first, in pieces.
+        let echoed = format!("{START} it holds.");
+        assert_eq!(continued(START, &echoed), echoed);
+        assert_eq!(
+            stream(&["You try", " to lift the", " chain, but", " it", " holds."]),
+            echoed
+        );
+        assert_eq!(
+            stream(&["You try to lift the chain, but it holds."]),
+            echoed
+        );
+        // Something that only begins like the opening is the model's own.
+        assert_eq!(stream(&["You", " slip."]), format!("{START} You slip."));
+        // No opening: the stream is the model's, untouched.
+        let mut none = Opening::new("");
+        assert_eq!(none.next("The"), Some("The".to_owned()));
+        assert_eq!(continued("", "The bolt."), "The bolt.");
     }
 }

@@ -187,7 +187,7 @@ async fn policy<B: Generate>(attempt: &mut Attempter<'_, B>, job: &Job) -> Resul
 /// continuation that begins with a word is joined with a space. A server
 /// that answers with the opening it was given and then the rest
 /// (llama-server's prefill does) is taken as it is.
-fn continued(start: &str, text: &str) -> String {
+pub fn continued(start: &str, text: &str) -> String {
     if start.is_empty() || text.starts_with(start) {
         return text.to_owned();
     }

@@ -379,6 +379,23 @@ impl Outcome {
     }
 }
 
+/// The opening of the player's narration the engine writes (#42) for a move
+/// (`phrase`, as `phrasing::verb_phrase` words it) with `outcome`: the
+/// decided outcome in plain words, for the model to continue ("You try to
+/// pull the bolt, but"), so a failed or ruled-out move cannot be told as
+/// done and a costly one turns on its cost. Empty where the model tells it
+/// whole (a success, a move with no roll).
+pub fn opening(outcome: Outcome, phrase: &str) -> String {
+    if phrase.is_empty() {
+        return String::new();
+    }
+    match outcome {
+        Outcome::Blocked | Outcome::Failure => format!("You try to {phrase}, but"),
+        Outcome::Mixed => format!("You manage to {phrase}, but"),
+        Outcome::Success | Outcome::Unrolled => String::new(),
+    }
+}
+
 /// Words the engine's verbs are told apart by (kept out of a move's content).
 const STOP: [&str; 24] = [
     "i", "the", "a", "an", "to", "at", "in", "on", "of", "and", "with", "my", "me", "for", "from",

@@ -95,24 +95,12 @@ impl TurnRunner {
         }
     }
 
-    /// The opening of the player's narration the engine writes (#42): the
-    /// decided outcome in plain words, for the model to continue ("You try
-    /// to pull the bolt, but"), so a failed or ruled-out move cannot be told
-    /// as done and a costly one turns on its cost. Empty where the model
-    /// tells it whole (a success, a move with no roll).
+    /// The opening of the player's narration the engine writes for the
+    /// outcome it decided (`continuity::opening`, #42).
     pub(super) fn outcome_opening(&self) -> String {
-        let Some(mv) = self.message(self.persona_intention) else {
-            return String::new();
-        };
-        let phrase = verb_phrase(&mv.content);
-        if phrase.is_empty() {
-            return String::new();
-        }
-        match self.decided() {
-            Outcome::Blocked | Outcome::Failure => format!("You try to {phrase}, but"),
-            Outcome::Mixed => format!("You manage to {phrase}, but"),
-            Outcome::Success | Outcome::Unrolled => String::new(),
-        }
+        self.message(self.persona_intention)
+            .map(|mv| continuity::opening(self.decided(), &verb_phrase(&mv.content)))
+            .unwrap_or_default()
     }
 
     /// What the engine decided for the persona's move so far.

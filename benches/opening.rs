@@ -65,8 +65,7 @@ fn generate(backend: &mut LlamaCppBackend, messages: Vec<Message>, sampling: Sam
     };
     backend
         .generate(&request, &mut |_| true)
-        .map(|g| g.text)
-        .unwrap_or_else(|e| format!("(failed: {e})"))
+        .map_or_else(|e| format!("(failed: {e})"), |g| g.text)
 }
 
 fn main() {

@@ -173,7 +173,7 @@ pub struct LoreCase {
     pub answer: LoreAnswer,
 }
 
-/// One fact: `subject` `predicate` `object` (snake_case subject and predicate).
+/// One fact: `subject` `predicate` `object` (subject and predicate in `snake_case`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fact {

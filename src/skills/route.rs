@@ -68,7 +68,11 @@ fn words(text: &str) -> Vec<String> {
 /// The first of `triggers` that `text` holds as whole words (a last word
 /// ending in `*` matches any word it begins).
 pub fn triggered<'a>(text: &str, triggers: &'a [String]) -> Option<&'a str> {
-    let said = words(text);
+    holds(&words(text), triggers)
+}
+
+/// The first of `triggers` that the words `said` hold (see [`triggered`]).
+fn holds<'a>(said: &[String], triggers: &'a [String]) -> Option<&'a str> {
     triggers
         .iter()
         .find(|t| {
@@ -93,9 +97,10 @@ pub fn triggered<'a>(text: &str, triggers: &'a [String]) -> Option<&'a str> {
 /// `routing` with the skills whose triggers `text` holds fitted first
 /// (score 1: a rule, not a likeness), and no longer passed over.
 fn with_triggers(mut routing: Routing, found: &Discovery, text: &str) -> Routing {
+    let said = words(text);
     for skill in &found.skills {
         let name = &skill.manifest.name;
-        let Some(trigger) = triggered(text, &skill.manifest.triggers) else {
+        let Some(trigger) = holds(&said, &skill.manifest.triggers) else {
             continue;
         };
         routing.fits.retain(|f| f.skill != *name);

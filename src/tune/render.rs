@@ -326,9 +326,7 @@ impl Ctx<'_> {
             persona: self.setting.player.clone(),
         }
     }
-}
 
-impl Ctx<'_> {
     fn recap_vars(&self, case: &RecapCase) -> RecapVars {
         RecapVars {
             calibration: self.calibration(),
@@ -375,6 +373,11 @@ fn chat(
     Ok(messages)
 }
 
+/// A structured answer as the model should write it (its serde form).
+fn answer_json(answer: &impl serde::Serialize) -> String {
+    serde_json::to_string(answer).unwrap_or_default()
+}
+
 /// Every example of every setting, rendered with the newest prompt versions.
 pub fn render(
     settings: &[Setting],
@@ -392,57 +395,55 @@ pub fn render(
             setting,
             ruleset: &ruleset,
         };
-        let example =
-            |stage: &'static str, index: usize, messages: Result<Vec<Message>, String>| {
-                messages
-                    .map(|messages| Example {
-                        stage: stage.to_owned(),
-                        setting: setting.id.clone(),
-                        index,
-                        messages,
-                    })
-                    .map_err(|m| ctx.case_error(stage, index, m))
-            };
+        // One example: the stage's prompt for `vars`, then the written answer.
+        let example = |stage: &'static str, index: usize, vars: Value, answer: String| {
+            chat(registry, stage, vars, answer)
+                .map(|messages| Example {
+                    stage: stage.to_owned(),
+                    setting: setting.id.clone(),
+                    index,
+                    messages,
+                })
+                .map_err(|m| ctx.case_error(stage, index, m))
+        };
         for (i, case) in setting.narrate.iter().enumerate() {
             let vars = to_value(&ctx.narrate_vars(i, case)?);
-            let answer = case.answer.trim().to_owned();
-            out.push(example(
-                "narrate",
-                i,
-                chat(registry, "narrate", vars, answer),
-            )?);
+            out.push(example("narrate", i, vars, case.answer.trim().to_owned())?);
         }
         for (i, case) in setting.choices.iter().enumerate() {
-            let answer =
-                serde_json::to_string(&json!({"choices": case.answer})).unwrap_or_default();
-            let vars = to_value(&ctx.choices_vars(case));
+            let answer = answer_json(&json!({"choices": case.answer}));
             out.push(example(
                 "choices",
                 i,
-                chat(registry, "choices", vars, answer),
+                to_value(&ctx.choices_vars(case)),
+                answer,
             )?);
         }
         for (i, case) in setting.npc_intent.iter().enumerate() {
-            let answer = serde_json::to_string(&case.answer).unwrap_or_default();
-            let vars = to_value(&ctx.intent_vars(case));
+            let answer = answer_json(&case.answer);
             out.push(example(
                 "npc_intent",
                 i,
-                chat(registry, "npc_intent", vars, answer),
+                to_value(&ctx.intent_vars(case)),
+                answer,
             )?);
         }
         for (i, case) in setting.recap.iter().enumerate() {
-            let vars = to_value(&ctx.recap_vars(case));
             let answer = case.answer.trim().to_owned();
-            out.push(example("recap", i, chat(registry, "recap", vars, answer))?);
+            out.push(example(
+                "recap",
+                i,
+                to_value(&ctx.recap_vars(case)),
+                answer,
+            )?);
         }
         for (i, case) in setting.lore_extract.iter().enumerate() {
-            let answer = serde_json::to_string(&case.answer).unwrap_or_default();
-            let vars = to_value(&ctx.lore_vars(case));
+            let answer = answer_json(&case.answer);
             out.push(example(
                 "lore_extract",
                 i,
-                chat(registry, "lore_extract", vars, answer),
+                to_value(&ctx.lore_vars(case)),
+                answer,
             )?);
         }
     }

@@ -43,7 +43,35 @@ fn campaign_with(dir: &Path, skills: &[(&str, &str)]) -> PathBuf {
         .unwrap();
         std::fs::write(skill.join("scripts/run.py"), script).unwrap();
     }
+    common::own_data_dir(dir);
     campaign
+}
+
+/// Approves each of the campaign's skills, as the player would, in the
+/// test's own data dir.
+fn approve(campaign: &Path, data: &Path) {
+    let skills = campaign.join("skills");
+    for entry in std::fs::read_dir(&skills).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let out = common::loreloom_env(
+            &[
+                "skills",
+                "approve",
+                &name,
+                "--yes",
+                "--dir",
+                skills.to_str().unwrap(),
+            ],
+            None,
+            &[("LORELOOM_DATA_DIR", data)],
+        );
+        assert!(
+            out.status.success(),
+            "{}{}",
+            common::stdout(&out),
+            common::stderr(&out)
+        );
+    }
 }
 
 /// Lights the lantern: counts its runs in `data/`, patches the state, hands
@@ -85,15 +113,34 @@ fn plan(tools: &[(&str, &str, bool)]) -> Reply {
     reply("skills/plan", json!({ "tools": tools }).to_string())
 }
 
+/// Plays `moves` with the campaign's skills approved as they are now.
 fn play(save: &Path, dir: &Path, moves: &str, replies: Vec<Reply>) -> String {
+    approve(&dir.join("reach"), &dir.join("data"));
+    let out = play_as_is(save, dir, moves, replies);
+    let text = common::stdout(&out);
+    assert!(out.status.success(), "{text}{}", common::stderr(&out));
+    text
+}
+
+/// Plays `moves` with whatever approvals the test's data dir holds.
+fn play_as_is(save: &Path, dir: &Path, moves: &str, replies: Vec<Reply>) -> std::process::Output {
     let script = dir.join("replies.json");
     std::fs::write(&script, serde_json::to_string(&Script { replies }).unwrap()).unwrap();
     let input = dir.join("moves.txt");
     std::fs::write(&input, moves).unwrap();
-    let out = common::session_play(save, &input, &script);
-    let text = common::stdout(&out);
-    assert!(out.status.success(), "{text}{}", common::stderr(&out));
-    text
+    common::loreloom_env(
+        &[
+            "session",
+            "play",
+            save.to_str().unwrap(),
+            "--script",
+            input.to_str().unwrap(),
+            "--model-script",
+            script.to_str().unwrap(),
+        ],
+        None,
+        &[("LORELOOM_DATA_DIR", &dir.join("data"))],
+    )
 }
 
 fn new_save(campaign: &Path, save: &Path) {
@@ -115,8 +162,9 @@ fn skills_at(save: &Path, n: i64) -> Value {
 
 /// `session replay` of each scene finds it as it was played.
 fn replays_identically(save: &Path, scenes: &[&str]) {
+    let data = save.parent().unwrap().join("data");
     for scene in scenes {
-        let out = common::loreloom(
+        let out = common::loreloom_env(
             &[
                 "session",
                 "replay",
@@ -125,6 +173,7 @@ fn replays_identically(save: &Path, scenes: &[&str]) {
                 scene,
             ],
             None,
+            &[("LORELOOM_DATA_DIR", &data)],
         );
         let text = common::stdout(&out);
         assert!(out.status.success(), "{text}{}", common::stderr(&out));
@@ -137,6 +186,43 @@ fn runs(campaign: &Path) -> usize {
         .unwrap_or_default()
         .lines()
         .count()
+}
+
+/// #43: a campaign's skill does not run until the player approves it, and
+/// a skill changed since its approval asks again; the terminal says how.
+#[test]
+fn a_campaign_skill_runs_only_approved_and_asks_again_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let campaign = campaign_with(dir.path(), &[("lantern", LANTERN)]);
+    png(&campaign.join("skills/lantern/lantern.png"));
+    let save = dir.path().join("reach.db");
+    new_save(&campaign, &save);
+    let turn = |n: usize| {
+        let mut replies = vec![plan(&[("lamp", "lantern/run", true)])];
+        replies.extend(turn_replies(n));
+        replies
+    };
+    let out = play_as_is(&save, dir.path(), "I raise the lantern.\n", turn(1));
+    let said = common::stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "`lantern` stays off until you approve it: `loreloom skills approve lantern --dir "
+        ),
+        "{said}"
+    );
+    assert_eq!(runs(&campaign), 0);
+    approve(&campaign, &dir.path().join("data"));
+    let out = play_as_is(&save, dir.path(), "I raise the lantern.\n", turn(2));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(runs(&campaign), 1);
+    // One changed line in its script: off again until approved again.
+    let script = campaign.join("skills/lantern/scripts/run.py");
+    let changed = std::fs::read_to_string(&script).unwrap() + "\n# changed\n";
+    std::fs::write(&script, changed).unwrap();
+    let out = play_as_is(&save, dir.path(), "I raise the lantern.\n", turn(3));
+    assert!(common::stderr(&out).contains("stays off until you approve it"));
+    assert_eq!(runs(&campaign), 1);
 }
 
 #[test]

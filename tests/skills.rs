@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use loreloom::skills::execute::{Executor, Health, PlanRequest, ToolState, replan};
 use loreloom::skills::invoke::{Category, Limits, Request, invoke};
-use loreloom::skills::manifest::{Discovery, Format, discover};
+use loreloom::skills::manifest::{Discovery, Format, discover, discover_approved};
 use loreloom::skills::plan::Plan;
 use loreloom::skills::protocol::Event;
 use serde_json::{Map, Value, json};
@@ -30,8 +30,26 @@ fn fixtures() -> (tempfile::TempDir, Discovery) {
         .unwrap();
     assert!(status.success());
     let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
-    let found = discover(&[bundled, dir.path().join("skills")]);
+    let found = approving(&[bundled, dir.path().join("skills")]);
     (dir, found)
+}
+
+/// Discovery with every campaign skill approved as it is (as a player
+/// would after reading each one's dialog).
+fn approving(dirs: &[PathBuf]) -> Discovery {
+    use loreloom::skills::consent::{Approvals, Approved};
+    let first = discover_approved(dirs, &Approvals::default());
+    let mut approvals = Approvals::default();
+    for w in &first.waiting {
+        approvals.approved.insert(
+            w.hash.clone(),
+            Approved {
+                name: w.skill.manifest.name.clone(),
+                at: String::new(),
+            },
+        );
+    }
+    discover_approved(dirs, &approvals)
 }
 
 fn request(skills: &Discovery, name: &str, timeout: Duration) -> Request {
@@ -804,7 +822,23 @@ fn the_model_plans_replans_and_the_dice_roll() {
         ),
     ];
     write_script(&script, replies);
-    let out = common::loreloom(
+    // The player approved the campaign's `crash` skill, in a data dir of the test's own.
+    let data = common::own_data_dir(dir.path());
+    let skills = dir.path().join("skills");
+    let approved = common::loreloom_env(
+        &[
+            "skills",
+            "approve",
+            "crash",
+            "--yes",
+            "--dir",
+            skills.to_str().unwrap(),
+        ],
+        None,
+        &[("LORELOOM_DATA_DIR", &data)],
+    );
+    assert!(approved.status.success(), "{}", common::stderr(&approved));
+    let out = common::loreloom_env(
         &[
             "skills",
             "plan",
@@ -816,6 +850,7 @@ fn the_model_plans_replans_and_the_dice_roll() {
             dir.path().join("skills").to_str().unwrap(),
         ],
         None,
+        &[("LORELOOM_DATA_DIR", &data)],
     );
     let stdout = common::stdout(&out);
     assert!(out.status.success(), "{stdout}{}", common::stderr(&out));
@@ -915,4 +950,36 @@ fn a_fork_bomb_stops_at_the_process_limit_and_leaves_nothing_behind() {
         pids.iter().all(|p| !alive(*p))
     });
     assert!(gone, "children outlived the invocation: {pids:?}");
+}
+
+/// #43: a skill that would grow the session's skill state past 256 KiB
+/// keeps none of its patch, fails the plan and is switched off, so a save
+/// (which copies the state into every scene) stays linear.
+#[test]
+fn a_patch_past_the_skill_state_cap_is_dropped_and_its_skill_switched_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let hoarder = dir.path().join("skills/hoarder");
+    std::fs::create_dir_all(hoarder.join("scripts")).unwrap();
+    std::fs::write(
+        hoarder.join("skill.json"),
+        r#"{"name": "hoarder", "description": "Grows its state by 300 KiB a run", "version": "0.1.0", "scripts": [{"name": "run", "path": "scripts/run.py", "timeout": 5000}], "retryPolicy": {"maxRetries": 0, "backoffMs": 0}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        hoarder.join("scripts/run.py"),
+        "import json, sys\nsys.stdin.read()\nprint(json.dumps({'version': '0', 'type': 'state_patch', 'patch': {'hoard': 'x' * (300 << 10)}}))\nprint(json.dumps({'version': '0', 'type': 'done', 'ok': True}))\n",
+    )
+    .unwrap();
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
+    let found = approving(&[bundled, dir.path().join("skills")]);
+    let before = json!({"weather": {"clock": "08:00"}});
+    let result = Executor::new(&found).execute(
+        &plan(json!([{"toolId": "h", "toolPath": "hoarder/run"}])),
+        before.as_object().unwrap(),
+    );
+    assert!(!result.success);
+    assert_eq!(Value::Object(result.aggregated_state.clone()), before);
+    assert_eq!(result.disabled_skills, vec!["hoarder".to_owned()]);
+    let why = &result.refused.as_ref().unwrap().message;
+    assert!(why.contains("over the 256 KiB a session keeps"), "{why}");
 }

@@ -128,12 +128,27 @@ enum Command {
     /// Runs a skill script confined (used by the skill invoker, not by hand)
     #[command(name = "__skill-sandbox", hide = true)]
     SkillSandbox {
+        /// A cgroup to join (the supervisor; repeatable)
         #[arg(long)]
-        pids_cgroup: Option<PathBuf>,
+        cgroup: Vec<PathBuf>,
         #[arg(long)]
         read: Vec<PathBuf>,
         #[arg(long)]
         write: Vec<PathBuf>,
+        #[arg(long, default_value_t = 30)]
+        cpu: u64,
+        #[arg(long, default_value_t = 1 << 30)]
+        address_space: u64,
+        #[arg(long, default_value_t = 64 << 20)]
+        file_size: u64,
+        #[arg(long, default_value_t = 64)]
+        processes: u64,
+        /// A campaign's skill: refuse to run unless fully confined
+        #[arg(long)]
+        untrusted: bool,
+        /// The confined stage (started by the supervisor)
+        #[arg(long)]
+        inner: bool,
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
@@ -421,18 +436,34 @@ pub fn run() -> ExitCode {
         Command::Eval(command) => eval::run(command),
         Command::Skills(command) => skills::run(command),
         Command::SkillSandbox {
-            pids_cgroup,
+            cgroup,
             read,
             write,
+            cpu,
+            address_space,
+            file_size,
+            processes,
+            untrusted,
+            inner,
             command,
         } => {
-            let code = crate::skills::sandbox::launch(
-                pids_cgroup.as_deref(),
-                &read,
-                &write,
-                &command[0],
-                &command[1..],
-            );
+            use crate::skills::sandbox;
+            let code = if inner {
+                let confinement = sandbox::Confinement {
+                    read,
+                    write,
+                    limits: sandbox::Rlimits {
+                        cpu_seconds: cpu,
+                        address_space,
+                        file_size,
+                        processes,
+                    },
+                    untrusted,
+                };
+                sandbox::enter(&confinement, &command[0], &command[1..])
+            } else {
+                sandbox::supervise(&cgroup)
+            };
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
         Command::Dice {

@@ -253,12 +253,44 @@ pub(super) fn play(args: PlayArgs) -> ExitCode {
     }
 }
 
+/// A campaign's skills that wait for approval (#43): asked about one by
+/// one when the player is at the terminal, else named with the command
+/// that approves them; what is approved joins the session.
+fn approve_waiting(ctl: &mut Controller, campaign: &std::path::Path, interactive: bool) {
+    let waiting = ctl.state.skills.found.waiting.clone();
+    if waiting.is_empty() {
+        return;
+    }
+    let mut approved = false;
+    for w in &waiting {
+        if interactive {
+            match super::skills::ask(w, false) {
+                Ok(yes) => approved |= yes,
+                Err(e) => eprintln!("{e}"),
+            }
+        } else {
+            eprintln!(
+                "note: this campaign's skill `{}` stays off until you approve it: `loreloom skills approve {} --dir {}`",
+                w.skill.manifest.name,
+                w.skill.manifest.name,
+                campaign.join("skills").display()
+            );
+        }
+    }
+    if approved {
+        ctl.state.skills = ctl.state.skills.refreshed(crate::skills::discover(
+            &crate::session::skills::skill_dirs(campaign),
+        ));
+    }
+}
+
 fn play_inner(args: &PlayArgs) -> Result<(), String> {
     let mut ctl = Controller::open(&args.save).map_err(|e| e.to_string())?;
     let info = ctl.info().map_err(|e| e.to_string())?;
     for change in &ctl.prompt_changes {
         eprintln!("note: {change}");
     }
+    approve_waiting(&mut ctl, &info.campaign_path, args.script.is_none());
     let gateway = Gateway::open().map_err(|e| e.to_string())?;
     if let Some(file) = &args.model_script {
         let backend = ScriptedBackend::new(Script::read(file).map_err(|e| e.to_string())?);

@@ -1,7 +1,8 @@
 //! `loreloom skills …`: list, check, configure, plan and run the discovered skills.
 //!
-//! `list` and `check` cover the manifests, scripts and configs; `run` runs one script with JSON
-//! input, printing each event as it is read.
+//! `list` and `check` cover the manifests, scripts and configs; `approve` shows a campaign's skill
+//! (what it is, what it asks for) and asks the player before it may run, `revoke` takes that back;
+//! `run` runs one script with JSON input, printing each event as it is read.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +51,19 @@ pub enum SkillsCommand {
         #[command(flatten)]
         dirs: Dirs,
     },
+    /// Show a campaign's skill (what it runs, what it asks for) and approve it
+    /// as it is now: a changed skill asks again
+    Approve {
+        /// The skill (one of those `list` shows as waiting)
+        name: String,
+        /// Approve without asking (after reading `list`)
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        dirs: Dirs,
+    },
+    /// Withdraw every approval of a campaign's skill
+    Revoke { name: String },
     /// Run one script of a skill with JSON input and print its events and the state it leaves
     Run {
         /// The skill, or SKILL/SCRIPT
@@ -98,7 +112,81 @@ pub fn run(command: SkillsCommand) -> ExitCode {
             model_script.as_deref(),
             !no_route,
         ),
+        SkillsCommand::Approve { name, yes, dirs } => approve(&dirs.discover(), &name, yes),
+        SkillsCommand::Revoke { name } => {
+            match crate::skills::consent::Approvals::revoke(
+                &crate::skills::consent::approvals_path(),
+                &name,
+            ) {
+                Ok(()) => {
+                    println!("{name}: no longer approved; it waits for approval again");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         SkillsCommand::Run { name, input, dirs } => run_script(&dirs.discover(), &name, &input),
+    }
+}
+
+/// Asks at the terminal whether `waiting` may run, after showing what it
+/// asks for; records the approval when the player says yes. Not a
+/// terminal and not `yes`: nothing is approved.
+pub fn ask(waiting: &crate::skills::consent::Waiting, yes: bool) -> Result<bool, String> {
+    use std::io::{BufRead, IsTerminal, Write};
+    println!("A campaign's skill asks to run on this machine:");
+    for line in crate::skills::consent::asks(&waiting.skill) {
+        println!("  {line}");
+    }
+    let approved = if yes {
+        true
+    } else if std::io::stdin().is_terminal() {
+        print!("Let it run? [y/N] ");
+        let _ = std::io::stdout().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
+    } else {
+        println!(
+            "  (not asked: no terminal; `loreloom skills approve {} --yes` approves it)",
+            waiting.skill.manifest.name
+        );
+        false
+    };
+    if approved {
+        crate::skills::consent::Approvals::approve(
+            &crate::skills::consent::approvals_path(),
+            &waiting.skill.manifest.name,
+            &waiting.hash,
+        )?;
+        println!("  approved as it is now; if it changes, it asks again");
+    } else {
+        println!("  it stays off");
+    }
+    Ok(approved)
+}
+
+fn approve(found: &Discovery, name: &str, yes: bool) -> ExitCode {
+    if found.get(name).is_some_and(|s| !s.bundled) {
+        println!("{name}: already approved as it is now");
+        return ExitCode::SUCCESS;
+    }
+    let Some(waiting) = found.waiting.iter().find(|w| w.skill.manifest.name == name) else {
+        eprintln!(
+            "{name}: no campaign skill of that name waits for approval (bundled skills need none; give the campaign's skills folder with --dir)"
+        );
+        return ExitCode::FAILURE;
+    };
+    match ask(waiting, yes) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -112,6 +200,16 @@ fn list(found: &Discovery) -> ExitCode {
             s.dir.display(),
             m.description,
             s.tool_paths().join(", ")
+        );
+    }
+    for w in &found.waiting {
+        let m = &w.skill.manifest;
+        println!(
+            "{} {} ({}): waits for your approval (`loreloom skills approve {} --dir …`)",
+            m.name,
+            m.version,
+            w.skill.dir.display(),
+            m.name
         );
     }
     for w in &found.warnings {
@@ -145,8 +243,19 @@ fn run_script(found: &Discovery, name: &str, input: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Some(skill) = found.get(crate::skills::plan::skill_of(name)) else {
-        eprintln!("no skill `{name}` (see `loreloom skills list`)");
+    let skill_name = crate::skills::plan::skill_of(name);
+    let Some(skill) = found.get(skill_name) else {
+        if found
+            .waiting
+            .iter()
+            .any(|w| w.skill.manifest.name == skill_name)
+        {
+            eprintln!(
+                "`{skill_name}` is a campaign's skill that waits for your approval: `loreloom skills approve {skill_name} --dir …` shows what it asks for"
+            );
+        } else {
+            eprintln!("no skill `{name}` (see `loreloom skills list`)");
+        }
         return ExitCode::from(2);
     };
     let path = if name.contains('/') {

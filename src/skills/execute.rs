@@ -199,6 +199,7 @@ impl<'a> Executor<'a> {
         };
         let done = self.run_in_order(plan, &order, state, started + self.plan_timeout);
         gather(&mut result, plan, &order, &done);
+        cap_state(&mut result, state);
         result.execution_time_ms = ms(started.elapsed());
         result
     }
@@ -358,6 +359,7 @@ impl<'a> Executor<'a> {
             stdin,
             cancel: self.cancel.clone(),
             sandbox: self.sandbox.clone(),
+            untrusted: !skill.bundled,
             ..Request::default()
         };
         let policy = call.retry_policy.unwrap_or(skill.manifest.retry_policy);
@@ -493,6 +495,46 @@ fn gather(
         .iter()
         .all(|i| done[i].state == ToolState::Success || !plan.tools[*i].required);
     result.can_replan = !result.success;
+}
+
+/// The most skill state a session keeps, serialized (#43): it is copied
+/// into every scene of the save, so a skill that grows it without end would
+/// grow the save quadratically.
+pub const MAX_STATE_BYTES: usize = 256 << 10;
+
+/// A plan whose patches would take the skill state past [`MAX_STATE_BYTES`]
+/// keeps none of them: the state stays as it was, the plan fails, and the
+/// skills that patched are switched off for the session.
+fn cap_state(result: &mut ExecutionResult, before: &Map<String, Value>) {
+    let size = serde_json::to_vec(&result.aggregated_state).map_or(usize::MAX, |v| v.len());
+    if size <= MAX_STATE_BYTES {
+        return;
+    }
+    result.aggregated_state = before.clone();
+    let patched: BTreeSet<String> = result
+        .tool_results
+        .iter()
+        .filter(|r| {
+            r.events
+                .iter()
+                .any(|e| matches!(e, Event::StatePatch { .. }))
+        })
+        .map(|r| r.skill.clone())
+        .collect();
+    result.refused = Some(Failure {
+        category: Category::ToolFailure,
+        message: format!(
+            "the skill state would be {} KiB, over the {} KiB a session keeps; {} switched off, the state left as it was",
+            size >> 10,
+            MAX_STATE_BYTES >> 10,
+            patched.iter().cloned().collect::<Vec<_>>().join(", ")
+        ),
+    });
+    result.disabled_skills.extend(patched);
+    result.disabled_skills.sort();
+    result.disabled_skills.dedup();
+    result.success = false;
+    result.can_replan = false;
 }
 
 /// What a tool's dependencies gave: their summaries and patches (null for

@@ -3,9 +3,10 @@
 //! One invocation of a skill script (seed 002 §2.1, §3.4, §10.5): its own process group, JSON on
 //! stdin, every stdout line read by a thread and parsed into an event under caps (line length,
 //! total bytes, event count), stderr kept up to a cap, a timeout and cancellation that kill the
-//! whole group, resource limits in the child (`prlimit`: CPU time, address space, file size,
-//! processes, no core dumps), a scrubbed environment; and what the exit code and the events mean
-//! together.
+//! whole group (asking the sandbox's supervisor first, so it sweeps what the script left), the
+//! sandbox launcher's limits and confinement (`sandbox`), a scrubbed environment that reaches only
+//! the script, a cap on the skill's `data/` (files and bytes, watched while it runs; what a run
+//! wrote past the cap is removed); and what the exit code and the events mean together.
 
 // In the browser no process starts (`invoke` fails at once): the machinery
 // below is native only and unused there.
@@ -38,9 +39,17 @@ pub struct Limits {
     /// Bytes of stderr kept for the log.
     pub max_stderr: usize,
     pub cpu_seconds: u64,
+    /// Bytes of address space per process.
     pub address_space: u64,
     pub file_size: u64,
     pub processes: u64,
+    /// Bytes of memory for the whole invocation, where a memory cgroup
+    /// can be made (else `address_space` × `processes` bounds it).
+    pub memory: u64,
+    /// Files (and folders) the skill's `data/` may hold.
+    pub data_files: usize,
+    /// Bytes the skill's `data/` may hold.
+    pub data_bytes: u64,
 }
 
 impl Default for Limits {
@@ -52,9 +61,12 @@ impl Default for Limits {
             max_events: 10_000,
             max_stderr: 64 << 10,
             cpu_seconds: 30,
-            address_space: 8 << 30,
+            address_space: 1 << 30,
             file_size: 64 << 20,
-            processes: 256,
+            processes: 64,
+            memory: 1 << 30,
+            data_files: 1_000,
+            data_bytes: 256 << 20,
         }
     }
 }
@@ -72,9 +84,12 @@ pub struct Request {
     pub limits: Limits,
     /// Set to stop the invocation (the player rewound or quit).
     pub cancel: Option<Arc<AtomicBool>>,
-    /// The `loreloom` binary whose `__skill-sandbox` confines the script's
-    /// files with Landlock (none: unconfined).
+    /// The `loreloom` binary whose `__skill-sandbox` confines the script
+    /// (none: unconfined, for tests of the protocol alone).
     pub sandbox: Option<PathBuf>,
+    /// A campaign's skill: the launcher refuses to run it unless the
+    /// kernel enforces the whole confinement.
+    pub untrusted: bool,
     /// Each event as it is read (the tool execution panel's live log).
     pub live: Option<crossbeam_channel::Sender<Event>>,
 }
@@ -253,6 +268,24 @@ fn read_stderr(err: impl Read, max: usize) -> String {
     text
 }
 
+/// Ends the invocation: the sandbox's supervisor is asked first (it kills
+/// what the script left, wherever it went) and given a moment; then the
+/// whole process group is killed.
+fn stop(child: &mut Child, supervised: bool) {
+    #[cfg(unix)]
+    if supervised && matches!(child.try_wait(), Ok(None)) {
+        use nix::sys::signal::{Signal, kill};
+        use nix::unistd::Pid;
+        if let Ok(pid) = i32::try_from(child.id()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+            let _ = child.wait_timeout(Duration::from_secs(2));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = supervised;
+    kill_group(child);
+}
+
 /// Kills the child's whole process group (it leads it).
 fn kill_group(child: &Child) {
     #[cfg(unix)]
@@ -268,38 +301,29 @@ fn kill_group(child: &Child) {
     let _ = child;
 }
 
-/// Where `prlimit` is (util-linux), to limit the child's resources.
-fn prlimit() -> Option<PathBuf> {
-    ["/usr/bin/prlimit", "/bin/prlimit"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
-}
-
-/// The program and arguments that run the script: through `prlimit`
-/// (resource limits) and the sandbox launcher (Landlock), where there are.
-fn argv(request: &Request, cgroup: Option<&Path>) -> Vec<std::ffi::OsString> {
+/// The program and arguments that run the script: through the sandbox
+/// launcher (limits, Landlock, seccomp, the supervisor) where there is one.
+fn argv(request: &Request, cgroups: &[PathBuf]) -> Vec<std::ffi::OsString> {
     let limits = &request.limits;
     let mut argv: Vec<std::ffi::OsString> = Vec::new();
-    if let Some(prlimit) = prlimit() {
-        argv.push(prlimit.into());
-        for limit in [
-            format!("--cpu={}", limits.cpu_seconds),
-            format!("--as={}", limits.address_space),
-            format!("--fsize={}", limits.file_size),
-            format!("--nproc={}", limits.processes),
-            "--core=0".to_owned(),
-            "--".to_owned(),
-        ] {
-            argv.push(limit.into());
-        }
-    }
     if let Some(launcher) = &request.sandbox {
         argv.push(launcher.into());
         argv.push("__skill-sandbox".into());
-        if let Some(cgroup) = cgroup {
-            argv.push("--pids-cgroup".into());
+        for cgroup in cgroups {
+            argv.push("--cgroup".into());
             argv.push(cgroup.into());
+        }
+        for (flag, value) in [
+            ("--cpu", limits.cpu_seconds),
+            ("--address-space", limits.address_space),
+            ("--file-size", limits.file_size),
+            ("--processes", limits.processes),
+        ] {
+            argv.push(flag.into());
+            argv.push(value.to_string().into());
+        }
+        if request.untrusted {
+            argv.push("--untrusted".into());
         }
         // The launcher runs in the skill's folder: its rules name absolute paths.
         let dir = std::path::absolute(&request.dir).unwrap_or_else(|_| request.dir.clone());
@@ -307,6 +331,7 @@ fn argv(request: &Request, cgroup: Option<&Path>) -> Vec<std::ffi::OsString> {
         let _ = std::fs::create_dir_all(&data);
         let mut read: Vec<PathBuf> = super::sandbox::SYSTEM
             .iter()
+            .chain(super::sandbox::PROC.iter())
             .map(PathBuf::from)
             .filter(|p| p.exists())
             .collect();
@@ -335,21 +360,44 @@ fn scratch(dir: &Path) -> PathBuf {
     tmp
 }
 
-fn command(request: &Request, cgroup: Option<&Path>) -> Command {
-    let argv = argv(request, cgroup);
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+
+/// The script's whole environment: a fixed `PATH` and `LANG`, `HOME` and
+/// `TMPDIR` in its `data/`, and the skill's own variables.
+fn script_env(request: &Request) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("PATH".to_owned(), PATH.to_owned()),
+        ("LANG".to_owned(), "C.UTF-8".to_owned()),
+        (
+            "HOME".to_owned(),
+            request.dir.join("data").to_string_lossy().into_owned(),
+        ),
+        (
+            "TMPDIR".to_owned(),
+            scratch(&request.dir).to_string_lossy().into_owned(),
+        ),
+    ];
+    env.extend(request.env.iter().cloned());
+    env
+}
+
+fn command(request: &Request, cgroups: &[PathBuf]) -> Command {
+    let argv = argv(request, cgroups);
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .current_dir(&request.dir)
-        .env_clear()
-        .env(
-            "PATH",
-            "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
-        )
-        .env("LANG", "C.UTF-8")
-        .env("HOME", request.dir.join("data"))
-        .env("TMPDIR", scratch(&request.dir))
-        .envs(request.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
+    cmd.args(&argv[1..]).current_dir(&request.dir).env_clear();
+    if request.sandbox.is_some() {
+        // The launcher and its supervisor see none of the script's
+        // variables: the confined stage sets them at its `exec`.
+        let env: std::collections::BTreeMap<String, String> =
+            script_env(request).into_iter().collect();
+        cmd.env("PATH", PATH).env("LANG", "C.UTF-8").env(
+            super::sandbox::ENV_VAR,
+            serde_json::to_string(&env).unwrap_or_default(),
+        );
+    } else {
+        cmd.envs(script_env(request));
+    }
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     #[cfg(unix)]
@@ -382,13 +430,23 @@ pub fn invoke(request: &Request) -> Invocation {
     let mut result = Invocation::default();
     // Where the launcher can join one, a cgroup bounds the processes and
     // lets every one of them be killed at the end (dropped last).
-    let cgroup = request
+    let cgroups = request
         .sandbox
         .as_ref()
-        .and_then(|_| super::sandbox::PidsCgroup::create(request.limits.processes));
+        .map(|_| super::sandbox::Cgroups::create(request.limits.processes, request.limits.memory));
+    let data = request.dir.join("data");
+    let before = match super::quota::Usage::of(&data, &request.limits) {
+        Ok(before) => before,
+        Err(over) => {
+            result.failure = Some(Failure::new(Category::ProcessError, over));
+            return result;
+        }
+    };
     let mut child = match command(
         request,
-        cgroup.as_ref().map(super::sandbox::PidsCgroup::dir),
+        cgroups
+            .as_ref()
+            .map_or(&[][..], super::sandbox::Cgroups::dirs),
     )
     .spawn()
     {
@@ -422,14 +480,17 @@ pub fn invoke(request: &Request) -> Invocation {
         });
     }
     let deadline = started + request.limits.timeout;
-    let failure = watch(&mut child, &rx, deadline, request, &mut result.events);
-    // Whatever happened, nothing of the group (or the cgroup) outlives the
-    // invocation.
-    kill_group(&child);
-    if let Some(cgroup) = &cgroup {
-        cgroup.kill_all();
+    let mut failure = watch(&mut child, &rx, deadline, request, &mut result.events);
+    // Whatever happened, nothing of the group (or the cgroups) outlives
+    // the invocation.
+    stop(&mut child, request.sandbox.is_some());
+    if let Some(cgroups) = &cgroups {
+        cgroups.kill_all();
     }
     let status = child.wait().ok();
+    if let Some(over) = before.prune_after(&data, &request.limits) {
+        failure = failure.or(Some(Failure::new(Category::ProcessError, over)));
+    }
     // Events the reader sent before it stopped (it is not waited for: a
     // left-behind process may hold stdout open; it ends with the pipe).
     drop(reader);
@@ -461,8 +522,9 @@ fn watch(
     request: &Request,
     events: &mut Vec<Event>,
 ) -> Option<Failure> {
+    let mut counted = Instant::now();
     loop {
-        let wait = match next_wait(request, deadline) {
+        let wait = match next_wait(request, deadline, &mut counted) {
             Ok(wait) => wait,
             Err(f) => return Some(f),
         };
@@ -484,7 +546,7 @@ fn watch(
     }
     // Output is over: the process has until the deadline to exit.
     loop {
-        let wait = match next_wait(request, deadline) {
+        let wait = match next_wait(request, deadline, &mut counted) {
             Ok(wait) => wait,
             Err(f) => return Some(f),
         };
@@ -497,8 +559,13 @@ fn watch(
 }
 
 /// How long to wait next (at most 50 ms, so a cancellation is seen), or
-/// why to stop: cancelled, or past the deadline.
-fn next_wait(request: &Request, deadline: Instant) -> Result<Duration, Failure> {
+/// why to stop: cancelled, past the deadline, or (counted every quarter
+/// second) the skill's `data/` over its caps.
+fn next_wait(
+    request: &Request,
+    deadline: Instant,
+    counted: &mut Instant,
+) -> Result<Duration, Failure> {
     if request
         .cancel
         .as_ref()
@@ -509,6 +576,13 @@ fn next_wait(request: &Request, deadline: Instant) -> Result<Duration, Failure> 
     let now = Instant::now();
     if now >= deadline {
         return Err(timed_out(request));
+    }
+    if now.duration_since(*counted) >= Duration::from_millis(250) {
+        *counted = now;
+        if let Some(why) = super::quota::Usage::over_now(&request.dir.join("data"), &request.limits)
+        {
+            return Err(Failure::new(Category::ProcessError, why));
+        }
     }
     Ok((deadline - now).min(Duration::from_millis(50)))
 }

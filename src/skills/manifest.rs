@@ -106,6 +106,9 @@ pub struct Skill {
     pub config_schema: Option<Value>,
     /// `config.json` (an empty object when there is none).
     pub config: Value,
+    /// Shipped with Loreloom (the first folder discovery reads); a
+    /// campaign's skill is not, and runs only approved and fully confined.
+    pub bundled: bool,
 }
 
 impl Skill {
@@ -133,6 +136,8 @@ pub struct Discovery {
     pub skills: Vec<Skill>,
     /// One line per folder skipped: the file and what is wrong.
     pub warnings: Vec<String>,
+    /// A campaign's skills the player has not approved (as they are now).
+    pub waiting: Vec<super::consent::Waiting>,
 }
 
 impl Discovery {
@@ -149,11 +154,26 @@ pub fn inside(path: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
+/// Discovers the skills in each directory, in order, with the player's
+/// approvals (`consent`): see [`discover_approved`].
+pub fn discover(dirs: &[PathBuf]) -> Discovery {
+    let path = super::consent::approvals_path();
+    match super::consent::Approvals::load(&path) {
+        Ok(approvals) => discover_approved(dirs, &approvals),
+        Err(why) => {
+            let mut found = discover_approved(dirs, &super::consent::Approvals::default());
+            found.warnings.push(why);
+            found
+        }
+    }
+}
+
 /// Discovers the skills in each directory, in order; the first is the
 /// bundled folder, whose names a later folder's skills cannot take (they are
 /// skipped with a warning); otherwise a later skill of the same name
-/// replaces an earlier one.
-pub fn discover(dirs: &[PathBuf]) -> Discovery {
+/// replaces an earlier one. A later folder's skill runs only if `approvals`
+/// holds its folder as it is now; else it waits in [`Discovery::waiting`].
+pub fn discover_approved(dirs: &[PathBuf], approvals: &super::consent::Approvals) -> Discovery {
     let mut found = Discovery::default();
     // The manifest contract, read and compiled once for every folder.
     let contract = crate::llm::contract::Contract::load(
@@ -189,9 +209,25 @@ pub fn discover(dirs: &[PathBuf]) -> Discovery {
                         skill.manifest.name
                     ));
                 }
-                Ok(Some(skill)) => {
+                Ok(Some(mut skill)) => {
                     if at == 0 {
                         bundled.push(skill.manifest.name.clone());
+                        skill.bundled = true;
+                    } else {
+                        match super::consent::folder_hash(&skill.dir) {
+                            Ok(hash) if approvals.holds(&skill.manifest.name, &hash) => {}
+                            Ok(hash) => {
+                                found
+                                    .waiting
+                                    .retain(|w| w.skill.manifest.name != skill.manifest.name);
+                                found.waiting.push(super::consent::Waiting { skill, hash });
+                                continue;
+                            }
+                            Err(why) => {
+                                found.warnings.push(format!("{why}; skipped"));
+                                continue;
+                            }
+                        }
                     }
                     found
                         .skills
@@ -395,6 +431,7 @@ pub fn load(
         prompt,
         config_schema,
         config,
+        bundled: false,
     }))
 }
 

@@ -9,6 +9,7 @@
 
 pub mod assets;
 pub mod config;
+pub mod consent;
 pub mod execute;
 pub mod invoke;
 pub mod manifest;
@@ -16,6 +17,7 @@ pub mod merge;
 pub mod plan;
 pub mod planner;
 pub mod protocol;
+pub mod quota;
 pub mod route;
 pub mod sandbox;
 

@@ -39,8 +39,26 @@ pub fn default_story() -> PathBuf {
 
 /// Run `loreloom` with arguments and optional stdin.
 pub fn loreloom(args: &[&str], stdin: Option<&str>) -> Output {
+    loreloom_env(args, stdin, &[])
+}
+
+/// A data dir of its own for a test (approvals, settings), whose `models/`
+/// is the player's (so the installed models are found).
+pub fn own_data_dir(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).expect("the data dir is made");
+    let models = loreloom::files::data_dir().join("models");
+    if models.exists() {
+        std::os::unix::fs::symlink(&models, data.join("models")).expect("models are linked");
+    }
+    data
+}
+
+/// Run `loreloom` with arguments, optional stdin and extra environment.
+pub fn loreloom_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &Path)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_loreloom"))
         .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -79,6 +79,25 @@ fn collect_portraits(
         }
     }
     for (id, result) in drawn {
+        // #43: a skill that runs by itself at session open is listed with
+        // the turn's tools, so the player sees it ran and how it went.
+        skills.tools.push(super::view::ToolRow {
+            tool_id: format!("portrait of {id}"),
+            skill: crate::session::skills::PORTRAITS.into(),
+            status: Some(if result.is_ok() {
+                crate::skills::execute::ToolState::Success
+            } else {
+                crate::skills::execute::ToolState::Failed
+            }),
+            retries: 0,
+            ms: None,
+            lines: match &result {
+                Ok(Some(path)) => vec![format!("drew {}", path.display())],
+                Ok(None) => vec!["no picture".into()],
+                Err(_) => Vec::new(),
+            },
+            error: result.as_ref().err().map(ToString::to_string),
+        });
         match result {
             Ok(Some(path)) => {
                 for mut c in &mut people {

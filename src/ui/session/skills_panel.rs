@@ -3,7 +3,8 @@
 //! The tool execution panel (each tool of the turn live: status, streaming
 //! log, timing, retries, errors), the narrative state panel (the skill state
 //! tree, changed keys lit), the asset gallery, the inline notice of a failed
-//! skill (Retry / Dismiss) and the max-replan dialog, and the Skills settings
+//! skill (Retry / Dismiss) and the max-replan dialog, the consent dialog for a
+//! campaign's skill that waits for approval (#43), and the Skills settings
 //! screen generated from each skill's config schema.
 
 use std::collections::BTreeMap;
@@ -20,16 +21,18 @@ use crate::skills::{Discovery, discover};
 use crate::ui::screens::{Screen, Toasts};
 
 pub(super) fn plugin(app: &mut App) {
-    app.init_resource::<SkillsPanel>().add_systems(
-        EguiPrimaryContextPass,
-        (
-            (skills_window, skill_notices)
-                .chain()
-                .run_if(in_state(Screen::Session)),
-            settings_window,
-        )
-            .chain(),
-    );
+    app.init_resource::<SkillsPanel>()
+        .init_resource::<Consent>()
+        .add_systems(
+            EguiPrimaryContextPass,
+            (
+                (skills_window, skill_notices, consent_dialog)
+                    .chain()
+                    .run_if(in_state(Screen::Session)),
+                settings_window,
+            )
+                .chain(),
+        );
 }
 
 /// Which skill windows are open.
@@ -87,6 +90,81 @@ impl SettingsForm {
             ..Self::default()
         }
     }
+}
+
+/// The campaign skills the player kept off this sitting (by folder hash):
+/// not asked about again until the game starts anew.
+#[derive(Resource, Debug, Default)]
+pub struct Consent {
+    declined: std::collections::BTreeSet<String>,
+}
+
+/// A campaign's skill that waits for approval: what it is and what it asks
+/// for, Allow or Keep it off (#43). Allowing pins the approval to the
+/// folder as it is now and brings the skill into the session.
+fn consent_dialog(
+    mut contexts: EguiContexts,
+    session: Option<ResMut<ActiveSession>>,
+    mut consent: ResMut<Consent>,
+    mut toasts: ResMut<Toasts>,
+) -> Result {
+    let Some(mut session) = session else {
+        return Ok(());
+    };
+    let Some(waiting) = session.controller().and_then(|c| {
+        c.state
+            .skills
+            .found
+            .waiting
+            .iter()
+            .find(|w| !consent.declined.contains(&w.hash))
+            .cloned()
+    }) else {
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?.clone();
+    let name = waiting.skill.manifest.name.clone();
+    egui::Window::new("A campaign's skill asks to run")
+        .id(egui::Id::new("skill-consent"))
+        .collapsible(false)
+        .resizable(false)
+        .default_width(460.0)
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .show(&ctx, |ui| {
+            ui.label(
+                "This campaign brings a program of its own. It runs only if you allow it.",
+            );
+            ui.separator();
+            for line in crate::skills::consent::asks(&waiting.skill) {
+                ui.label(line);
+            }
+            ui.separator();
+            ui.weak("Allowed as it is now: if the campaign's copy changes, you are asked again. `loreloom skills revoke` takes it back.");
+            ui.horizontal(|ui| {
+                if ui.button("Allow").clicked() {
+                    match crate::skills::consent::Approvals::approve(
+                        &crate::skills::consent::approvals_path(),
+                        &name,
+                        &waiting.hash,
+                    ) {
+                        Ok(()) => {
+                            let found = discover(session.skill_dirs());
+                            session.refresh_skills(found);
+                            toasts.push(format!("The {name} skill may run"));
+                        }
+                        Err(e) => {
+                            toasts.push(e);
+                            consent.declined.insert(waiting.hash.clone());
+                        }
+                    }
+                }
+                if ui.button("Keep it off").clicked() {
+                    consent.declined.insert(waiting.hash.clone());
+                    toasts.push(format!("The {name} skill stays off"));
+                }
+            });
+        });
+    Ok(())
 }
 
 /// The colour of errors and failed tools.

@@ -32,10 +32,13 @@ struct As(Option<u32>);
 
 const NOBODY: u32 = 65534;
 
+/// Tells each rig's abstract socket from the others'.
+static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// What one mode sets up: the campaign's skills, a data dir, the binary
 /// where that user can run it, and the targets.
 struct Rig {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     skills: PathBuf,
     data: PathBuf,
     binary: PathBuf,
@@ -109,7 +112,6 @@ impl Rig {
         tcp.set_nonblocking(true).unwrap();
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         udp.set_nonblocking(true).unwrap();
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let abstract_name = format!(
             "loreloom-probe-{}-{}",
             std::process::id(),
@@ -138,7 +140,7 @@ impl Rig {
             .spawn()
             .unwrap();
         let rig = Self {
-            _dir: dir,
+            dir,
             skills,
             data,
             binary,
@@ -185,7 +187,7 @@ impl Rig {
             "unix_socket": self.path_socket,
             "secret_dir": self.secret_dir,
             "game_pid": self.decoy.id(),
-            "escape_path": self._dir.path().join("escaped.txt"),
+            "escape_path": self.dir.path().join("escaped.txt"),
         })
     }
 
@@ -319,7 +321,7 @@ fn every_probe_of_a_hostile_campaign_skill_is_denied_and_nothing_survives() {
                 .unwrap();
             assert!(!alive(pid), "{user:?} run {run}: the daemon {pid} survived");
         }
-        assert!(!rig._dir.path().join("escaped.txt").exists());
+        assert!(!rig.dir.path().join("escaped.txt").exists());
         // A flood of files stops at the cap and what it added is removed.
         let (_, out) = rig.run("files");
         let said = String::from_utf8_lossy(&out.stderr);

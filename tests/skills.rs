@@ -34,6 +34,27 @@ fn fixtures() -> (tempfile::TempDir, Discovery) {
     (dir, found)
 }
 
+/// A data dir of the test's own in which the player approved the fixture
+/// skill `name` through `loreloom skills approve`.
+fn approved_in(dir: &Path, name: &str) -> PathBuf {
+    let data = common::own_data_dir(dir);
+    let skills = dir.join("skills");
+    let approved = common::loreloom_env(
+        &[
+            "skills",
+            "approve",
+            name,
+            "--yes",
+            "--dir",
+            skills.to_str().unwrap(),
+        ],
+        None,
+        &[("LORELOOM_DATA_DIR", &data)],
+    );
+    assert!(approved.status.success(), "{}", common::stderr(&approved));
+    data
+}
+
 /// Discovery with every campaign skill approved as it is (as a player
 /// would after reading each one's dialog).
 fn approving(dirs: &[PathBuf]) -> Discovery {
@@ -823,21 +844,7 @@ fn the_model_plans_replans_and_the_dice_roll() {
     ];
     write_script(&script, replies);
     // The player approved the campaign's `crash` skill, in a data dir of the test's own.
-    let data = common::own_data_dir(dir.path());
-    let skills = dir.path().join("skills");
-    let approved = common::loreloom_env(
-        &[
-            "skills",
-            "approve",
-            "crash",
-            "--yes",
-            "--dir",
-            skills.to_str().unwrap(),
-        ],
-        None,
-        &[("LORELOOM_DATA_DIR", &data)],
-    );
-    assert!(approved.status.success(), "{}", common::stderr(&approved));
+    let data = approved_in(dir.path(), "crash");
     let out = common::loreloom_env(
         &[
             "skills",

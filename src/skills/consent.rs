@@ -80,7 +80,7 @@ pub fn folder_hash(dir: &Path) -> Result<String, String> {
         }
         hash.update([0]);
     }
-    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(format!("{:x}", hash.finalize()))
 }
 
 /// One approval: which skill, when.

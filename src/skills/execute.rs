@@ -510,7 +510,7 @@ fn cap_state(result: &mut ExecutionResult, before: &Map<String, Value>) {
     if size <= MAX_STATE_BYTES {
         return;
     }
-    result.aggregated_state = before.clone();
+    result.aggregated_state.clone_from(before);
     let patched: BTreeSet<String> = result
         .tool_results
         .iter()

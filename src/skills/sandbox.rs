@@ -381,12 +381,12 @@ fn descendants(root: i32) -> Vec<i32> {
             continue;
         };
         // "pid (comm) state ppid …": the name may hold spaces and brackets.
-        let ppid = stat
+        let parent = stat
             .rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().nth(1))
             .and_then(|p| p.parse::<i32>().ok());
-        if let Some(ppid) = ppid {
-            parent_of.push((pid, ppid));
+        if let Some(parent) = parent {
+            parent_of.push((pid, parent));
         }
     }
     let mut found = vec![root];
@@ -420,9 +420,8 @@ fn kill_descendants() {
         }
         loop {
             match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => break,
                 Err(Errno::ECHILD) => return,
-                Err(_) => break,
+                Ok(WaitStatus::StillAlive) | Err(_) => break,
                 Ok(_) => {}
             }
         }

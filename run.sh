@@ -2,7 +2,7 @@
 # Loreloom's two entry points on a fresh Debian/Ubuntu machine:
 #   ./run.sh play [PATH]                     play a story in the window (default: the bundled one)
 #   ./run.sh play --web [PORT]               build the browser version and serve it at http://127.0.0.1:PORT/,
-#                                            with the default model on llama-server at 127.0.0.1:8081 for sessions
+#                                            with the default model on llama-server (127.0.0.1:8081, this run's key) for sessions
 #   ./run.sh test                            run every check and test CI runs
 # Both install what they need (Debian packages via apt, Rust crates via cargo)
 # or stop with a message saying exactly what is missing.
@@ -226,14 +226,21 @@ play)
         need_adapter
         need_llama_server
         web/build.sh
-        # Sessions in the page talk to the default model on llama-server at the
-        # address the browser build's models.ron names by default (127.0.0.1:8081).
+        # Sessions in the page talk to the default model on llama-server through
+        # the page's own server (/v1), which adds this run's key: llama-server
+        # answers no one without it, and the page's server forwards only the
+        # page's own calls (#43). The key is in a file only this user can read.
+        key_dir=$(mktemp -d)
+        chmod 700 "$key_dir"
+        head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$key_dir/key"
         "$LORELOOM_LLAMA_SERVER" -m "$DATA_DIR/models/${MODEL_MEMBER##*/}" --lora "$DATA_DIR/models/${ADAPTER_FILE##*/}" \
-            --host 127.0.0.1 --port 8081 -c 8192 -np 2 --no-webui --log-disable >/dev/null 2>&1 &
+            --host 127.0.0.1 --port 8081 -c 8192 -np 2 --no-webui --log-disable \
+            --api-key-file "$key_dir/key" >/dev/null 2>&1 &
         model_server=$!
-        trap 'kill $model_server 2>/dev/null' EXIT INT TERM
-        echo "loreloom: the default model answers sessions at http://127.0.0.1:8081/v1 (llama-server)" >&2
-        node web/serve.js "${2:-8080}"
+        trap 'kill $model_server 2>/dev/null; rm -rf "$key_dir"' EXIT INT TERM
+        echo "loreloom: the default model answers the page's sessions (llama-server on 127.0.0.1:8081, with this run's key)" >&2
+        LORELOOM_MODEL_UPSTREAM=http://127.0.0.1:8081 LORELOOM_MODEL_KEY_FILE="$key_dir/key" \
+            node web/serve.js "${2:-8080}"
         exit
     fi
     need_apt "${PLAY_PACKAGES[@]}"

@@ -1,4 +1,4 @@
-//! A stranger's skill, hostile (#43): every probe it makes is denied, as root and as an ordinary user, run after run, and nothing it starts survives.
+//! A hostile campaign skill (#43): every probe denied, as root and as `nobody`; nothing survives.
 //!
 //! The `hostile` fixture skill (`tests/skills/hostile`) comes in a campaign's `skills/` folder,
 //! is approved through `loreloom skills approve`, and runs through `loreloom skills run`, the real

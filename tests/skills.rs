@@ -58,18 +58,14 @@ fn approved_in(dir: &Path, name: &str) -> PathBuf {
 /// Discovery with every campaign skill approved as it is (as a player
 /// would after reading each one's dialog).
 fn approving(dirs: &[PathBuf]) -> Discovery {
-    use loreloom::skills::consent::{Approvals, Approved};
+    use loreloom::skills::consent::Approvals;
     let first = discover_approved(dirs, &Approvals::default());
-    let mut approvals = Approvals::default();
-    for w in &first.waiting {
-        approvals.approved.insert(
-            w.hash.clone(),
-            Approved {
-                name: w.skill.manifest.name.clone(),
-                at: String::new(),
-            },
-        );
-    }
+    let approvals = Approvals::of(
+        first
+            .waiting
+            .iter()
+            .map(|w| (w.skill.manifest.name.clone(), w.hash.clone())),
+    );
     discover_approved(dirs, &approvals)
 }
 

@@ -5,12 +5,21 @@
 // folder is served (no `..`, encoded separators or links leading out), a
 // malformed request is answered 400 and the server stays up, only GET and HEAD
 // are answered, and only for this machine's names (the Host header).
+// With a model server (LORELOOM_MODEL_UPSTREAM, its key in the file
+// LORELOOM_MODEL_KEY_FILE) it also answers the page's model calls at /v1/…,
+// forwarding them with the key: only requests from the page's own origin are
+// forwarded (the Origin and Sec-Fetch-Site headers; another site's fetch is
+// refused 403 before anything reaches the model), and the key never reaches
+// the page. The model server itself answers no one without the key (#43).
 // Usage: node web/serve.js [PORT] [DIR]     (the page is then at http://127.0.0.1:PORT/)
 'use strict';
 const fs = require('fs');
 const http = require('http');
 const path = require('path');
 const zlib = require('zlib');
+
+/// The most a page's model call may send (its prompt and settings).
+const MAX_CALL = 4 << 20;
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
@@ -75,11 +84,14 @@ function confined(root, file) {
   return { file: real };
 }
 
-function serve(root, port = 0) {
+/// `model`: `{ upstream: 'http://127.0.0.1:8081', key }` to answer /v1/… by
+/// forwarding to that server with its key; none: /v1/… is a file path like any.
+function serve(root, port = 0, model = null) {
   root = fs.realpathSync(path.resolve(root));
   const server = http.createServer((req, res) => {
     try {
-      answer(root, server, req, res);
+      if (model && /^\/v1\//.test(req.url || '')) forward(model, server, req, res);
+      else answer(root, server, req, res);
     } catch {
       if (!res.headersSent) res.writeHead(500).end(); else res.destroy();
     }
@@ -91,14 +103,66 @@ function serve(root, port = 0) {
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 
+/// The names this server answers to (another name is a DNS rebinding).
+function ownHosts(server) {
+  const port = server.address().port;
+  return [`127.0.0.1:${port}`, `localhost:${port}`];
+}
+
+/// A model call from the page, forwarded with the key; refused when it comes
+/// from anywhere but the page's own origin.
+function forward(model, server, req, res) {
+  const hosts = ownHosts(server);
+  if (!hosts.includes(String(req.headers.host || '').toLowerCase())) {
+    res.writeHead(421).end('wrong host');
+    return;
+  }
+  const origin = req.headers.origin;
+  const site = req.headers['sec-fetch-site'];
+  if ((origin !== undefined && !hosts.some((h) => origin === `http://${h}`))
+      || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
+    res.writeHead(403).end('not from this page');
+    return;
+  }
+  if (req.method !== 'POST' && req.method !== 'GET') {
+    res.writeHead(405, { Allow: 'GET, POST' }).end();
+    return;
+  }
+  const upstream = new URL(req.url, model.upstream);
+  const headers = {
+    'content-type': req.headers['content-type'] || 'application/json',
+    accept: req.headers.accept || '*/*',
+    authorization: `Bearer ${model.key}`,
+  };
+  const out = http.request(upstream, { method: req.method, headers }, (answer) => {
+    const kept = {};
+    for (const h of ['content-type', 'cache-control']) if (answer.headers[h]) kept[h] = answer.headers[h];
+    res.writeHead(answer.statusCode || 502, kept);
+    answer.pipe(res);
+  });
+  out.on('error', () => { if (!res.headersSent) res.writeHead(502).end('the model server did not answer'); else res.destroy(); });
+  let sent = 0;
+  req.on('data', (chunk) => {
+    sent += chunk.length;
+    if (sent > MAX_CALL) {
+      out.destroy();
+      if (!res.headersSent) res.writeHead(413).end('too large');
+      req.destroy();
+      return;
+    }
+    out.write(chunk);
+  });
+  req.on('end', () => out.end());
+  res.on('close', () => out.destroy());
+}
+
 function answer(root, server, req, res) {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD' }).end();
     return;
   }
   // Only this machine's names for this port (another name is a DNS rebinding).
-  const port = server.address().port;
-  const hosts = [`127.0.0.1:${port}`, `localhost:${port}`];
+  const hosts = ownHosts(server);
   if (!hosts.includes(String(req.headers.host || '').toLowerCase())) {
     res.writeHead(421).end('wrong host');
     return;
@@ -141,7 +205,17 @@ if (require.main === module) {
     process.exit(1);
   }
   precompress(root);
-  serve(root, port).then((server) => {
+  let model = null;
+  if (process.env.LORELOOM_MODEL_UPSTREAM) {
+    const keyFile = process.env.LORELOOM_MODEL_KEY_FILE;
+    const key = keyFile ? fs.readFileSync(keyFile, 'utf8').trim() : '';
+    if (!key) {
+      console.error('loreloom: LORELOOM_MODEL_UPSTREAM needs its key in LORELOOM_MODEL_KEY_FILE');
+      process.exit(1);
+    }
+    model = { upstream: process.env.LORELOOM_MODEL_UPSTREAM, key };
+  }
+  serve(root, port, model).then((server) => {
     console.log(`loreloom: serving ${root} at http://127.0.0.1:${server.address().port}/ (Ctrl-C stops)`);
   });
 }

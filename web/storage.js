@@ -21,17 +21,26 @@
     r.onupgradeneeded = () => r.result.createObjectStore(STORE);
     return request(r);
   };
+  // Per path: writes on their way, and the last failure not yet said to the game.
+  const pending = new Map();
+  const unsaid = new Map();
   const write = (path, entry) => {
+    pending.set(path, (pending.get(path) || 0) + 1);
     queue = queue.then(async () => {
       if (!db) return;
       const tx = db.transaction(STORE, 'readwrite');
       if (entry) tx.objectStore(STORE).put(entry, path); else tx.objectStore(STORE).delete(path);
-      await new Promise((resolve, reject) => { tx.oncomplete = resolve; tx.onerror = () => reject(tx.error); });
+      await new Promise((resolve, reject) => { tx.oncomplete = resolve; tx.onerror = () => reject(tx.error); tx.onabort = () => reject(tx.error); });
       window.loreloomFiles.written++;
     }).catch((e) => {
-      // Counted where the page (and its tests) can see it, not only logged.
+      // Counted where the page (and its tests) can see it, and said to the
+      // game (src/store's keep asks), which shows "this turn was not kept".
       window.loreloomFiles.failed.push({ path, error: String(e) });
+      unsaid.set(path, String(e));
       console.warn(`loreloom: could not keep ${path} in IndexedDB: ${e}`);
+    }).finally(() => {
+      const left = (pending.get(path) || 1) - 1;
+      if (left > 0) pending.set(path, left); else pending.delete(path);
     });
   };
 
@@ -51,6 +60,10 @@
     },
     remove: (path) => { if (files.delete(path)) write(path, null); },
     names: () => [...files.keys()],
+    /// The last write of `path` that did not reach IndexedDB, once (null: none).
+    failedWrite: (path) => { const e = unsaid.get(path); unsaid.delete(path); return e === undefined ? null : e; },
+    /// How many writes of `path` are still on their way.
+    pendingWrites: (path) => pending.get(path) || 0,
     modified: (path) => files.get(path)?.modified,
     bundle: () => bundleText,
     /// Resolves once every write so far is in IndexedDB.

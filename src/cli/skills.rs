@@ -135,10 +135,10 @@ pub fn run(command: SkillsCommand) -> ExitCode {
 /// Asks at the terminal whether `waiting` may run, after showing what it
 /// asks for; records the approval when the player says yes. Not a
 /// terminal and not `yes`: nothing is approved.
-pub fn ask(waiting: &crate::skills::consent::Waiting, yes: bool) -> Result<bool, String> {
+pub fn ask(waiting: &crate::skills::manifest::Waiting, yes: bool) -> Result<bool, String> {
     use std::io::{BufRead, IsTerminal, Write};
     println!("A campaign's skill asks to run on this machine:");
-    for line in crate::skills::consent::asks(&waiting.skill) {
+    for line in waiting.skill.asks() {
         println!("  {line}");
     }
     let approved = if yes {

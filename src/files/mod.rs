@@ -71,6 +71,19 @@ pub fn write_binary(path: &Path, bytes: &[u8]) -> io::Result<()> {
     imp::write_binary(path, bytes)
 }
 
+/// In the browser: a write of `path` that did not reach IndexedDB after it
+/// was handed over (said once); natively writes are done when they return.
+#[cfg(target_family = "wasm")]
+pub fn failed_write(path: &Path) -> Option<io::Error> {
+    imp::failed_write(path)
+}
+
+/// In the browser: whether writes of `path` are still on their way.
+#[cfg(target_family = "wasm")]
+pub fn write_pending(path: &Path) -> bool {
+    imp::write_pending(path)
+}
+
 /// When the file was last written.
 pub fn modified(path: &Path) -> Option<std::time::SystemTime> {
     imp::modified(path)

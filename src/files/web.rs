@@ -29,6 +29,10 @@ extern "C" {
     fn blob_modified(path: &str) -> Option<f64>;
     #[wasm_bindgen(js_namespace = loreloomFiles, js_name = bundle)]
     fn page_bundle() -> Option<String>;
+    #[wasm_bindgen(js_namespace = loreloomFiles, js_name = failedWrite)]
+    fn blob_failed(path: &str) -> Option<String>;
+    #[wasm_bindgen(js_namespace = loreloomFiles, js_name = pendingWrites)]
+    fn blob_pending(path: &str) -> u32;
 }
 
 /// What ships with the page: text files by path, and the paths of the
@@ -134,6 +138,17 @@ pub fn read_binary(path: &Path) -> io::Result<Vec<u8>> {
 
 pub fn write_binary(path: &Path, bytes: &[u8]) -> io::Result<()> {
     blob_put(&key(path), bytes).map_err(|e| js_error(&e))
+}
+
+/// A write of `path` handed to the page earlier that did not reach
+/// IndexedDB (said once).
+pub fn failed_write(path: &Path) -> Option<io::Error> {
+    blob_failed(&key(path)).map(|e| io::Error::other(format!("IndexedDB refused it: {e}")))
+}
+
+/// Whether writes of `path` are still on their way to IndexedDB.
+pub fn write_pending(path: &Path) -> bool {
+    blob_pending(&key(path)) > 0
 }
 
 pub fn modified(path: &Path) -> Option<std::time::SystemTime> {

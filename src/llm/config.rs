@@ -168,9 +168,11 @@ pub struct ModelsConfig {
 }
 
 /// Where the browser build's built-in keys find the default model: the
-/// llama-server `./run.sh play --web` starts beside the page (a page cannot
-/// run the model in-process; `models.ron` in the page's storage overrides it).
-pub const BROWSER_MODEL_SERVER: &str = "http://127.0.0.1:8081/v1";
+/// page's own server at `/v1`, which forwards the page's calls (and only
+/// its own) to the llama-server `./run.sh play --web` starts beside it, with
+/// that run's key (#43); a page cannot run the model in-process; `models.ron`
+/// in the page's storage overrides it.
+pub const BROWSER_MODEL_SERVER: &str = "/v1";
 
 impl Default for ModelsConfig {
     fn default() -> Self {

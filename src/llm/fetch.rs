@@ -44,7 +44,7 @@ impl FetchBackend {
                 backoff: Duration::from_millis(500),
             }),
             _ => Err(BackendError::Fatal(
-                "in the browser a model key must name an OpenAI-compatible server (OpenAi { url: \"http://127.0.0.1:8081/v1\", … } in models.ron): the in-process model and script files do not run in a page".into(),
+                "in the browser a model key must name an OpenAI-compatible server (OpenAi { url: \"/v1\", … } in models.ron: the page's own server, which forwards to llama-server): the in-process model and script files do not run in a page".into(),
             )),
         }
     }

@@ -1,8 +1,8 @@
-//! A campaign's skills run only once the player approves them (#43), each approval pinned to a hash of the skill's folder.
+//! A campaign's skills run only once the player approves them (#43), pinned to the folder's hash.
 //!
 //! A skill that came with a campaign is a program from a stranger. Discovery keeps it aside
 //! (`Discovery::waiting`) until the player approves it, in the window's dialog or at the terminal,
-//! after reading what it is and what it asks for ([`asks`]). The approval is kept in
+//! after reading what it is and what it asks for (`Skill::asks`). The approval is kept in
 //! `<data dir>/skills-approved.json` against the SHA-256 of the skill's folder (every file's path
 //! and bytes, links by their target; its own `data/` left out), so a skill changed since stays off
 //! and asks again. An approvals file that cannot be read approves nothing and says so. Bundled
@@ -13,8 +13,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-
-use super::manifest::Skill;
 
 /// At most this many entries and bytes are hashed; a bigger folder is not
 /// a skill anyone can review, and cannot be approved.
@@ -122,6 +120,25 @@ impl Approvals {
         }
     }
 
+    /// Approvals of these (name, folder hash) pairs, kept nowhere: what a
+    /// test or a bench holds after "approving" fixtures it ships itself.
+    pub fn of(pairs: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self {
+            approved: pairs
+                .into_iter()
+                .map(|(name, hash)| {
+                    (
+                        hash,
+                        Approved {
+                            name,
+                            at: String::new(),
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
     /// Whether the skill named `name` with this folder hash was approved.
     pub fn holds(&self, name: &str, hash: &str) -> bool {
         self.approved.get(hash).is_some_and(|a| a.name == name)
@@ -153,56 +170,6 @@ impl Approvals {
         crate::files::write_atomically(path, text.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))
     }
-}
-
-/// A campaign's skill waiting for the player's approval.
-#[derive(Clone, Debug)]
-pub struct Waiting {
-    pub skill: Skill,
-    /// Its folder's hash, which an approval pins.
-    pub hash: String,
-}
-
-/// What a skill is and what it would be let do, one line each, for the
-/// dialog and the terminal.
-pub fn asks(skill: &Skill) -> Vec<String> {
-    let m = &skill.manifest;
-    let scripts: Vec<String> = m
-        .scripts
-        .iter()
-        .map(|s| format!("{} ({})", s.name, s.path))
-        .collect();
-    let variables: Vec<String> = skill
-        .config_schema
-        .as_ref()
-        .map(super::config::fields)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|f| f.env_var)
-        .collect();
-    vec![
-        format!("{} {}: {}", m.name, m.version, m.description),
-        format!("from {}", skill.dir.display()),
-        format!(
-            "runs: {}",
-            if scripts.is_empty() {
-                "no script".to_owned()
-            } else {
-                scripts.join(", ")
-            }
-        ),
-        format!(
-            "variables: {}",
-            if variables.is_empty() {
-                "none".to_owned()
-            } else {
-                variables.join(", ")
-            }
-        ),
-        "reads: its own folder and the system's programs and libraries; not your files, not other skills".into(),
-        "writes: only its own data folder (at most 1,000 files, 256 MiB)".into(),
-        "network: never; no other program's sockets or signals".into(),
-    ]
 }
 
 #[cfg(test)]

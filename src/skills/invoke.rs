@@ -71,6 +71,16 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The caps on the skill's `data/`.
+    pub fn data_caps(&self) -> super::quota::Caps {
+        super::quota::Caps {
+            files: self.data_files,
+            bytes: self.data_bytes,
+        }
+    }
+}
+
 /// What to run.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
@@ -435,7 +445,7 @@ pub fn invoke(request: &Request) -> Invocation {
         .as_ref()
         .map(|_| super::sandbox::Cgroups::create(request.limits.processes, request.limits.memory));
     let data = request.dir.join("data");
-    let before = match super::quota::Usage::of(&data, &request.limits) {
+    let before = match super::quota::Usage::of(&data, request.limits.data_caps()) {
         Ok(before) => before,
         Err(over) => {
             result.failure = Some(Failure::new(Category::ProcessError, over));
@@ -488,7 +498,7 @@ pub fn invoke(request: &Request) -> Invocation {
         cgroups.kill_all();
     }
     let status = child.wait().ok();
-    if let Some(over) = before.prune_after(&data, &request.limits) {
+    if let Some(over) = before.prune_after(&data, request.limits.data_caps()) {
         failure = failure.or(Some(Failure::new(Category::ProcessError, over)));
     }
     // Events the reader sent before it stopped (it is not waited for: a
@@ -579,7 +589,8 @@ fn next_wait(
     }
     if now.duration_since(*counted) >= Duration::from_millis(250) {
         *counted = now;
-        if let Some(why) = super::quota::Usage::over_now(&request.dir.join("data"), &request.limits)
+        if let Some(why) =
+            super::quota::Usage::over_now(&request.dir.join("data"), request.limits.data_caps())
         {
             return Err(Failure::new(Category::ProcessError, why));
         }

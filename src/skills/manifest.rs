@@ -130,6 +130,59 @@ impl Skill {
     }
 }
 
+/// A campaign's skill waiting for the player's approval.
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    pub skill: Skill,
+    /// Its folder's hash, which an approval pins.
+    pub hash: String,
+}
+
+impl Skill {
+    /// What a skill is and what it would be let do, one line each, for the
+    /// dialog and the terminal.
+    pub fn asks(&self) -> Vec<String> {
+        let skill = self;
+        let m = &skill.manifest;
+        let scripts: Vec<String> = m
+            .scripts
+            .iter()
+            .map(|s| format!("{} ({})", s.name, s.path))
+            .collect();
+        let variables: Vec<String> = skill
+            .config_schema
+            .as_ref()
+            .map(super::config::fields)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|f| f.env_var)
+            .collect();
+        vec![
+        format!("{} {}: {}", m.name, m.version, m.description),
+        format!("from {}", skill.dir.display()),
+        format!(
+            "runs: {}",
+            if scripts.is_empty() {
+                "no script".to_owned()
+            } else {
+                scripts.join(", ")
+            }
+        ),
+        format!(
+            "variables: {}",
+            if variables.is_empty() {
+                "none".to_owned()
+            } else {
+                variables.join(", ")
+            }
+        ),
+        "reads: its own folder and the system's programs and libraries; not your files, not other skills".into(),
+        "writes: only its own data folder (at most 1,000 files, 256 MiB)".into(),
+        "network: never; no other program's sockets or signals".into(),
+    ]
+    }
+}
+
 /// What discovery found.
 #[derive(Clone, Debug, Default)]
 pub struct Discovery {
@@ -137,7 +190,7 @@ pub struct Discovery {
     /// One line per folder skipped: the file and what is wrong.
     pub warnings: Vec<String>,
     /// A campaign's skills the player has not approved (as they are now).
-    pub waiting: Vec<super::consent::Waiting>,
+    pub waiting: Vec<Waiting>,
 }
 
 impl Discovery {
@@ -220,7 +273,7 @@ pub fn discover_approved(dirs: &[PathBuf], approvals: &super::consent::Approvals
                                 found
                                     .waiting
                                     .retain(|w| w.skill.manifest.name != skill.manifest.name);
-                                found.waiting.push(super::consent::Waiting { skill, hash });
+                                found.waiting.push(Waiting { skill, hash });
                                 continue;
                             }
                             Err(why) => {

@@ -1,4 +1,4 @@
-//! A skill's `data/` kept within its caps (#43): entries and bytes counted before, during and after each run.
+//! A skill's `data/` kept within its caps (#43): counted before, during and after each run.
 //!
 //! No kernel quota is at hand for an ordinary user, so the invoker keeps the cap: a skill whose
 //! `data/` is already over it does not start; while it runs, the folder is counted every
@@ -8,7 +8,12 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::invoke::Limits;
+/// The caps: entries (files, folders, links) and bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    pub files: usize,
+    pub bytes: u64,
+}
 
 /// What a `data/` folder holds: its entries (relative paths) and bytes.
 #[derive(Debug, Default)]
@@ -49,8 +54,8 @@ fn walk(dir: &Path, max: usize) -> Usage {
 impl Usage {
     /// What `dir` holds now; an error naming the cap when it is over it
     /// already (the skill does not start).
-    pub fn of(dir: &Path, limits: &Limits) -> Result<Self, String> {
-        let usage = walk(dir, limits.data_files.saturating_add(1));
+    pub fn of(dir: &Path, limits: Caps) -> Result<Self, String> {
+        let usage = walk(dir, limits.files.saturating_add(1));
         match usage.over(limits) {
             Some(why) => Err(format!(
                 "{}: {why}; the skill does not run until some of it is removed",
@@ -60,17 +65,17 @@ impl Usage {
         }
     }
 
-    fn over(&self, limits: &Limits) -> Option<String> {
-        if self.entries.len() > limits.data_files {
+    fn over(&self, limits: Caps) -> Option<String> {
+        if self.entries.len() > limits.files {
             Some(format!(
                 "more than {} files in the skill's data folder",
-                limits.data_files
+                limits.files
             ))
-        } else if self.bytes > limits.data_bytes {
-            let cap = if limits.data_bytes >= 1 << 20 {
-                format!("{} MiB", limits.data_bytes >> 20)
+        } else if self.bytes > limits.bytes {
+            let cap = if limits.bytes >= 1 << 20 {
+                format!("{} MiB", limits.bytes >> 20)
             } else {
-                format!("{} bytes", limits.data_bytes)
+                format!("{} bytes", limits.bytes)
             };
             Some(format!("more than {cap} in the skill's data folder"))
         } else {
@@ -79,13 +84,13 @@ impl Usage {
     }
 
     /// Why `dir` is over its caps now (the watch while a script runs).
-    pub fn over_now(dir: &Path, limits: &Limits) -> Option<String> {
-        walk(dir, limits.data_files.saturating_add(1)).over(limits)
+    pub fn over_now(dir: &Path, limits: Caps) -> Option<String> {
+        walk(dir, limits.files.saturating_add(1)).over(limits)
     }
 
     /// After a run: when `dir` is over its caps, removes what the run added
     /// (this usage is from before it) and says why.
-    pub fn prune_after(&self, dir: &Path, limits: &Limits) -> Option<String> {
+    pub fn prune_after(&self, dir: &Path, limits: Caps) -> Option<String> {
         let why = Self::over_now(dir, limits)?;
         let now = walk(dir, usize::MAX);
         // Deepest first, so a new folder is empty when its turn comes.
@@ -109,31 +114,30 @@ impl Usage {
 
 #[cfg(test)]
 mod tests {
-    use super::{Limits, Usage};
+    use super::{Caps, Usage};
 
     #[test]
     fn a_run_that_writes_past_the_cap_loses_what_it_added_and_keeps_the_rest() {
         let dir = tempfile::tempdir().unwrap();
-        let limits = Limits {
-            data_files: 10,
-            data_bytes: 1000,
-            ..Limits::default()
+        let limits = Caps {
+            files: 10,
+            bytes: 1000,
         };
         std::fs::write(dir.path().join("kept.txt"), "old").unwrap();
-        let before = Usage::of(dir.path(), &limits).unwrap();
-        assert!(before.prune_after(dir.path(), &limits).is_none());
+        let before = Usage::of(dir.path(), limits).unwrap();
+        assert!(before.prune_after(dir.path(), limits).is_none());
         std::fs::create_dir(dir.path().join("new")).unwrap();
         for i in 0..20 {
             std::fs::write(dir.path().join(format!("new/{i}")), "x").unwrap();
         }
-        let why = before.prune_after(dir.path(), &limits).unwrap();
+        let why = before.prune_after(dir.path(), limits).unwrap();
         assert!(why.contains("more than 10 files"), "{why}");
         assert!(why.contains("21 entries"), "{why}");
         assert!(dir.path().join("kept.txt").is_file());
         assert!(!dir.path().join("new").exists());
         // Bytes count too, and a folder already over does not start.
         std::fs::write(dir.path().join("big"), vec![0u8; 2000]).unwrap();
-        let refused = Usage::of(dir.path(), &limits).unwrap_err();
+        let refused = Usage::of(dir.path(), limits).unwrap_err();
         assert!(refused.contains("more than 1000 bytes"), "{refused}");
     }
 }

@@ -1,4 +1,4 @@
-//! The skill sandbox launcher (#25, #43, seed 002 §10.8): a supervisor that reaps, then Landlock, seccomp and limits, then `exec`.
+//! The skill sandbox (#25, #43, seed 002 §10.8): a reaping supervisor, limits, Landlock, seccomp.
 //!
 //! `loreloom __skill-sandbox [LIMITS] --read DIR… --write DIR… -- PROGRAM ARGS…` runs in two
 //! stages. The **supervisor** joins the invocation's cgroups (`Cgroups`: `pids`, and `memory`

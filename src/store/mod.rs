@@ -98,7 +98,7 @@ pub enum StoreError {
         source: serde_json::Error,
     },
     #[error(
-        "{path}: the browser did not keep the save ({source}); the turn stays in the open page"
+        "this turn was not kept: the browser did not store {path} ({source}); it stays in the open page and is tried again"
     )]
     Keep {
         path: PathBuf,
@@ -257,6 +257,15 @@ impl Store {
     /// frame; it costs a counter read when nothing changed.
     #[cfg(target_family = "wasm")]
     pub fn keep(&mut self) -> Result<(), StoreError> {
+        // A write handed to the page earlier that did not reach IndexedDB:
+        // said now, and the snapshot written again.
+        if let Some(source) = crate::files::failed_write(&self.path) {
+            self.kept_at = u64::MAX;
+            return Err(StoreError::Keep {
+                path: self.path.clone(),
+                source,
+            });
+        }
         let changes = self.conn.total_changes();
         if changes == self.kept_at {
             return Ok(());
@@ -275,6 +284,12 @@ impl Store {
         })?;
         self.kept_at = changes;
         Ok(())
+    }
+
+    /// Whether a snapshot handed to the page is still on its way to IndexedDB.
+    #[cfg(target_family = "wasm")]
+    pub fn keep_pending(&self) -> bool {
+        crate::files::write_pending(&self.path)
     }
 
     /// Open an existing save: check it is one, is whole, and migrate it to this build's schema.

@@ -185,6 +185,7 @@ fn session_state(view: &SessionShown) -> serde_json::Value {
         "busy": view.progress.busy,
         "choices": view.prompt.choices,
         "failure": view.prompt.failure.as_ref().map(|f| format!("{}: {}", f.stage, f.reason)),
+        "not_kept": view.prompt.not_kept,
         "scene_index": view.scene.scene_index,
     })
 }

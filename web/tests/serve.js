@@ -4,6 +4,10 @@
 // percent-escapes, a malformed request line, other methods, another Host)
 // against a real server on loopback. None may return a byte of the files
 // outside its folder, and the server must still serve its page afterwards.
+// Then the model calls it forwards (#43): a stand-in model server that answers
+// only its key; the page's own origin gets through with the key added, another
+// origin (or a cross-site fetch, or another Host) is refused before anything
+// reaches the model, and the key never comes back to the page.
 // Needs no build: it serves a folder it makes.
 // Usage: node web/tests/serve.js        (exits non-zero on any failure)
 'use strict';
@@ -32,6 +36,50 @@ function raw(port, request) {
     socket.on('error', () => resolve(answer));
     socket.write(request);
   });
+}
+
+const http = require('http');
+
+/// A POST with the given extra header lines.
+const post = (port, target, lines, body = '{"messages":[]}') =>
+  raw(port, `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n${lines.map((l) => `${l}\r\n`).join('')}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+
+/// The model calls: forwarded only from the page's origin, with the key.
+async function modelCalls(root) {
+  const KEY = 'per-run-key-5c1d';
+  const seen = [];
+  const upstream = http.createServer((req, res) => {
+    seen.push({ url: req.url, auth: req.headers.authorization || '' });
+    if (req.headers.authorization !== `Bearer ${KEY}`) { res.writeHead(401).end('no key'); return; }
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"choices":[{"message":{"content":"ok"}}]}'));
+  });
+  await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+  const up = `http://127.0.0.1:${upstream.address().port}`;
+  const server = await serve(root, 0, { upstream: up, key: KEY });
+  const port = server.address().port;
+  const own = `Origin: http://127.0.0.1:${port}`;
+  const page = await post(port, '/v1/chat/completions', [own, 'Sec-Fetch-Site: same-origin']);
+  if (status(page) !== 200 || !page.includes('"ok"')) fail(`the page's own call was not forwarded: ${page.slice(0, 120)}`);
+  if (seen.length !== 1 || seen[0].auth !== `Bearer ${KEY}`) fail(`the call did not carry the key: ${JSON.stringify(seen)}`);
+  if (page.includes(KEY)) fail('the key came back to the page');
+  const refused = [
+    ['another origin', await post(port, '/v1/chat/completions', ['Origin: https://evil.example', 'Sec-Fetch-Site: cross-site'])],
+    ['another origin on this machine', await post(port, '/v1/chat/completions', ['Origin: http://127.0.0.1:1', 'Sec-Fetch-Site: same-site'])],
+    ['an opaque origin', await post(port, '/v1/chat/completions', ['Origin: null'])],
+    ['a cross-site fetch without Origin', await post(port, '/v1/chat/completions', ['Sec-Fetch-Site: cross-site'])],
+    ['a preflight from another origin', await raw(port, `OPTIONS /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: https://evil.example\r\nAccess-Control-Request-Method: POST\r\nConnection: close\r\n\r\n`)],
+    ['another Host', await raw(port, `POST /v1/chat/completions HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`)],
+  ];
+  const through = refused.filter(([, a]) => status(a) === 200 || a.includes('"ok"')).map(([t]) => t);
+  if (through.length) fail(`forwarded a model call for: ${through.join(', ')}`);
+  if (seen.length !== 1) fail(`${seen.length - 1} refused calls reached the model server`);
+  // Without the key the model server answers no one.
+  const direct = await raw(upstream.address().port, `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+  if (status(direct) !== 401) fail('the stand-in model server answered without its key');
+  server.close();
+  upstream.close();
+  return { forwarded: 1, refused: refused.map(([t, a]) => ({ request: t, status: status(a) })) };
 }
 
 const get = (port, target, host = `127.0.0.1:${port}`, method = 'GET') =>
@@ -107,8 +155,9 @@ async function main() {
   if (status(localhost) !== 200) fail('localhost is refused');
 
   server.close();
+  const model = await modelCalls(root);
   fs.rmSync(top, { recursive: true, force: true });
-  console.log(JSON.stringify({ hostile: report.length, leaked: 0, still_up: true, answers: report }));
+  console.log(JSON.stringify({ hostile: report.length, leaked: 0, still_up: true, answers: report, model }));
 }
 
 main().catch((e) => fail(e.stack || String(e)));

@@ -8,6 +8,10 @@
 // reads) and the turn is committed. Then it reloads the page, clicks the campaign's
 // Continue and checks the turn is there: the save is the SQLite database kept in
 // IndexedDB (src/store, web/storage.js). Screenshots must show a picture.
+// The model server runs with a key made for the run and the page reaches it only
+// through its own server's /v1 (#43): a page of another origin is refused by both.
+// Last, IndexedDB is made to refuse writes and a second turn is played: the page
+// must say "this turn was not kept", and stop saying it once writes work again.
 // Prints a JSON report; exits non-zero on any failure.
 // Usage: LORELOOM_LLAMA_SERVER=BIN node web/tests/session.js DIST SHOT_DIR MODEL_GGUF [ADAPTER_GGUF]
 'use strict';
@@ -41,7 +45,10 @@ async function llamaServer() {
   if (!bin || !fs.existsSync(bin)) throw new Error('LORELOOM_LLAMA_SERVER is not set to a llama-server binary (./run.sh test builds one)');
   if (!fs.existsSync(model)) throw new Error(`the default model is missing at ${model} (./run.sh test installs it)`);
   const port = await freePort();
-  const args = ['-m', model, '--host', '127.0.0.1', '--port', String(port), '-c', '8192', '-t', '1', '-np', '2', '--no-webui'];
+  const key = require('crypto').randomBytes(24).toString('hex');
+  const keyFile = path.join(fs.mkdtempSync(path.join(require('os').tmpdir(), 'loreloom-key-')), 'key');
+  fs.writeFileSync(keyFile, key, { mode: 0o600 });
+  const args = ['-m', model, '--host', '127.0.0.1', '--port', String(port), '-c', '8192', '-t', '1', '-np', '2', '--no-webui', '--api-key-file', keyFile];
   if (adapter) args.push('--lora', adapter);
   const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
@@ -50,16 +57,17 @@ async function llamaServer() {
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`llama-server exited (${child.exitCode}) before it was ready:\n${log}`);
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
-    if (ok) return { child, port };
+    if (ok) return { child, port, key };
     await new Promise((r) => setTimeout(r, 250));
   }
   child.kill();
   throw new Error(`llama-server was not ready in 120 s:\n${log}`);
 }
 
-/// The page's models.ron: both tiers on the server, prompts in their compact form (the small model).
-function modelsRon(port) {
-  const key = (what) => `(backend: OpenAi(url: "http://127.0.0.1:${port}/v1", model: "default"), compact_prompts: true, lanes: 2, description: "${what}")`;
+/// The page's models.ron: both tiers on the page's own /v1 (forwarded to the
+/// server with its key), prompts in their compact form (the small model).
+function modelsRon() {
+  const key = (what) => `(backend: OpenAi(url: "/v1", model: "default"), compact_prompts: true, lanes: 2, description: "${what}")`;
   return `(small: "local-small", large: "local-large", models: {"local-small": ${key('the small tier, on llama-server')}, "local-large": ${key('the narrator, on llama-server')}})`;
 }
 
@@ -67,7 +75,7 @@ function modelsRon(port) {
   fs.mkdirSync(shots, { recursive: true });
   precompress(dist);
   const llama = await llamaServer();
-  const server = await serve(dist, 0);
+  const server = await serve(dist, 0, { upstream: `http://127.0.0.1:${llama.port}`, key: llama.key });
   const url = `http://127.0.0.1:${server.address().port}/`;
   const browser = await launch(chromium);
   const report = { url, model: path.basename(model), adapter: adapter ? path.basename(adapter) : null };
@@ -77,7 +85,7 @@ function modelsRon(port) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
     await context.addInitScript((ron) => {
       if (!localStorage.getItem('loreloom:.loreloom/models.ron')) localStorage.setItem('loreloom:.loreloom/models.ron', ron);
-    }, modelsRon(llama.port));
+    }, modelsRon());
     page = await context.newPage();
     watchErrors(page, errors);
 
@@ -152,6 +160,45 @@ function modelsRon(port) {
     if (s.session.scene_index !== report.sceneIndex) throw new Error(`reopened at scene ${s.session.scene_index}, the turn made scene ${report.sceneIndex}`);
     report.reopened = back.map((e) => e.kind);
     report.shots.push(await shoot(page, 'session-reopened'));
+
+    // Another website, open while the player plays, cannot drive the model:
+    // the page's server refuses its origin, the model server wants the key.
+    const elsewhere = require('http').createServer((_q, r) => r.end('<!doctype html><title>elsewhere</title>'));
+    await new Promise((r) => elsewhere.listen(0, '127.0.0.1', r));
+    const other = await context.newPage();
+    await other.goto(`http://127.0.0.1:${elsewhere.address().port}/`);
+    report.crossOrigin = await other.evaluate(async ([pagePort, modelPort]) => {
+      const call = (url) => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'Say yes.' }], max_tokens: 4 }) })
+        .then(async (r) => ({ status: r.status, body: (await r.text()).slice(0, 80) }), (e) => ({ refused: String(e) }));
+      return { viaPage: await call(`http://127.0.0.1:${pagePort}/v1/chat/completions`),
+               direct: await call(`http://127.0.0.1:${modelPort}/v1/chat/completions`) };
+    }, [server.address().port, llama.port]);
+    await other.close();
+    elsewhere.close();
+    const answered = (r) => r.status === 200 || /choices/.test(r.body || '');
+    if (answered(report.crossOrigin.viaPage)) throw new Error(`another origin drove the model through the page's server: ${JSON.stringify(report.crossOrigin)}`);
+    if (answered(report.crossOrigin.direct) || (report.crossOrigin.direct.status && report.crossOrigin.direct.status !== 401)) {
+      throw new Error(`the model server answered another origin without the key: ${JSON.stringify(report.crossOrigin)}`);
+    }
+
+    // IndexedDB refuses the next writes (as a full disk would): the turn is
+    // played, the page says it was not kept, and stops once writes work again.
+    await page.evaluate(() => {
+      window.__put = IDBObjectStore.prototype.put;
+      IDBObjectStore.prototype.put = function refuse() { throw new DOMException('the disk is full (test)', 'QuotaExceededError'); };
+    });
+    await clickUntil(page, 'session-input', 'the text field to take the keyboard', (t) => t.typing, report);
+    await page.keyboard.type('I wait and listen', { delay: 20 });
+    await page.keyboard.press('Enter');
+    s = await waitFor(page, '"this turn was not kept" on the page', (t) => t.session && typeof t.session.not_kept === 'string', TURN_MS);
+    report.notKept = s.session.not_kept;
+    if (!/this turn was not kept/.test(report.notKept)) throw new Error(`the page said: ${report.notKept}`);
+    report.shots.push(await shoot(page, 'session-not-kept'));
+    await page.evaluate(() => { IDBObjectStore.prototype.put = window.__put; });
+    s = await waitFor(page, 'the warning gone once writes work', (t) => t.session && t.session.not_kept === null && !t.session.busy, 60000);
+    report.keptAgain = true;
+    errors.splice(0, errors.length, ...errors.filter((e) => !/IndexedDB|not kept|disk is full/.test(e)));
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join('\n')}`);
     console.log(JSON.stringify(report, null, 1));
   } catch (err) {

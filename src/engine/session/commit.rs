@@ -245,19 +245,26 @@ fn show_skills(
 }
 
 /// Keeps what changed in the browser's save (its snapshot in the page's
-/// storage). A failure is said once and tried again next frame: the session
-/// goes on in the open page. While a commit has the controller, it waits.
+/// storage). A failure (said by the page's storage, even one that came after
+/// the write was handed over) is shown to the player until a snapshot is
+/// kept again, and tried again next frame: the session goes on in the open
+/// page. While a commit has the controller, it waits.
 #[cfg(target_family = "wasm")]
-fn keep_save(mut session: ResMut<ActiveSession>, mut failing: Local<bool>) {
+fn keep_save(mut session: ResMut<ActiveSession>, mut prompt: ResMut<super::view::TurnPrompt>) {
     let Some(ctl) = session.controller() else {
         return;
     };
     match ctl.store_mut().keep() {
-        Ok(()) => *failing = false,
-        Err(e) if !*failing => {
-            error!("{e}");
-            *failing = true;
+        Ok(()) => {
+            if prompt.not_kept.is_some() && !ctl.store_mut().keep_pending() {
+                prompt.not_kept = None;
+            }
         }
-        Err(_) => {}
+        Err(e) => {
+            if prompt.not_kept.is_none() {
+                error!("{e}");
+            }
+            prompt.not_kept = Some(e.to_string());
+        }
     }
 }

@@ -92,6 +92,9 @@ pub struct TurnPrompt {
     pub question: Option<String>,
     /// The last failed turn: the screen offers Retry and Continue-with-fallback.
     pub failure: Option<TurnError>,
+    /// The browser did not keep the save (a full or refused IndexedDB): the
+    /// screen says "this turn was not kept" until a snapshot is kept again.
+    pub not_kept: Option<String>,
     /// Whether the campaign takes free text (else only the choices).
     pub free_text: bool,
 }

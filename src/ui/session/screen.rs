@@ -43,7 +43,7 @@ pub(super) fn plugin(app: &mut App) {
         )
         .add_systems(
             EguiPrimaryContextPass,
-            (tumble_dice, session_screen, failure_dialog)
+            (tumble_dice, session_screen, failure_dialog, not_kept_banner)
                 .chain()
                 .before(session_codex_window)
                 .run_if(in_state(Screen::Session)),
@@ -634,6 +634,27 @@ fn failure_dialog(
     if let Some(line) = send {
         inputs.write(SessionInput(line));
     }
+    Ok(())
+}
+
+/// The browser did not keep the save (#43): said at the top of the screen
+/// until a snapshot is kept again (the store tries each frame).
+fn not_kept_banner(mut contexts: EguiContexts, prompt: Res<TurnPrompt>) -> Result {
+    let Some(why) = &prompt.not_kept else {
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?;
+    egui::Area::new(egui::Id::new("not-kept"))
+        .anchor(egui::Align2::CENTER_TOP, [0.0, 12.0])
+        .show(ctx, |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.colored_label(
+                    egui::Color32::from_rgb(235, 110, 100),
+                    "⚠ This turn was not kept",
+                );
+                ui.weak(why);
+            });
+        });
     Ok(())
 }
 

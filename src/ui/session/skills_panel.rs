@@ -135,7 +135,7 @@ fn consent_dialog(
                 "This campaign brings a program of its own. It runs only if you allow it.",
             );
             ui.separator();
-            for line in crate::skills::consent::asks(&waiting.skill) {
+            for line in waiting.skill.asks() {
                 ui.label(line);
             }
             ui.separator();

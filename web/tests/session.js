@@ -195,9 +195,11 @@ function modelsRon() {
     report.notKept = s.session.not_kept;
     if (!/this turn was not kept/.test(report.notKept)) throw new Error(`the page said: ${report.notKept}`);
     report.shots.push(await shoot(page, 'session-not-kept'));
-    await page.evaluate(() => { IDBObjectStore.prototype.put = window.__put; });
-    s = await waitFor(page, 'the warning gone once writes work', (t) => t.session && t.session.not_kept === null && !t.session.busy, 60000);
-    report.keptAgain = true;
+    const writtenBefore = await page.evaluate(() => { IDBObjectStore.prototype.put = window.__put; return window.loreloomFiles.written; });
+    s = await waitFor(page, 'the warning gone once writes work', (t) => t.session && t.session.not_kept === null, 60000);
+    await page.evaluate(() => window.loreloomFiles.settled());
+    report.keptAgain = await page.evaluate((n) => window.loreloomFiles.written - n, writtenBefore);
+    if (!(report.keptAgain > 0)) throw new Error('the warning went but no write reached IndexedDB');
     errors.splice(0, errors.length, ...errors.filter((e) => !/IndexedDB|not kept|disk is full/.test(e)));
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join('\n')}`);
     console.log(JSON.stringify(report, null, 1));

@@ -497,6 +497,16 @@ echo '{"version":"0","type":"done","ok":true,"summary":"the lantern burns green"
     // window asks the character-portraits skill for one.
     std::fs::remove_file(campaign.join("art/characters/hesper_vane.png")).unwrap();
 
+    // The player approved both of the campaign's skills (#43).
+    for name in ["lantern", "broken-bell"] {
+        let skills = campaign.join("skills");
+        let out = common::loreloom_env(
+            &["skills", "approve", name, "--yes", "--dir", skills.to_str().unwrap()],
+            None,
+            &[("LORELOOM_DATA_DIR", dir.path())],
+        );
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
     let save = dir.path().join("reach.db");
     common::new_session_save(&campaign, &save, 3);
     let mut replies = vec![reply(

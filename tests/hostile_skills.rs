@@ -329,6 +329,19 @@ fn every_probe_of_a_hostile_campaign_skill_is_denied_and_nothing_survives() {
         assert!(said.contains("more than 1000 files"), "{user:?}: {said}");
         let left = walk_count(&rig.skills.join("hostile/data"));
         assert!(left <= 1_000, "{user:?}: {left} entries left in data/");
+        // A fork bomb stops at the process limit, and none of it survives.
+        let (fields, out) = rig.run("bomb");
+        let said = format!("{user:?}: {fields:?} {}", String::from_utf8_lossy(&out.stderr));
+        eprintln!("{said}");
+        let made = fields.get("made").and_then(Value::as_u64).unwrap_or(u64::MAX);
+        assert!(made < 64, "{said}");
+        let pids = std::fs::read_to_string(rig.skills.join("hostile/data/pids.txt")).unwrap();
+        let pids: Vec<i32> = pids.lines().filter_map(|l| l.parse().ok()).collect();
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            pids.iter().all(|p| !alive(*p))
+        });
+        assert!(gone, "{user:?}: the bomb's children outlived the run: {pids:?}");
         // A 4 GiB allocation is refused; 1.6 GiB over four processes is
         // refused where the invocation has a memory cgroup (root here), and
         // is within what an ordinary user's skill may use (1 GiB a process).

@@ -124,8 +124,12 @@ fn consent_dialog(
     };
     let ctx = contexts.ctx_mut()?.clone();
     let name = waiting.skill.manifest.name.clone();
+    // Opaque: what a stranger's program may do is read over nothing else.
+    let style = ctx.global_style();
+    let fill = style.visuals.window_fill.to_opaque();
     egui::Window::new("A campaign's skill asks to run")
         .id(egui::Id::new("skill-consent"))
+        .frame(egui::Frame::window(&style).fill(fill))
         .collapsible(false)
         .resizable(false)
         .default_width(460.0)

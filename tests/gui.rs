@@ -61,6 +61,20 @@ fn play_session(save: &Path, input: &Path, replies: &Path, shot: &Path, data_dir
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The Drowned Reach copied into `dir`, to change for a test.
+fn reach_copy(dir: &Path) -> std::path::PathBuf {
+    let campaign = dir.join("reach");
+    let ok = Command::new("cp")
+        .arg("-r")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"))
+        .arg(&campaign)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    campaign
+}
+
 /// Width, height and the variance of the luminance of a PNG.
 fn measure(path: &Path) -> (u32, u32, f64) {
     let image = image::open(path)
@@ -454,15 +468,7 @@ fn a_session_window_rewinds_from_the_backlog_and_keeps_save_slots() {
 fn a_session_turn_with_skills_shows_the_tool_panel_state_gallery_and_settings() {
     use common::scripted::{reply, turn_replies};
     let dir = tempfile::tempdir().unwrap();
-    let campaign = dir.path().join("reach");
-    let ok = Command::new("cp")
-        .arg("-r")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/drowned-reach"))
-        .arg(&campaign)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
+    let campaign = reach_copy(dir.path());
     let lantern = campaign.join("skills/lantern");
     std::fs::create_dir_all(lantern.join("scripts")).unwrap();
     std::fs::write(
@@ -498,15 +504,7 @@ echo '{"version":"0","type":"done","ok":true,"summary":"the lantern burns green"
     std::fs::remove_file(campaign.join("art/characters/hesper_vane.png")).unwrap();
 
     // The player approved both of the campaign's skills (#43).
-    for name in ["lantern", "broken-bell"] {
-        let skills = campaign.join("skills");
-        let out = common::loreloom_env(
-            &["skills", "approve", name, "--yes", "--dir", skills.to_str().unwrap()],
-            None,
-            &[("LORELOOM_DATA_DIR", dir.path())],
-        );
-        assert!(out.status.success(), "{}", common::stderr(&out));
-    }
+    common::approve_skills(&campaign.join("skills"), dir.path());
     let save = dir.path().join("reach.db");
     common::new_session_save(&campaign, &save, 3);
     let mut replies = vec![reply(

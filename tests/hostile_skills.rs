@@ -99,7 +99,19 @@ impl Rig {
         assert!(ok);
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data).unwrap();
-        // The binary where any user can run it (the target dir may be private).
+        // The binary and what it reads (the manifest contract, the bundled
+        // skills) where any user can reach them: the target dir and the
+        // checkout may be private (a clone under /root).
+        for shipped in ["schemas", "skills"] {
+            let ok = Command::new("cp")
+                .arg("-r")
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(shipped))
+                .arg(dir.path())
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "copying {shipped}");
+        }
         let binary = dir.path().join("bin/loreloom");
         std::fs::create_dir_all(binary.parent().unwrap()).unwrap();
         std::fs::copy(env!("CARGO_BIN_EXE_loreloom"), &binary).unwrap();
@@ -169,7 +181,7 @@ impl Rig {
             .args(args)
             .arg("--dir")
             .arg(&self.skills)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(self.dir.path())
             .env_clear()
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .env("LORELOOM_DATA_DIR", &self.data)
@@ -331,9 +343,15 @@ fn every_probe_of_a_hostile_campaign_skill_is_denied_and_nothing_survives() {
         assert!(left <= 1_000, "{user:?}: {left} entries left in data/");
         // A fork bomb stops at the process limit, and none of it survives.
         let (fields, out) = rig.run("bomb");
-        let said = format!("{user:?}: {fields:?} {}", String::from_utf8_lossy(&out.stderr));
+        let said = format!(
+            "{user:?}: {fields:?} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         eprintln!("{said}");
-        let made = fields.get("made").and_then(Value::as_u64).unwrap_or(u64::MAX);
+        let made = fields
+            .get("made")
+            .and_then(Value::as_u64)
+            .unwrap_or(u64::MAX);
         assert!(made < 64, "{said}");
         let pids = std::fs::read_to_string(rig.skills.join("hostile/data/pids.txt")).unwrap();
         let pids: Vec<i32> = pids.lines().filter_map(|l| l.parse().ok()).collect();
@@ -341,12 +359,18 @@ fn every_probe_of_a_hostile_campaign_skill_is_denied_and_nothing_survives() {
             std::thread::sleep(Duration::from_millis(20));
             pids.iter().all(|p| !alive(*p))
         });
-        assert!(gone, "{user:?}: the bomb's children outlived the run: {pids:?}");
+        assert!(
+            gone,
+            "{user:?}: the bomb's children outlived the run: {pids:?}"
+        );
         // A 4 GiB allocation is refused; 1.6 GiB over four processes is
         // refused where the invocation has a memory cgroup (root here), and
         // is within what an ordinary user's skill may use (1 GiB a process).
         let (fields, out) = rig.run("memory");
-        let said = format!("{user:?}: {fields:?} {}", String::from_utf8_lossy(&out.stderr));
+        let said = format!(
+            "{user:?}: {fields:?} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         eprintln!("{said}");
         assert_eq!(
             fields.get("allocate_4gib").and_then(Value::as_str),

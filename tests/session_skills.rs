@@ -50,28 +50,7 @@ fn campaign_with(dir: &Path, skills: &[(&str, &str)]) -> PathBuf {
 /// Approves each of the campaign's skills, as the player would, in the
 /// test's own data dir.
 fn approve(campaign: &Path, data: &Path) {
-    let skills = campaign.join("skills");
-    for entry in std::fs::read_dir(&skills).into_iter().flatten().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let out = common::loreloom_env(
-            &[
-                "skills",
-                "approve",
-                &name,
-                "--yes",
-                "--dir",
-                skills.to_str().unwrap(),
-            ],
-            None,
-            &[("LORELOOM_DATA_DIR", data)],
-        );
-        assert!(
-            out.status.success(),
-            "{}{}",
-            common::stdout(&out),
-            common::stderr(&out)
-        );
-    }
+    common::approve_skills(&campaign.join("skills"), data);
 }
 
 /// Lights the lantern: counts its runs in `data/`, patches the state, hands

@@ -54,6 +54,27 @@ pub fn own_data_dir(dir: &Path) -> PathBuf {
     data
 }
 
+/// Approves every skill in a campaign's `skills` folder through `loreloom
+/// skills approve --yes`, as a player would, in the data dir `data`.
+pub fn approve_skills(skills: &Path, data: &Path) {
+    for entry in std::fs::read_dir(skills).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let out = loreloom_env(
+            &[
+                "skills",
+                "approve",
+                &name,
+                "--yes",
+                "--dir",
+                skills.to_str().unwrap(),
+            ],
+            None,
+            &[("LORELOOM_DATA_DIR", data)],
+        );
+        assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    }
+}
+
 /// Run `loreloom` with arguments, optional stdin and extra environment.
 pub fn loreloom_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &Path)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_loreloom"))

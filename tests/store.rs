@@ -356,3 +356,49 @@ fn damaged_foreign_and_future_saves_are_clear_errors() {
         "opening never creates a save"
     );
 }
+
+/// #44: a crafted save that carries a trigger (which would delete the
+/// player's messages on every turn) is refused, its rows untouched; one whose
+/// scenes' parents form a cycle is a clear error at once, not a walk
+/// without end.
+#[test]
+fn a_save_with_a_trigger_or_a_cycle_of_scenes_is_refused_not_obeyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rigged = dir.path().join("rigged.db");
+    let store = new_save(&rigged);
+    turn(&store, "a1", 1);
+    turn(&store, "a2", 2);
+    let messages = count(&store, "SELECT count(*) FROM messages");
+    drop(store);
+    rusqlite::Connection::open(&rigged)
+        .unwrap()
+        .execute_batch("CREATE TRIGGER wipe AFTER INSERT ON turns BEGIN DELETE FROM messages; END;")
+        .unwrap();
+    let err = Store::open(&rigged).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("trigger wipe"), "{err}");
+    let conn = rusqlite::Connection::open(&rigged).unwrap();
+    let kept: i64 = conn
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, messages);
+
+    let looped = dir.path().join("looped.db");
+    let store = new_save(&looped);
+    turn(&store, "a1", 1);
+    turn(&store, "a2", 2);
+    drop(store);
+    // The opening scene's parent becomes the last scene.
+    rusqlite::Connection::open(&looped)
+        .unwrap()
+        .execute_batch(
+            "UPDATE scenes SET parent_scene_id = (SELECT id FROM scenes ORDER BY scene_index DESC LIMIT 1)
+             WHERE parent_scene_id IS NULL",
+        )
+        .unwrap();
+    let started = std::time::Instant::now();
+    let store = Store::open(&looped).unwrap();
+    let err = store.branch().unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert!(err.to_string().contains("lead back to themselves"), "{err}");
+}

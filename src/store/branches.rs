@@ -115,20 +115,33 @@ impl Store {
         self.branch_to(&self.session()?.current_scene_id)
     }
 
-    /// Scene ids from the opening scene to `scene_id`, oldest first.
+    /// Scene ids from the opening scene to `scene_id`, oldest first. A save
+    /// whose parents form a cycle (#44: a crafted file) is an error, not a
+    /// walk without end: `UNION` stops at the first repeated scene, and a
+    /// branch must begin at a scene without a parent.
     pub fn branch_to(&self, scene_id: &str) -> Result<Vec<String>, StoreError> {
-        self.rows(
+        let chain: Vec<(String, Option<String>)> = self.rows(
             "WITH RECURSIVE chain(id, parent, idx) AS (
                SELECT s.id, s.parent_scene_id, s.scene_index FROM scenes s WHERE s.id = ?1
-               UNION ALL
+               UNION
                SELECT s.id, s.parent_scene_id, s.scene_index FROM scenes s
                  JOIN chain ON s.id = chain.parent
              )
-             SELECT id FROM chain ORDER BY idx",
+             SELECT id, parent FROM chain ORDER BY idx",
             [scene_id],
             "reading the branch",
-            |r| r.get::<_, String>(0),
-        )
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)),
+        )?;
+        if !chain.is_empty() && !chain.iter().any(|(_, parent)| parent.is_none()) {
+            return Err(StoreError::Corrupt {
+                path: self.path.clone(),
+                reason: format!(
+                    "the scenes before {scene_id} lead back to themselves (a cycle of {} scenes); the save was made or changed by something other than Loreloom",
+                    chain.len()
+                ),
+            });
+        }
+        Ok(chain.into_iter().map(|(id, _)| id).collect())
     }
 
     /// The message stream of the current branch, in order.

@@ -153,7 +153,25 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
     conn.busy_timeout(Duration::from_secs(10)).map_err(open)?;
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(open)?;
+    // A save is a file from anywhere (#44): its schema may not call
+    // functions with side effects, nor may SQL corrupt it on purpose.
+    conn.pragma_update(None, "trusted_schema", "OFF")
+        .map_err(open)?;
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
+        .map_err(open)?;
     Ok(conn)
+}
+
+/// Refuses a save carrying triggers or views: Loreloom makes none, and a
+/// trigger would run on every commit (`DELETE FROM messages` after each turn).
+fn foreign_schema(conn: &Connection) -> Result<Option<String>, rusqlite::Error> {
+    let mut statement = conn.prepare(
+        "SELECT type || ' ' || name FROM sqlite_schema WHERE type IN ('trigger', 'view') ORDER BY name",
+    )?;
+    let found: Vec<String> = statement
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok((!found.is_empty()).then(|| found.join(", ")))
 }
 
 impl Store {
@@ -310,6 +328,11 @@ impl Store {
             .map_err(|e| corrupt(e.to_string()))?;
         if check != "ok" {
             return Err(corrupt(format!("integrity check: {check}")));
+        }
+        if let Some(found) = foreign_schema(&conn).map_err(|e| corrupt(e.to_string()))? {
+            return Err(corrupt(format!(
+                "it carries SQL that Loreloom did not write ({found}), which would run on every turn; it was not opened"
+            )));
         }
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))

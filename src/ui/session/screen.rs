@@ -644,15 +644,17 @@ fn not_kept_banner(mut contexts: EguiContexts, prompt: Res<TurnPrompt>) -> Resul
         return Ok(());
     };
     let ctx = contexts.ctx_mut()?;
+    // Below the top bar, opaque: it must be read, not glimpsed.
     egui::Area::new(egui::Id::new("not-kept"))
-        .anchor(egui::Align2::CENTER_TOP, [0.0, 12.0])
+        .anchor(egui::Align2::CENTER_TOP, [0.0, 52.0])
         .show(ctx, |ui| {
-            egui::Frame::popup(ui.style()).show(ui, |ui| {
+            let fill = ui.style().visuals.window_fill.to_opaque();
+            egui::Frame::popup(ui.style()).fill(fill).show(ui, |ui| {
                 ui.colored_label(
                     egui::Color32::from_rgb(235, 110, 100),
                     "⚠ This turn was not kept",
                 );
-                ui.weak(why);
+                ui.weak(why.strip_prefix("this turn was not kept: ").unwrap_or(why));
             });
         });
     Ok(())

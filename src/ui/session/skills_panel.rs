@@ -558,6 +558,7 @@ fn settings_window(
     mut panel: ResMut<SkillsPanel>,
     mut session: Option<ResMut<ActiveSession>>,
     mut toasts: ResMut<Toasts>,
+    mut consent: ResMut<Consent>,
 ) -> Result {
     let Some(form) = panel.settings.as_mut() else {
         return Ok(());
@@ -565,6 +566,7 @@ fn settings_window(
     let ctx = contexts.ctx_mut()?.clone();
     let mut open = true;
     let mut switched = false;
+    let mut review = None;
     egui::Window::new("Skills settings")
         .open(&mut open)
         .default_width(520.0)
@@ -576,6 +578,18 @@ fn settings_window(
                     for w in &form.found.warnings {
                         ui.colored_label(ERROR, w);
                     }
+                    // A campaign's skill kept off (#43): its dialog again.
+                    for w in &form.found.waiting {
+                        ui.horizontal(|ui| {
+                            ui.label(format!(
+                                "{}: the campaign's, waiting for your approval",
+                                w.skill.manifest.name
+                            ));
+                            if ui.button("Review…").clicked() {
+                                review = Some(w.hash.clone());
+                            }
+                        });
+                    }
                     for i in 0..form.found.skills.len() {
                         switched |= skill_form(ui, form, i);
                     }
@@ -586,6 +600,10 @@ fn settings_window(
         // switched), their health kept.
         s.refresh_skills(form.found.clone());
         toasts.push("Skills switched: the next turn uses them as set".to_owned());
+    }
+    if let Some(hash) = review {
+        consent.declined.remove(&hash);
+        open = false;
     }
     if !open {
         panel.settings = None;

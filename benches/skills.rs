@@ -8,25 +8,15 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use loreloom::skills::consent::Approvals;
 use loreloom::skills::invoke::{Limits, Request, interpreter, invoke};
-use loreloom::skills::manifest::discover_approved;
+use loreloom::skills::manifest::discover_all_approved;
 
 fn main() {
     // `cargo test --benches` runs this once in test mode; the figures need `cargo bench`.
     let bench = std::env::args().any(|a| a == "--bench");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The fault skills are ours: approved as they are, in memory.
-    let dirs = [root.join("skills"), root.join("tests/skills")];
-    let waiting = discover_approved(&dirs, &Approvals::default()).waiting;
-    let found = discover_approved(
-        &dirs,
-        &Approvals::of(
-            waiting
-                .iter()
-                .map(|w| (w.skill.manifest.name.clone(), w.hash.clone())),
-        ),
-    );
+    let found = discover_all_approved(&[root.join("skills"), root.join("tests/skills")]);
     for (name, input, runs) in [
         ("well-behaved", "{}", if bench { 1000 } else { 5 }),
         (

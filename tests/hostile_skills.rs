@@ -88,15 +88,21 @@ impl Rig {
         open_to_all(dir.path(), 0o755);
         let skills = dir.path().join("campaign/skills");
         std::fs::create_dir_all(&skills).unwrap();
-        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/skills/hostile");
-        let ok = Command::new("cp")
-            .arg("-r")
-            .arg(&from)
-            .arg(skills.join("hostile"))
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
+        // The hostile probes, and the fork bomb the other skill tests use.
+        for fixture in ["hostile", "fork-bomb"] {
+            let ok = Command::new("cp")
+                .arg("-r")
+                .arg(
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("tests/skills")
+                        .join(fixture),
+                )
+                .arg(skills.join(fixture))
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        }
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data).unwrap();
         // The binary and what it reads (the manifest contract, the bundled
@@ -166,13 +172,15 @@ impl Rig {
             decoy,
             user,
         };
-        let approved = rig.loreloom(&["skills", "approve", "hostile", "--yes"]);
-        assert!(
-            approved.status.success(),
-            "{}{}",
-            String::from_utf8_lossy(&approved.stdout),
-            String::from_utf8_lossy(&approved.stderr)
-        );
+        for fixture in ["hostile", "fork-bomb"] {
+            let approved = rig.loreloom(&["skills", "approve", fixture, "--yes"]);
+            assert!(
+                approved.status.success(),
+                "{}{}",
+                String::from_utf8_lossy(&approved.stdout),
+                String::from_utf8_lossy(&approved.stderr)
+            );
+        }
         rig
     }
 
@@ -205,13 +213,12 @@ impl Rig {
 
     /// Runs `skills run hostile/SCRIPT`; its log event's fields, and the output.
     fn run(&self, script: &str) -> (Map<String, Value>, Output) {
-        let out = self.loreloom(&[
-            "skills",
-            "run",
-            &format!("hostile/{script}"),
-            "--input",
-            &self.input().to_string(),
-        ]);
+        self.run_tool(&format!("hostile/{script}"))
+    }
+
+    /// Runs `skills run SKILL/SCRIPT`; its log event's fields, and the output.
+    fn run_tool(&self, tool: &str) -> (Map<String, Value>, Output) {
+        let out = self.loreloom(&["skills", "run", tool, "--input", &self.input().to_string()]);
         let fields = String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -276,17 +283,12 @@ fn modes() -> Vec<As> {
     modes
 }
 
-/// Whether this kernel enforces what an untrusted skill needs (Landlock
-/// ABI 6); where it does not, the launcher refuses, which the test checks.
-fn fully_confined() -> bool {
-    loreloom::skills::sandbox::enforceable()
-}
-
 #[test]
 fn every_probe_of_a_hostile_campaign_skill_is_denied_and_nothing_survives() {
     for user in modes() {
         let rig = Rig::new(user);
-        if !fully_confined() {
+        // Where the kernel does not enforce all of it, the launcher refuses.
+        if !loreloom::skills::sandbox::enforceable() {
             let (_, out) = rig.run("probe");
             let said = String::from_utf8_lossy(&out.stderr);
             assert!(said.contains("refused"), "{user:?}: {said}");
@@ -342,7 +344,7 @@ fn every_probe_of_a_hostile_campaign_skill_is_denied_and_nothing_survives() {
         let left = walk_count(&rig.skills.join("hostile/data"));
         assert!(left <= 1_000, "{user:?}: {left} entries left in data/");
         // A fork bomb stops at the process limit, and none of it survives.
-        let (fields, out) = rig.run("bomb");
+        let (fields, out) = rig.run_tool("fork-bomb/run");
         let said = format!(
             "{user:?}: {fields:?} {}",
             String::from_utf8_lossy(&out.stderr)
@@ -353,7 +355,7 @@ fn every_probe_of_a_hostile_campaign_skill_is_denied_and_nothing_survives() {
             .and_then(Value::as_u64)
             .unwrap_or(u64::MAX);
         assert!(made < 64, "{said}");
-        let pids = std::fs::read_to_string(rig.skills.join("hostile/data/pids.txt")).unwrap();
+        let pids = std::fs::read_to_string(rig.skills.join("fork-bomb/data/pids.txt")).unwrap();
         let pids: Vec<i32> = pids.lines().filter_map(|l| l.parse().ok()).collect();
         let gone = (0..100).any(|_| {
             std::thread::sleep(Duration::from_millis(20));

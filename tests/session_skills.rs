@@ -107,17 +107,10 @@ fn play_as_is(save: &Path, dir: &Path, moves: &str, replies: Vec<Reply>) -> std:
     std::fs::write(&script, serde_json::to_string(&Script { replies }).unwrap()).unwrap();
     let input = dir.join("moves.txt");
     std::fs::write(&input, moves).unwrap();
-    common::loreloom_env(
-        &[
-            "session",
-            "play",
-            save.to_str().unwrap(),
-            "--script",
-            input.to_str().unwrap(),
-            "--model-script",
-            script.to_str().unwrap(),
-        ],
-        None,
+    common::session_play_env(
+        save,
+        &input,
+        &script,
         &[("LORELOOM_DATA_DIR", &dir.join("data"))],
     )
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use loreloom::skills::execute::{Executor, Health, PlanRequest, ToolState, replan};
 use loreloom::skills::invoke::{Category, Limits, Request, invoke};
-use loreloom::skills::manifest::{Discovery, Format, discover, discover_approved};
+use loreloom::skills::manifest::{Discovery, Format, discover, discover_all_approved};
 use loreloom::skills::plan::Plan;
 use loreloom::skills::protocol::Event;
 use serde_json::{Map, Value, json};
@@ -30,7 +30,7 @@ fn fixtures() -> (tempfile::TempDir, Discovery) {
         .unwrap();
     assert!(status.success());
     let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
-    let found = approving(&[bundled, dir.path().join("skills")]);
+    let found = discover_all_approved(&[bundled, dir.path().join("skills")]);
     (dir, found)
 }
 
@@ -53,20 +53,6 @@ fn approved_in(dir: &Path, name: &str) -> PathBuf {
     );
     assert!(approved.status.success(), "{}", common::stderr(&approved));
     data
-}
-
-/// Discovery with every campaign skill approved as it is (as a player
-/// would after reading each one's dialog).
-fn approving(dirs: &[PathBuf]) -> Discovery {
-    use loreloom::skills::consent::Approvals;
-    let first = discover_approved(dirs, &Approvals::default());
-    let approvals = Approvals::of(
-        first
-            .waiting
-            .iter()
-            .map(|w| (w.skill.manifest.name.clone(), w.hash.clone())),
-    );
-    discover_approved(dirs, &approvals)
 }
 
 fn request(skills: &Discovery, name: &str, timeout: Duration) -> Request {
@@ -974,7 +960,7 @@ fn a_patch_past_the_skill_state_cap_is_dropped_and_its_skill_switched_off() {
     )
     .unwrap();
     let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
-    let found = approving(&[bundled, dir.path().join("skills")]);
+    let found = discover_all_approved(&[bundled, dir.path().join("skills")]);
     let before = json!({"weather": {"clock": "08:00"}});
     let result = Executor::new(&found).execute(
         &plan(json!([{"toolId": "h", "toolPath": "hoarder/run"}])),

@@ -221,6 +221,19 @@ pub fn discover(dirs: &[PathBuf]) -> Discovery {
     }
 }
 
+/// Discovers the skills in each directory with every campaign skill found
+/// approved as it is now, in memory only: for tests and benches whose
+/// fixtures are their own. The game never calls it.
+pub fn discover_all_approved(dirs: &[PathBuf]) -> Discovery {
+    let waiting = discover_approved(dirs, &super::consent::Approvals::default()).waiting;
+    let approvals = super::consent::Approvals::of(
+        waiting
+            .iter()
+            .map(|w| (w.skill.manifest.name.clone(), w.hash.clone())),
+    );
+    discover_approved(dirs, &approvals)
+}
+
 /// Discovers the skills in each directory, in order; the first is the
 /// bundled folder, whose names a later folder's skills cannot take (they are
 /// skipped with a warning); otherwise a later skill of the same name

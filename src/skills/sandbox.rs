@@ -477,18 +477,6 @@ impl Cgroups {
         &self.dirs
     }
 
-    /// Whether a `pids` (or a v2) group bounds the processes.
-    pub fn bounds_processes(&self) -> bool {
-        self.dirs.iter().any(|d| d.join("pids.max").is_file())
-    }
-
-    /// Whether a memory budget holds for the whole invocation.
-    pub fn bounds_memory(&self) -> bool {
-        self.dirs
-            .iter()
-            .any(|d| d.join("memory.limit_in_bytes").is_file() || d.join("memory.max").is_file())
-    }
-
     /// Kills every process in the groups (again while new ones appear).
     pub fn kill_all(&self) {
         for dir in &self.dirs {

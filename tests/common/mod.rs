@@ -119,7 +119,17 @@ pub fn new_drowned_reach_save(save: &Path, seed: u64) -> Output {
 /// `loreloom session play SAVE --script MOVES --model-script REPLIES` (its
 /// output, whatever it is).
 pub fn session_play(save: &Path, moves: &Path, replies: &Path) -> Output {
-    loreloom(
+    session_play_env(save, moves, replies, &[])
+}
+
+/// [`session_play`] with extra environment (a data dir of the test's own).
+pub fn session_play_env(
+    save: &Path,
+    moves: &Path,
+    replies: &Path,
+    env: &[(&str, &Path)],
+) -> Output {
+    loreloom_env(
         &[
             "session",
             "play",
@@ -130,6 +140,7 @@ pub fn session_play(save: &Path, moves: &Path, replies: &Path) -> Output {
             replies.to_str().unwrap(),
         ],
         None,
+        env,
     )
 }
 

@@ -97,6 +97,9 @@ impl SettingsForm {
 #[derive(Resource, Debug, Default)]
 pub struct Consent {
     declined: std::collections::BTreeSet<String>,
+    /// The skill the dialog shows (its folder hash, name and what it asks
+    /// for), worked out once when it changes, not every frame.
+    shown: Option<(String, String, Vec<String>)>,
 }
 
 /// A campaign's skill that waits for approval: what it is and what it asks
@@ -111,19 +114,31 @@ fn consent_dialog(
     let Some(mut session) = session else {
         return Ok(());
     };
-    let Some(waiting) = session.controller().and_then(|c| {
-        c.state
-            .skills
-            .found
-            .waiting
-            .iter()
-            .find(|w| !consent.declined.contains(&w.hash))
-            .cloned()
-    }) else {
+    let Some(ctl) = session.controller() else {
+        return Ok(());
+    };
+    let first = ctl
+        .state
+        .skills
+        .found
+        .waiting
+        .iter()
+        .find(|w| !consent.declined.contains(&w.hash));
+    let Some(first) = first else {
+        consent.shown = None;
+        return Ok(());
+    };
+    if consent.shown.as_ref().is_none_or(|(hash, ..)| *hash != first.hash) {
+        consent.shown = Some((
+            first.hash.clone(),
+            first.skill.manifest.name.clone(),
+            first.skill.asks(),
+        ));
+    }
+    let Some((hash, name, asks)) = consent.shown.clone() else {
         return Ok(());
     };
     let ctx = contexts.ctx_mut()?.clone();
-    let name = waiting.skill.manifest.name.clone();
     // Opaque: what a stranger's program may do is read over nothing else.
     let style = ctx.global_style();
     let fill = style.visuals.window_fill.to_opaque();
@@ -139,7 +154,7 @@ fn consent_dialog(
                 "This campaign brings a program of its own. It runs only if you allow it.",
             );
             ui.separator();
-            for line in waiting.skill.asks() {
+            for line in &asks {
                 ui.label(line);
             }
             ui.separator();
@@ -149,7 +164,7 @@ fn consent_dialog(
                     match crate::skills::consent::Approvals::approve(
                         &crate::skills::consent::approvals_path(),
                         &name,
-                        &waiting.hash,
+                        &hash,
                     ) {
                         Ok(()) => {
                             let found = discover(session.skill_dirs());
@@ -158,12 +173,12 @@ fn consent_dialog(
                         }
                         Err(e) => {
                             toasts.push(e);
-                            consent.declined.insert(waiting.hash.clone());
+                            consent.declined.insert(hash.clone());
                         }
                     }
                 }
                 if ui.button("Keep it off").clicked() {
-                    consent.declined.insert(waiting.hash.clone());
+                    consent.declined.insert(hash.clone());
                     toasts.push(format!("The {name} skill stays off"));
                 }
             });

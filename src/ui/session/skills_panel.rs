@@ -128,7 +128,11 @@ fn consent_dialog(
         consent.shown = None;
         return Ok(());
     };
-    if consent.shown.as_ref().is_none_or(|(hash, ..)| *hash != first.hash) {
+    if consent
+        .shown
+        .as_ref()
+        .is_none_or(|(hash, ..)| *hash != first.hash)
+    {
         consent.shown = Some((
             first.hash.clone(),
             first.skill.manifest.name.clone(),

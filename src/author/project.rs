@@ -13,6 +13,9 @@ use super::graph::{Graph, GraphError, Mutation};
 use super::ontology::{LAST_BUILT, Stage};
 use super::review::ReviewError;
 
+/// The most an edited `graph.yaml` may hold (a whole story's graph is a few hundred KiB).
+const GRAPH_YAML_CAP: u64 = 16 << 20;
+
 /// How long the story is meant to be (seed 000 `vision.scope.length`).
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
@@ -485,7 +488,7 @@ impl Project {
         let Some(stage) = self.in_review()? else {
             return Err(ProjectError::NothingInReview);
         };
-        let text = std::fs::read_to_string(file).map_err(io(file))?;
+        let text = crate::files::read_to_string_within(file, GRAPH_YAML_CAP).map_err(io(file))?;
         let doc: Value = serde_norway::from_str(&text).map_err(|source| ProjectError::NotYaml {
             path: file.to_owned(),
             source,

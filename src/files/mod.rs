@@ -31,6 +31,33 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
     imp::read_to_string(path)
 }
 
+/// Read a whole text file of at most `cap` bytes; a bigger one is an
+/// `InvalidData` error that says how big it is and what the cap is, found
+/// before it is read (a 1 GB file costs nothing).
+pub fn read_to_string_within(path: &Path, cap: u64) -> io::Result<String> {
+    imp::read_to_string_within(path, cap)
+}
+
+/// The error for a file over its cap (`size` when it is known).
+pub fn too_big(size: Option<u64>, cap: u64) -> io::Error {
+    let size = size.map_or_else(|| "more than that".to_owned(), mib);
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("too big: {size}, over the {} this file may hold", mib(cap)),
+    )
+}
+
+/// Bytes as MiB (or KiB for small amounts) in words.
+fn mib(bytes: u64) -> String {
+    #[allow(clippy::cast_precision_loss, reason = "a size in words")]
+    let b = bytes as f64;
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", b / f64::from(1u32 << 20))
+    } else {
+        format!("{:.1} KiB", b / 1024.0)
+    }
+}
+
 /// Write next to the target and rename (natively), so a failed write never
 /// clobbers what was saved; in the browser one `localStorage` write, which is
 /// all-or-nothing.
@@ -185,5 +212,45 @@ mod tests {
         remove(&slot).unwrap();
         assert!(!is_file(&slot));
         assert!(list(&dir.path().join("nowhere")).is_empty());
+    }
+
+    #[test]
+    fn many_writers_never_leave_a_torn_file_or_a_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.ron");
+        std::thread::scope(|s| {
+            for w in 0..4u8 {
+                let path = &path;
+                s.spawn(move || {
+                    for _ in 0..50 {
+                        write_atomically(path, &vec![b'a' + w; 4096]).unwrap();
+                    }
+                });
+            }
+        });
+        let text = read_to_string(&path).unwrap();
+        assert_eq!(text.len(), 4096);
+        assert!(
+            text.bytes().all(|b| b == text.as_bytes()[0]),
+            "one writer's bytes, whole"
+        );
+        assert_eq!(list(dir.path()), vec![path]);
+    }
+
+    #[test]
+    fn a_file_over_its_cap_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(1 << 30).unwrap(); // 1 GiB, sparse
+        let err = read_to_string_within(&path, 8 << 20).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            err.to_string(),
+            "too big: 1024.0 MiB, over the 8.0 MiB this file may hold"
+        );
+        write_atomically(&path, b"{}").unwrap();
+        assert_eq!(read_to_string_within(&path, 2).unwrap(), "{}");
+        assert!(read_to_string_within(&path, 1).is_err());
     }
 }

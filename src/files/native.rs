@@ -7,14 +7,60 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
     std::fs::read_to_string(path)
 }
 
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+/// Writes a uniquely named temporary file beside `path` (`O_EXCL`, so two
+/// writers never share one), flushes it to the disk, renames it over `path`
+/// and flushes the folder, so after a crash or power cut `path` holds either
+/// the old bytes or the new ones, never a torn or empty file.
+pub fn read_to_string_within(path: &Path, cap: u64) -> io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > cap {
+        return Err(super::too_big(Some(size), cap));
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    let mut text = String::new();
+    // A file that grows while it is read (or a device with no length) stops at the cap too.
+    file.take(cap + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > cap {
+        return Err(super::too_big(None, cap));
+    }
+    Ok(text)
+}
+
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent)?;
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(parent)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    sync_folder(parent)
+}
+
+/// Flushes a folder's entries (a rename inside it) to the disk.
+fn sync_folder(dir: &Path) -> io::Result<()> {
+    match std::fs::File::open(dir).and_then(|f| f.sync_all()) {
+        // Some file systems cannot fsync a folder; the rename is still atomic there.
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::InvalidInput | io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
 }
 
 pub fn list(dir: &Path) -> Vec<PathBuf> {

@@ -118,6 +118,14 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: not stored")))
 }
 
+pub fn read_to_string_within(path: &Path, cap: u64) -> io::Result<String> {
+    let text = read_to_string(path)?;
+    if text.len() as u64 > cap {
+        return Err(super::too_big(Some(text.len() as u64), cap));
+    }
+    Ok(text)
+}
+
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let text = std::str::from_utf8(bytes).map_err(|_| {
         io::Error::new(

@@ -11,6 +11,61 @@ use super::stream::TextStream;
 
 /// DRY's growth per token of a repeat, and the repeat it allows unpunished
 /// (llama.cpp's defaults; the in-process sampler uses the same).
+/// The most one line of a server's event stream may hold: an event is one
+/// token's JSON (well under 1 KiB); a longer line is a broken or hostile server.
+pub const LINE_CAP: usize = 1 << 20;
+
+/// The most attempts a request gets, whatever `models.ron` says.
+pub const MAX_RETRIES: u32 = 8;
+
+/// The error for a stream line over [`LINE_CAP`].
+pub fn line_too_long(endpoint: &str) -> BackendError {
+    BackendError::Fatal(format!(
+        "{endpoint} sent a line of more than {} KiB; that is not an event stream",
+        LINE_CAP >> 10
+    ))
+}
+
+/// A stream's lines, each at most [`LINE_CAP`] bytes (a longer one is an
+/// `InvalidData` error, found without holding more than the cap).
+#[derive(Debug)]
+pub struct Lines<R> {
+    reader: R,
+    line: Vec<u8>,
+    text: String,
+}
+
+impl<R: std::io::BufRead> Lines<R> {
+    pub fn new(reader: R) -> Self {
+        Self {
+            reader,
+            line: Vec::new(),
+            text: String::new(),
+        }
+    }
+
+    /// The next line without its ending, or `None` at the end of the stream.
+    pub fn next_line(&mut self) -> std::io::Result<Option<&str>> {
+        use std::io::{BufRead as _, Read as _};
+        self.line.clear();
+        let cap = LINE_CAP as u64 + 1;
+        let read = (&mut self.reader)
+            .take(cap)
+            .read_until(b'\n', &mut self.line)?;
+        if read == 0 {
+            return Ok(None);
+        }
+        if self.line.len() > LINE_CAP && self.line.last() != Some(&b'\n') {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line of more than {} KiB", LINE_CAP >> 10),
+            ));
+        }
+        self.text = String::from_utf8_lossy(&self.line).into_owned();
+        Ok(Some(self.text.trim_end_matches(['\n', '\r'])))
+    }
+}
+
 pub const DRY_BASE: f32 = 1.75;
 pub const DRY_ALLOWED: i32 = 2;
 
@@ -206,6 +261,29 @@ impl EventStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stream_lines_are_capped() {
+        let mut ok = Lines::new(&b"data: 1\r\ndata: 2\nlast"[..]);
+        assert_eq!(ok.next_line().unwrap(), Some("data: 1"));
+        assert_eq!(ok.next_line().unwrap(), Some("data: 2"));
+        assert_eq!(ok.next_line().unwrap(), Some("last"));
+        assert_eq!(ok.next_line().unwrap(), None);
+        // A line with no end: an error at the cap, not a growing buffer.
+        use std::io::Read;
+        let endless = std::io::repeat(b'x').take(64 << 20);
+        let mut lines = Lines::new(std::io::BufReader::new(endless));
+        let err = lines.next_line().unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        assert!(lines.line.len() <= LINE_CAP + 1);
+        // Exactly at the cap is a line.
+        let mut at = vec![b'y'; LINE_CAP];
+        at.push(b'\n');
+        assert_eq!(
+            Lines::new(&at[..]).next_line().unwrap().map(str::len),
+            Some(LINE_CAP)
+        );
+    }
 
     #[test]
     fn refusals_say_whether_to_retry_and_what_to_check() {

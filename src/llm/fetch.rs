@@ -40,7 +40,7 @@ impl FetchBackend {
             } => Ok(Self {
                 endpoint: format!("{}/chat/completions", url.trim_end_matches('/')),
                 model: model.clone(),
-                retries: (*retries).max(1),
+                retries: (*retries).clamp(1, super::chat::MAX_RETRIES),
                 backoff: Duration::from_millis(500),
             }),
             _ => Err(BackendError::Fatal(
@@ -55,7 +55,11 @@ impl FetchBackend {
         let mut last = BackendError::Transient("no attempt made".into());
         for attempt in 0..self.retries {
             if attempt > 0 {
-                sleep(&window, self.backoff * 2u32.pow(attempt - 1)).await;
+                sleep(
+                    &window,
+                    self.backoff.saturating_mul(1 << (attempt - 1).min(6)),
+                )
+                .await;
             }
             let init = web_sys::RequestInit::new();
             init.set_method("POST");
@@ -148,6 +152,10 @@ impl Generate for FetchBackend {
                 .map_err(|e| broke(&e))?
                 .unchecked_into();
             pending.extend(bytes.to_vec());
+            if pending.len() > super::chat::LINE_CAP && !pending.contains(&b'\n') {
+                let _ = reader.cancel();
+                return Err(super::chat::line_too_long(&self.endpoint));
+            }
             while let Some(end) = pending.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = pending.drain(..=end).collect();
                 let line = String::from_utf8_lossy(&line);

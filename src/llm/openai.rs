@@ -8,7 +8,7 @@
 //! API key is read from the environment variable the model key names and is
 //! never logged or put in an error.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -67,7 +67,7 @@ impl OpenAiBackend {
             endpoint: format!("{}/chat/completions", url.trim_end_matches('/')),
             model: model.to_owned(),
             api_key,
-            retries: retries.max(1),
+            retries: retries.clamp(1, super::chat::MAX_RETRIES),
             backoff: Duration::from_millis(500),
         })
     }
@@ -93,7 +93,7 @@ impl OpenAiBackend {
         let mut last = BackendError::Transient("no attempt made".into());
         for attempt in 0..self.retries {
             if attempt > 0 {
-                std::thread::sleep(self.backoff * 2u32.pow(attempt - 1));
+                std::thread::sleep(self.backoff.saturating_mul(1 << (attempt - 1).min(6)));
             }
             let mut req = self
                 .agent
@@ -142,11 +142,15 @@ impl Backend for OpenAiBackend {
         let response = self.post(&body)?;
         let reader = BufReader::new(response.into_body().into_reader());
         let mut events = EventStream::new(&self.endpoint, &request.sampling.stop, start);
-        for line in reader.lines() {
-            let line = line.map_err(|e| {
+        let mut lines = super::chat::Lines::new(reader);
+        while let Some(line) = lines.next_line().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                super::chat::line_too_long(&self.endpoint)
+            } else {
                 BackendError::Transient(format!("the stream from {} broke: {e}", self.endpoint))
-            })?;
-            if events.line(&line, on_token)? == Flow::Done {
+            }
+        })? {
+            if events.line(line, on_token)? == Flow::Done {
                 break;
             }
         }

@@ -20,6 +20,9 @@ use super::op::{StateOp, schema_at};
 
 /// The file holding a ruleset's data.
 pub const RULESET_FILE: &str = "ruleset.json";
+
+/// The most `ruleset.json` or `rulebook.md` may hold.
+const RULESET_CAP: u64 = 8 << 20;
 /// The file holding a ruleset's rulebook text, when `ruleset.json` has none inline.
 pub const RULEBOOK_FILE: &str = "rulebook.md";
 
@@ -328,9 +331,11 @@ impl Ruleset {
     /// Read a ruleset folder (`ruleset.json` + `rulebook.md`) and check it hangs together.
     pub fn load(dir: &Path) -> Result<Self, RulesetError> {
         let path = dir.join(RULESET_FILE);
-        let text = crate::files::read_to_string(&path).map_err(|source| RulesetError::Read {
-            path: path.clone(),
-            source,
+        let text = crate::files::read_to_string_within(&path, RULESET_CAP).map_err(|source| {
+            RulesetError::Read {
+                path: path.clone(),
+                source,
+            }
         })?;
         let mut ruleset: Ruleset =
             serde_json::from_str(&text).map_err(|e| RulesetError::Parse {
@@ -340,8 +345,8 @@ impl Ruleset {
             })?;
         if ruleset.rulebook_text.trim().is_empty() {
             let book = dir.join(RULEBOOK_FILE);
-            ruleset.rulebook_text =
-                crate::files::read_to_string(&book).map_err(|source| RulesetError::Read {
+            ruleset.rulebook_text = crate::files::read_to_string_within(&book, RULESET_CAP)
+                .map_err(|source| RulesetError::Read {
                     path: book.clone(),
                     source,
                 })?;

@@ -52,8 +52,14 @@ pub fn state_at(
             .or_default()
             .push(o);
     }
+    // Never defaults: a save whose lines and veils do not read back is not
+    // played without them.
     let calibration: Calibration =
-        serde_json::from_value(info.calibration.clone()).unwrap_or_default();
+        serde_json::from_value(info.calibration.clone()).map_err(|source| StoreError::Json {
+            path: store.path().to_owned(),
+            context: "the player's lines and veils (calibration), which are not played without; restore the save from a backup or start a new session",
+            source,
+        })?;
     let scenario = info
         .scenario_id
         .as_deref()
@@ -68,7 +74,10 @@ pub fn state_at(
         small_model: info.small_model_key,
         large_model: info.large_model_key,
         seed: info.seed,
-        turn_index: u64::try_from(turn_index).unwrap_or(0),
+        turn_index: u64::try_from(turn_index).map_err(|_| StoreError::Corrupt {
+            path: store.path().to_owned(),
+            reason: format!("scene `{scene_id}` has turn index {turn_index}"),
+        })?,
         play_minutes: scene.play_minutes.unwrap_or(info.play_minutes),
         recalled: Recalled::default(),
         earlier: Vec::new(),

@@ -241,7 +241,7 @@ pub fn switched_off() -> Result<Vec<String>, String> {
 }
 
 fn switched_off_in(path: &Path) -> Result<Vec<String>, String> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::files::read_to_string_within(path, 1 << 20) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {

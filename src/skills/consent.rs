@@ -105,7 +105,7 @@ impl Approvals {
     /// The approvals in `path`: none when it is missing; an error (and
     /// then nothing is approved) when it cannot be read or understood.
     pub fn load(path: &Path) -> Result<Self, String> {
-        match std::fs::read_to_string(path) {
+        match crate::files::read_to_string_within(path, 4 << 20) {
             Ok(text) => serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "{}: {e}; no campaign skill runs until it is fixed or removed",

@@ -389,7 +389,7 @@ pub enum AgentSkillError {
 }
 
 fn read(path: &Path) -> Result<String, SkillError> {
-    std::fs::read_to_string(path).map_err(|source| SkillError::Read {
+    crate::files::read_to_string_within(path, 1 << 20).map_err(|source| SkillError::Read {
         path: path.to_owned(),
         source,
     })

@@ -97,7 +97,10 @@ impl Store {
             scene_index,
             parent_id,
             turn_index,
-            kind: SceneKind::parse(&kind).unwrap_or(SceneKind::Play),
+            kind: SceneKind::parse(&kind).ok_or_else(|| StoreError::Corrupt {
+                path: self.path.clone(),
+                reason: format!("scene `{id}` is of an unknown kind `{kind:.40}`"),
+            })?,
             state: serde_json::from_str(&state).map_err(self.json_err("scene state"))?,
             world: serde_json::from_str(&world).map_err(self.json_err("world state"))?,
             play_minutes,
@@ -165,11 +168,11 @@ impl Store {
             |r| {
                 Ok(Message {
                     id: MessageId {
-                        turn_id: u64::try_from(r.get::<_, i64>(0)?).unwrap_or(0),
-                        seq: u32::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                        turn_id: super::unsigned(0, r.get::<_, i64>(0)?)?,
+                        seq: r.get::<_, u32>(1)?,
                     },
                     owner: r.get(2)?,
-                    kind: Kind::parse(&r.get::<_, String>(3)?).unwrap_or(Kind::System),
+                    kind: super::known(3, &r.get::<_, String>(3)?, Kind::parse)?,
                     target: r.get(4)?,
                     content: r.get(5)?,
                 })

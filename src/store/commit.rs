@@ -47,7 +47,17 @@ impl Store {
                 found: current,
             });
         }
-        let (scene_index, turn_index) = (scene_index + 1, turn_index + 1);
+        let (Some(scene_index), Some(turn_index)) = (
+            scene_index.checked_add(1).filter(|i| *i > 0),
+            turn_index.checked_add(1).filter(|i| *i > 0),
+        ) else {
+            return Err(StoreError::Corrupt {
+                path,
+                reason: format!(
+                    "the session's scene index ({scene_index}) or turn index ({turn_index}) is out of range"
+                ),
+            });
+        };
         let new_id = scene_id(scene_index);
         let parent = turn.parent_scene_id.as_deref().unwrap_or(&current);
         insert_scene(

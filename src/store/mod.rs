@@ -18,10 +18,11 @@
 //! - `replay`: a stored turn read back, and the lore turns recalled;
 //! - `memory`: the memory events, the lore index and the scene lore cache.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, Params, Row, params};
+use rusqlite::{Connection, OptionalExtension, Params, Row, params};
 use serde::Serialize;
 
 mod branches;
@@ -160,6 +161,143 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
         .map_err(open)?;
     Ok(conn)
+}
+
+/// The file a save is copied to before it is migrated from schema `version`:
+/// `<name>.schema-<version>.backup` beside it.
+pub fn migration_backup(path: &Path, version: i64) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".schema-{version}.backup"));
+    PathBuf::from(name)
+}
+
+/// Copies the save, whole and consistent (`VACUUM INTO`), before a
+/// migration changes it, so a migration that goes wrong (or is killed)
+/// leaves the old save to go back to. A backup already there (from a
+/// migration that was interrupted) is kept: it is the older one. In the
+/// browser the snapshot in IndexedDB is only replaced once the migrated save
+/// is kept, which is its backup.
+fn backup_before_migrating(conn: &Connection, path: &Path, version: i64) -> Result<(), StoreError> {
+    if cfg!(target_family = "wasm") {
+        return Ok(());
+    }
+    let backup = migration_backup(path, version);
+    if backup.exists() {
+        return Ok(());
+    }
+    let mut part = backup.as_os_str().to_owned();
+    part.push(".part");
+    let part = PathBuf::from(part);
+    let _ = std::fs::remove_file(&part);
+    let sql = |source| StoreError::Sql {
+        path: path.to_path_buf(),
+        context: "copying the save before migrating it",
+        source,
+    };
+    conn.execute("VACUUM INTO ?1", [part.to_string_lossy()])
+        .map_err(sql)?;
+    let io = |e: std::io::Error| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!(
+            "could not keep a backup at {} before migrating ({e}); nothing was changed",
+            backup.display()
+        ),
+    };
+    std::fs::File::open(&part)
+        .and_then(|f| f.sync_all())
+        .map_err(io)?;
+    std::fs::rename(&part, &backup).map_err(io)?;
+    if let Some(dir) = backup.parent() {
+        let _ = std::fs::File::open(dir).and_then(|f| f.sync_all());
+    }
+    Ok(())
+}
+
+/// The schema this build makes, as `(type, name)` and each table's columns.
+fn schema_of(conn: &Connection) -> rusqlite::Result<BTreeMap<(String, String), Vec<String>>> {
+    let mut objects = conn.prepare(
+        "SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name",
+    )?;
+    let names: Vec<(String, String)> = objects
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut columns = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
+    names
+        .into_iter()
+        .map(|(kind, name)| {
+            let cols = if kind == "table" {
+                columns
+                    .query_map([&name], |r| r.get(0))?
+                    .collect::<Result<_, _>>()?
+            } else {
+                Vec::new()
+            };
+            Ok(((kind, name), cols))
+        })
+        .collect()
+}
+
+/// What is missing from, or different in, a save's schema compared with the
+/// one this build makes (a table dropped or rebuilt without a column), in
+/// words; `None` when every table, index and column is there. Extra tables
+/// and indexes are let be (triggers and views were refused already).
+fn unexpected_schema(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let fresh = Connection::open_in_memory()?;
+    for migration in MIGRATIONS {
+        fresh.execute_batch(migration)?;
+    }
+    let expected = schema_of(&fresh)?;
+    let found = schema_of(conn)?;
+    for (object, columns) in &expected {
+        match found.get(object) {
+            None => return Ok(Some(format!("its {} `{}` is missing", object.0, object.1))),
+            Some(have) if have != columns => {
+                return Ok(Some(format!(
+                    "its table `{}` has the columns ({}), not ({})",
+                    object.1,
+                    have.join(", "),
+                    columns.join(", ")
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(None)
+}
+
+/// The first row that names a row that is not there (`PRAGMA
+/// foreign_key_check`), in words.
+fn broken_reference(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    conn.query_row("PRAGMA foreign_key_check", [], |r| {
+        Ok(format!(
+            "row {} of `{}` refers to a row of `{}` that is not there",
+            r.get::<_, Option<i64>>(1)?.unwrap_or(0),
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(2)?
+        ))
+    })
+    .optional()
+}
+
+/// A stored number that must not be negative, or a conversion error.
+pub(crate) fn unsigned(column: usize, n: i64) -> rusqlite::Result<u64> {
+    u64::try_from(n).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(column, n))
+}
+
+/// A stored name that must be one of a known set (a message's kind), or a
+/// conversion error naming it: never a silent default.
+pub(crate) fn known<T>(
+    column: usize,
+    text: &str,
+    parse: fn(&str) -> Option<T>,
+) -> rusqlite::Result<T> {
+    parse(text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            column,
+            rusqlite::types::Type::Text,
+            format!("`{text:.40}` is not a kind Loreloom writes").into(),
+        )
+    })
 }
 
 /// Refuses a save carrying triggers or views: Loreloom makes none, and a
@@ -340,13 +478,25 @@ impl Store {
         if version == 0 {
             return Err(corrupt("it has no Loreloom schema".into()));
         }
+        if version < 0 {
+            return Err(corrupt(format!("its schema version is {version}")));
+        }
         if version > SCHEMA_VERSION {
             return Err(StoreError::TooNew {
                 path: path.to_path_buf(),
                 found: version,
             });
         }
+        if version < SCHEMA_VERSION {
+            backup_before_migrating(&conn, path, version)?;
+        }
         migrate(&mut conn, path)?;
+        if let Some(wrong) = unexpected_schema(&conn).map_err(|e| corrupt(e.to_string()))? {
+            return Err(corrupt(wrong));
+        }
+        if let Some(broken) = broken_reference(&conn).map_err(|e| corrupt(e.to_string()))? {
+            return Err(corrupt(broken));
+        }
         let session_id: String = conn
             .query_row("SELECT id FROM sessions LIMIT 1", [], |r| r.get(0))
             .map_err(|e| corrupt(format!("no session: {e}")))?;

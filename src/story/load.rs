@@ -15,6 +15,9 @@ use super::questfoundry::{self, QF_FORMAT, QF_VERSION};
 /// The file a story package keeps its graph in.
 pub const STORY_FILE_NAME: &str = "story.json";
 
+/// The most a story file may hold; bigger is refused before it is read.
+pub const STORY_CAP: u64 = 64 << 20;
+
 /// Why a story file could not be read. Every variant names the file.
 #[derive(Debug, Error)]
 pub enum LoadError {
@@ -116,9 +119,11 @@ pub fn load_file(path: &Path) -> Result<LoadedFile, LoadError> {
     } else {
         path.to_owned()
     };
-    let text = crate::files::read_to_string(&file_path).map_err(|source| LoadError::Io {
-        path: file_path.clone(),
-        source,
+    let text = crate::files::read_to_string_within(&file_path, STORY_CAP).map_err(|source| {
+        LoadError::Io {
+            path: file_path.clone(),
+            source,
+        }
     })?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|source| LoadError::Syntax {

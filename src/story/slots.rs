@@ -19,6 +19,9 @@ use super::SaveDocument;
 /// The slot written on every passage.
 pub const AUTOSAVE: &str = "autosave";
 
+/// The most a save slot may hold (a real one is a few KiB of choices).
+const SLOT_CAP: u64 = 8 << 20;
+
 /// Why a slot could not be read.
 #[derive(Debug, Error)]
 pub enum SlotError {
@@ -136,10 +139,11 @@ fn json_files(dir: &Path) -> impl Iterator<Item = PathBuf> {
 }
 
 fn read_slot(path: &Path) -> Result<SlotFile, SlotError> {
-    let text = crate::files::read_to_string(path).map_err(|source| SlotError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text =
+        crate::files::read_to_string_within(path, SLOT_CAP).map_err(|source| SlotError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
     serde_json::from_str(&text).map_err(|source| SlotError::Corrupt {
         path: path.to_owned(),
         source,

@@ -71,7 +71,7 @@ impl Settings {
     /// The saved settings, or defaults (with a warning) when the file is missing or broken.
     pub fn load() -> Self {
         let path = Self::path();
-        match crate::files::read_to_string(&path) {
+        match crate::files::read_to_string_within(&path, 1 << 20) {
             Ok(text) => ron::from_str(&text).unwrap_or_else(|err| {
                 warn!(
                     "{}: unreadable settings, using defaults: {err}",

@@ -120,7 +120,7 @@ impl Loader {
     }
 
     fn read(&mut self, path: &Path) -> Option<String> {
-        match crate::files::read_to_string(path) {
+        match crate::files::read_to_string_within(path, FILE_CAP) {
             Ok(t) => Some(t),
             Err(e) => {
                 let rel = self.rel(path).to_path_buf();
@@ -160,8 +160,7 @@ impl Loader {
             return None;
         }
         let manifest = self.json::<Manifest>(&manifest_path, |s| &s.manifest);
-        let mut files = Vec::new();
-        walk(&self.root, &mut files);
+        let mut files = walk(&self.root, &mut self.report);
         files.sort();
         let ruleset = manifest
             .as_ref()
@@ -186,7 +185,28 @@ impl Loader {
             .unwrap_or_else(|| DEFAULT_RULESET.to_owned());
         let line = manifest.line("/ruleset");
         let result = if name.starts_with("./") || name.contains('/') {
-            Ruleset::load(&self.root.join(&name))
+            // The campaign's own ruleset stays inside the campaign folder.
+            match crate::files::beneath(&self.root, &name) {
+                Ok(dir) => Ruleset::load(&dir),
+                Err(why) => {
+                    self.report.error(
+                        &manifest.rel,
+                        line,
+                        format!("ruleset `{name}`: {why}; a campaign's own ruleset is a folder inside it, such as `./ruleset`"),
+                    );
+                    return None;
+                }
+            }
+        } else if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            self.report.error(
+                &manifest.rel,
+                line,
+                format!("ruleset `{name}`: a system ruleset's id is letters, digits, `-` and `_` only ({})", checks::system_ruleset_ids(dirs).join(", ")),
+            );
+            return None;
         } else {
             Ruleset::find(&name, dirs)
         };
@@ -342,19 +362,65 @@ impl Assembly {
     }
 }
 
-/// Every file under `dir`, skipping hidden ones.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for path in crate::files::list(dir) {
-        if path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        {
-            continue;
-        }
-        if crate::files::is_dir(&path) {
-            walk(&path, out);
-        } else {
-            out.push(path);
+/// The most one campaign file may hold (the biggest real ones are a few hundred KiB).
+pub const FILE_CAP: u64 = 8 << 20;
+
+/// How deep the folder walk goes below the campaign folder.
+const WALK_DEPTH: usize = 16;
+/// How many files a campaign may hold (a real one holds dozens).
+const WALK_FILES: usize = 10_000;
+
+/// Every file under the campaign folder, skipping hidden ones. A folder is
+/// entered once however many links lead to it (two `x -> .` links end there),
+/// a link that leads out of the campaign is skipped with a warning, and the
+/// walk stops at [`WALK_DEPTH`] folders deep and [`WALK_FILES`] files, saying so.
+fn walk(root: &Path, report: &mut Report) -> Vec<PathBuf> {
+    let real_root = crate::files::canonical(root);
+    let mut seen = std::collections::HashSet::from([real_root.clone()]);
+    let mut out = Vec::new();
+    let mut folders = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = folders.pop() {
+        for path in crate::files::list(&dir) {
+            let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+            if path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            {
+                continue;
+            }
+            let real = crate::files::canonical(&path);
+            if !real.starts_with(&real_root) {
+                report.warning(
+                    rel,
+                    None,
+                    "skipped: a link that leads out of the campaign folder",
+                );
+                continue;
+            }
+            if crate::files::is_dir(&path) {
+                if !seen.insert(real) {
+                    continue;
+                }
+                if depth + 1 > WALK_DEPTH {
+                    report.warning(
+                        rel,
+                        None,
+                        format!("skipped: folders more than {WALK_DEPTH} deep are not read"),
+                    );
+                    continue;
+                }
+                folders.push((path, depth + 1));
+            } else if out.len() >= WALK_FILES {
+                report.error(
+                    rel,
+                    None,
+                    format!("the campaign holds more than {WALK_FILES} files; split it or remove what it does not use"),
+                );
+                return out;
+            } else {
+                out.push(path);
+            }
         }
     }
+    out
 }

@@ -89,8 +89,8 @@ impl Loader {
     /// The entries of pack `pack` (every markdown file under `dir`, in order),
     /// each with frontmatter and an id unique in the pack.
     fn pack_entries_in(&mut self, pack: &str, dir: &Path) -> Vec<PackEntry> {
-        let mut files = Vec::new();
-        walk(dir, &mut files);
+        // The campaign's walk has already warned of any link or depth it skipped.
+        let mut files = walk(dir, &mut crate::campaign::report::Report::default());
         files.sort();
         let mut entries: Vec<PackEntry> = Vec::new();
         for path in files

@@ -200,6 +200,9 @@ fn index_ids<'a, T: Copy>(
     map
 }
 
+/// The most memory a story's codeword sets may take when it is compiled.
+pub const COMPILE_BUDGET: usize = 64 << 20;
+
 impl Story {
     /// Resolve every reference of a story file. Fails with every broken
     /// reference at once (unknown ids, duplicates, no start).
@@ -210,6 +213,32 @@ impl Story {
     )]
     pub fn compile(file: StoryFile) -> Result<Self, Vec<Diagnostic>> {
         let mut diags = Vec::new();
+        // Every gate, grant, overlay and (for the checker) passage holds a set
+        // over all codewords: a story whose sets would not fit the budget is
+        // refused here, before they are made (#44: 60,000 codewords on 60,000
+        // choices would be gigabytes).
+        let sets = file.passages.len()
+            + 2 * file.passages.iter().map(|p| p.choices.len()).sum::<usize>()
+            + file
+                .entities
+                .iter()
+                .map(|e| e.overlays.len())
+                .sum::<usize>()
+            + file.codex.len();
+        let bytes = sets.saturating_mul(file.codewords.len().div_ceil(8));
+        if bytes > COMPILE_BUDGET {
+            return Err(vec![Diagnostic::new(
+                Rule::StateSpaceTooLarge,
+                Subject::Story,
+                format!(
+                    "too large to open: {} codewords over {} passages and choices would take {} MiB to track (at most {} MiB); split the story or use fewer codewords",
+                    file.codewords.len(),
+                    sets,
+                    bytes >> 20,
+                    COMPILE_BUDGET >> 20
+                ),
+            )]);
+        }
         let passage_ix = index_ids(
             file.passages.iter().map(|p| p.id.as_str()),
             PassageIx::from_index,

@@ -125,8 +125,14 @@ pub fn load_file(path: &Path) -> Result<LoadedFile, LoadError> {
             source,
         }
     })?;
+    load_text(file_path, &text)
+}
+
+/// A story file's text (Loreloom's or QuestFoundry's format) as read from
+/// `file_path` (named in errors; asset paths are relative to its folder).
+pub fn load_text(file_path: PathBuf, text: &str) -> Result<LoadedFile, LoadError> {
     let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|source| LoadError::Syntax {
+        serde_json::from_str(text).map_err(|source| LoadError::Syntax {
             path: file_path.clone(),
             source,
         })?;

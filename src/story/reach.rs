@@ -14,6 +14,25 @@ use super::graph::{CodewordSet, PassageIx, Story};
 /// Upper bound on distinct walk states before the walk gives up.
 pub const STATE_LIMIT: usize = 2_000_000;
 
+/// The memory one walk may use for its states (#44: a story with thousands of
+/// codewords makes each state big, so the limit in states shrinks with it).
+pub const MEMORY_BUDGET: usize = 128 << 20;
+
+/// What one walk state costs in memory with `codewords` codewords: the held
+/// set twice (the state list and the id map's key; each a bit set on the
+/// heap with its header) and the map entry, id, stack slot and predecessor
+/// list (measured: ~415 bytes a state with 80 codewords).
+pub fn state_bytes(codewords: usize) -> usize {
+    let set = codewords.div_ceil(128) * 16 + 48;
+    2 * set + 300
+}
+
+/// The most states a walk of `story` may visit within [`MEMORY_BUDGET`]
+/// (never more than [`STATE_LIMIT`]).
+pub fn state_limit(story: &Story) -> usize {
+    (MEMORY_BUDGET / state_bytes(story.codeword_count())).clamp(1, STATE_LIMIT)
+}
+
 /// Per passage, the codewords some gate reachable from it (itself included) tests.
 pub fn live_codewords(story: &Story) -> Vec<CodewordSet> {
     let n = story.passage_count();
@@ -74,7 +93,7 @@ pub struct Walk {
 /// Walk every reachable state. With `goal`, codewords in it are kept in every
 /// state and the walk stops as soon as all of them are held together.
 pub fn walk(story: &Story, live: &[CodewordSet], goal: Option<&CodewordSet>) -> Walk {
-    walk_limited(story, live, goal, STATE_LIMIT)
+    walk_limited(story, live, goal, state_limit(story))
 }
 
 /// [`walk`] with a state limit of one's own.
@@ -194,12 +213,23 @@ fn trapped(
 /// Can every codeword of `set` be held at once in some reachable state?
 /// `None` when the walk hit the state limit before deciding.
 pub fn can_hold_together(story: &Story, live: &[CodewordSet], set: &CodewordSet) -> Option<bool> {
-    let walk = walk(story, live, Some(set));
-    if walk.goal_reached {
+    can_hold_together_within(story, live, set, state_limit(story)).0
+}
+
+/// [`can_hold_together`] within `limit` states, with how many it walked.
+pub fn can_hold_together_within(
+    story: &Story,
+    live: &[CodewordSet],
+    set: &CodewordSet,
+    limit: usize,
+) -> (Option<bool>, usize) {
+    let walk = walk_limited(story, live, Some(set), limit);
+    let answer = if walk.goal_reached {
         Some(true)
     } else if walk.complete {
         Some(false)
     } else {
         None
-    }
+    };
+    (answer, walk.states)
 }

@@ -69,18 +69,32 @@ pub fn validate(story: &Story) -> Report {
         story,
         live: &live,
         cache: HashMap::new(),
+        spent: walk.states,
+        budget: reach::state_limit(story).saturating_mul(4),
     };
     if walk.complete {
         check_reachability(story, &walk, &mut diags);
         check_overlays(story, &mut queries, &mut diags);
         check_codex_gates(story, &mut queries, &mut diags);
+        let unanswered = queries.cache.values().filter(|a| a.is_none()).count();
+        if unanswered > 0 {
+            diags.push(Diagnostic::new(
+                Rule::StateSpaceTooLarge,
+                Subject::Story,
+                format!(
+                    "the story is too large to check exhaustively: {unanswered} question(s) of which codewords can be held together (overlays, codex gates) went past the checker's budget and were not verified"
+                ),
+            ));
+        }
     } else {
         diags.push(Diagnostic::new(
             Rule::StateSpaceTooLarge,
             Subject::Story,
             format!(
-                "the walk over codeword states passed {} states; reachability, dead ends and gates were not verified",
-                reach::STATE_LIMIT
+                "the story is too large to check exhaustively: the walk over codeword states passed {} states (what {} codewords allow in {} MiB); reachability, dead ends and gates were not verified",
+                walk.states,
+                story.codeword_count(),
+                reach::MEMORY_BUDGET >> 20
             ),
         ));
     }
@@ -97,6 +111,10 @@ struct TogetherQueries<'a> {
     story: &'a Story,
     live: &'a [CodewordSet],
     cache: HashMap<CodewordSet, Option<bool>>,
+    /// States walked so far in this validation, and how many it may walk in
+    /// all (past that, further questions go unanswered, `None`, and say so).
+    spent: usize,
+    budget: usize,
 }
 
 impl TogetherQueries<'_> {
@@ -104,7 +122,19 @@ impl TogetherQueries<'_> {
         if let Some(&answer) = self.cache.get(set) {
             return answer;
         }
-        let answer = reach::can_hold_together(self.story, self.live, set);
+        let left = self.budget.saturating_sub(self.spent);
+        let answer = if left == 0 {
+            None
+        } else {
+            let (answer, states) = reach::can_hold_together_within(
+                self.story,
+                self.live,
+                set,
+                left.min(reach::state_limit(self.story)),
+            );
+            self.spent += states;
+            answer
+        };
         self.cache.insert(set.clone(), answer);
         answer
     }

@@ -68,7 +68,9 @@ pub fn turn(store: &Store, action_id: &str, n: u64) -> TurnCommit {
     let session = store.session().unwrap();
     let current = store.current_scene().unwrap();
     let mut w = current.world.clone();
-    w.clocks.get_mut("tide").unwrap().value = i64::try_from(n).unwrap().min(6);
+    if let Some(tide) = w.clocks.get_mut("tide") {
+        tide.value = i64::try_from(n).unwrap().min(6);
+    }
     let turn_id = u64::try_from(session.turn_index).unwrap() + 1;
     let msg = |seq, owner: &str, kind, content: String| Message {
         id: MessageId { turn_id, seq },

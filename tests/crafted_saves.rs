@@ -13,6 +13,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,10 +46,11 @@ fn bytes(path: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
 
 type Craft = Box<dyn Fn(&Path, &Path)>;
 
+#[allow(clippy::too_many_lines, reason = "one line per crafted save")]
 fn cases() -> Vec<(&'static str, Must, Craft)> {
+    use Must::{Either, Refuse};
     let s = |q: &'static str| -> Craft { Box::new(move |p: &Path, _: &Path| sql(p, q)) };
     let b = |f: fn(&mut Vec<u8>)| -> Craft { Box::new(move |p: &Path, _: &Path| bytes(p, f)) };
-    use Must::{Either, Refuse};
     vec![
         (
             "trigger on turns",
@@ -289,7 +291,7 @@ fn cases() -> Vec<(&'static str, Must, Craft)> {
                 let n = v.len();
                 let at = (n / 4096 / 2) * 4096;
                 for (i, x) in v[at..at + 4096].iter_mut().enumerate() {
-                    *x = (i * 131 % 251) as u8;
+                    *x = u8::try_from(i * 131 % 251).unwrap();
                 }
             }),
         ),
@@ -450,10 +452,11 @@ fn fifty_crafted_saves_each_end_in_a_clear_error_or_play_and_none_forgets_lines_
                 "played".to_owned()
             }
         };
-        table.push_str(&format!(
-            "{name:38} {:6.0} ms  {line}\n",
+        let _ = writeln!(
+            table,
+            "{name:38} {:6.0} ms  {line}",
             took.as_secs_f64() * 1000.0
-        ));
+        );
     }
     println!("{table}");
     assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));

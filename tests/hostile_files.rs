@@ -108,10 +108,13 @@ fn story(n: usize, codewords_per_choice: bool, gates: usize) -> Value {
             ]}),
         );
     }
-    let gated: Vec<Value> = (0..gates.min(n))
+    let gate_choices: Vec<Value> = (0..gates.min(n))
         .map(|i| json!({"label": format!("Gate {i}"), "to": "end", "requires": [format!("flag:f{i}-0")], "grants": []}))
         .collect();
-    passages.insert("gate".into(), json!({"prose": "Gates.", "choices": gated}));
+    passages.insert(
+        "gate".into(),
+        json!({"prose": "Gates.", "choices": gate_choices}),
+    );
     passages.insert(
         "end".into(),
         json!({"prose": "The end.", "choices": [], "ending": {"id": "e-end", "title": "The End"}}),
@@ -128,6 +131,7 @@ struct Case {
 }
 
 #[test]
+#[allow(clippy::too_many_lines, reason = "one paragraph per hostile fixture")]
 fn hostile_files_end_in_a_clear_answer_within_bounded_time_and_256_mib() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

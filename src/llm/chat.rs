@@ -264,13 +264,13 @@ mod tests {
 
     #[test]
     fn stream_lines_are_capped() {
+        use std::io::Read;
         let mut ok = Lines::new(&b"data: 1\r\ndata: 2\nlast"[..]);
         assert_eq!(ok.next_line().unwrap(), Some("data: 1"));
         assert_eq!(ok.next_line().unwrap(), Some("data: 2"));
         assert_eq!(ok.next_line().unwrap(), Some("last"));
         assert_eq!(ok.next_line().unwrap(), None);
         // A line with no end: an error at the cap, not a growing buffer.
-        use std::io::Read;
         let endless = std::io::repeat(b'x').take(64 << 20);
         let mut lines = Lines::new(std::io::BufReader::new(endless));
         let err = lines.next_line().unwrap_err();

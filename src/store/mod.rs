@@ -175,7 +175,7 @@ pub fn migration_backup(path: &Path, version: i64) -> PathBuf {
 /// migration changes it, so a migration that goes wrong (or is killed)
 /// leaves the old save to go back to. A backup already there (from a
 /// migration that was interrupted) is kept: it is the older one. In the
-/// browser the snapshot in IndexedDB is only replaced once the migrated save
+/// browser the snapshot in `IndexedDB` is only replaced once the migrated save
 /// is kept, which is its backup.
 fn backup_before_migrating(conn: &Connection, path: &Path, version: i64) -> Result<(), StoreError> {
     if cfg!(target_family = "wasm") {

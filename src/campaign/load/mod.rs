@@ -388,8 +388,8 @@ fn walk(root: &Path, report: &mut Report) -> Vec<PathBuf> {
             {
                 continue;
             }
-            let real = crate::files::canonical(&path);
-            if !real.starts_with(&real_root) {
+            let target = crate::files::canonical(&path);
+            if !target.starts_with(&real_root) {
                 report.warning(
                     rel,
                     None,
@@ -398,7 +398,7 @@ fn walk(root: &Path, report: &mut Report) -> Vec<PathBuf> {
                 continue;
             }
             if crate::files::is_dir(&path) {
-                if !seen.insert(real) {
+                if !seen.insert(target) {
                     continue;
                 }
                 if depth + 1 > WALK_DEPTH {

@@ -37,6 +37,7 @@ use std::path::PathBuf;
 
 use bevy::platform::cell::SyncCell;
 use bevy::prelude::*;
+use tracing::{info, warn};
 
 pub use self::components::{
     Baked, Character, Chattiness, ClockState, Faction, Inventory, Memory, Perception, Present,

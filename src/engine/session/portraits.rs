@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use bevy::prelude::*;
+use tracing::warn;
 
 use super::components::Character;
 use super::entities::campaign_portrait;

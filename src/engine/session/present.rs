@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use bevy::prelude::*;
+use tracing::warn;
 
 use super::view::{Entry, Moment, TurnPrompt, ViewsMut};
 use crate::session::controller::{Controller, Report};

@@ -159,7 +159,9 @@ fn plain(rel: &str) -> Option<&str> {
         && rel.len() < 80
         && !rel.starts_with('/')
         && rel.split('/').count() <= 6
-        && rel.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+        && rel
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
         && rel
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));

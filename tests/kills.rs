@@ -73,6 +73,19 @@ fn child(mode: &str, path: &Path) {
                 mark("acked", n);
             }
         }
+        "rollback" => {
+            use loreloom::author::ontology::Stage;
+            use loreloom::author::project::Project;
+            let mut project = Project::open(path).unwrap();
+            for n in 1.. {
+                // DREAM's snapshot taken, its gate changed, then rolled back.
+                mark("begin", n);
+                project = project.begin(Stage::Dream).unwrap();
+                project.finish(Stage::Dream).unwrap();
+                project = project.rollback(Stage::Dream).unwrap();
+                mark("acked", n);
+            }
+        }
         other => panic!("unknown mode {other}"),
     }
 }
@@ -256,6 +269,7 @@ fn files(dir: &Path, mode: &str, rounds: usize, rng: &mut impl Rng) -> usize {
                 Ok(n)
             }),
         ),
+        "rollback" => (dir.to_path_buf(), Box::new(|_: &Path| Ok(0))),
         "switches" => (
             dir.to_path_buf(),
             Box::new(|d: &Path| {
@@ -290,6 +304,32 @@ fn files(dir: &Path, mode: &str, rounds: usize, rng: &mut impl Rng) -> usize {
     let mut mid = 0;
     for round in 0..rounds {
         let run = spawn(mode, &path, dir);
+        if mode == "rollback" {
+            let k = kill(run, rng.random_range(0..3), rng.random_range(0..20_000));
+            mid += usize::from(k.mid);
+            let project = loreloom::author::project::Project::open(&path)
+                .unwrap_or_else(|e| panic!("rollback round {round}: graph.db does not open: {e}"));
+            let snapshot = path.join("snapshots/pre-dream.db");
+            if !k.mid {
+                assert_eq!(
+                    std::fs::read(path.join("graph.db")).unwrap(),
+                    std::fs::read(&snapshot).unwrap(),
+                    "rollback round {round}: not byte-identical"
+                );
+            }
+            // Whatever the kill interrupted, the project goes on: DREAM is
+            // pending (rolled back) or waiting (run); roll back to go on.
+            if project
+                .gate(loreloom::author::ontology::Stage::Dream)
+                .map(|g| g != loreloom::author::project::Gate::Pending)
+                .unwrap_or(true)
+            {
+                project
+                    .rollback(loreloom::author::ontology::Stage::Dream)
+                    .unwrap_or_else(|e| panic!("rollback round {round}: {e}"));
+            }
+            continue;
+        }
         let k = kill(run, rng.random_range(1..4), rng.random_range(0..300));
         mid += usize::from(k.mid);
         match read(&path) {
@@ -337,6 +377,19 @@ fn main() {
         "only {mid} of {rounds} kills landed mid-commit"
     );
     let file_rounds = (rounds * 3 / 5).max(1);
+    let project = dir.path().join("rollback");
+    drop(
+        loreloom::author::project::Project::create(
+            &project,
+            "a lighthouse keeper's bargain",
+            loreloom::author::project::Scope::Micro,
+        )
+        .unwrap(),
+    );
+    let mid = files(&project, "rollback", file_rounds, &mut rng);
+    println!(
+        "author rollback: {file_rounds} SIGKILLs, {mid} mid-rollback; 0 graph.db that would not open, byte-identical after every finished rollback"
+    );
     for mode in ["slot", "switches", "settings"] {
         let mid = files(
             &dir.path().join(mode).tap_mkdir(),

@@ -181,6 +181,14 @@ pub fn io(path: &Path) -> impl Fn(std::io::Error) -> ProjectError + '_ {
     }
 }
 
+/// Copies a closed graph file whole: into a temporary file beside `to`,
+/// flushed, then renamed over it, so a kill at any moment leaves `to` as it
+/// was or as `from` is, never torn (#44).
+fn copy_whole(from: &Path, to: &Path) -> Result<(), ProjectError> {
+    let bytes = std::fs::read(from).map_err(io(from))?;
+    crate::files::write_atomically(to, &bytes).map_err(io(to))
+}
+
 /// An open project.
 pub struct Project {
     pub dir: PathBuf,
@@ -345,7 +353,7 @@ impl Project {
             let dir = self.dir.clone();
             let snapshot = self.resume_path(stage);
             self.graph.close();
-            std::fs::copy(dir.join("graph.db"), &snapshot).map_err(io(&snapshot))?;
+            copy_whole(&dir.join("graph.db"), &snapshot)?;
             return Self::open(&dir);
         }
         if self.gate(stage)? != Gate::Pending {
@@ -363,7 +371,7 @@ impl Project {
         let db = dir.join("graph.db");
         let snapshot = self.snapshot_path(stage);
         self.graph.close();
-        std::fs::copy(&db, &snapshot).map_err(io(&snapshot))?;
+        copy_whole(&db, &snapshot)?;
         Self::open(&dir)
     }
 
@@ -515,7 +523,13 @@ impl Project {
         let dir = self.dir.clone();
         let db = dir.join("graph.db");
         self.graph.close();
-        std::fs::copy(&snapshot, &db).map_err(io(&db))?;
+        // The graph was open and closed cleanly, so any journal left beside
+        // it is stale; it must not be played onto the restored file.
+        let journal = dir.join("graph.db-journal");
+        if journal.exists() {
+            std::fs::remove_file(&journal).map_err(io(&journal))?;
+        }
+        copy_whole(&snapshot, &db)?;
         let project = Self::open(&dir)?;
         // Snapshots of graphs that no longer exist: later stages', and any
         // inner-gate point from this stage on.
@@ -543,7 +557,7 @@ impl Project {
         let snapshot = self.resume_path(stage);
         let db = self.dir.join("graph.db");
         self.graph.close();
-        std::fs::copy(&snapshot, &db).map_err(io(&db))?;
+        copy_whole(&snapshot, &db)?;
         Ok(snapshot)
     }
 

@@ -86,6 +86,12 @@ fn child(mode: &str, path: &Path) {
                 mark("acked", n);
             }
         }
+        "migrate" => {
+            mark("begin", 1);
+            drop(Store::open(path).unwrap());
+            mark("acked", 1);
+            std::thread::sleep(Duration::from_secs(600));
+        }
         other => panic!("unknown mode {other}"),
     }
 }
@@ -249,6 +255,69 @@ fn commits(dir: &Path, rounds: usize, rng: &mut impl Rng) -> (usize, u64) {
     (mid, lost_check)
 }
 
+/// Migrations interrupted: a save of schema 1, opened (so migrated) and
+/// killed at a random moment; it opens afterwards and its backup is there.
+fn migrations(dir: &Path, rounds: usize, rng: &mut impl Rng) -> usize {
+    let today = dir.join("today.db");
+    drop(new_save(&today));
+    {
+        let mut store = Store::open(&today).unwrap();
+        for n in 1..=2 {
+            let t = turn(&store, &format!("m{n}"), n);
+            store.commit_turn(&t).unwrap();
+        }
+    }
+    rusqlite::Connection::open(&today)
+        .unwrap()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    let old = dir.join("v1.db");
+    common::save::at_version(&today, &old, 1);
+    let path = dir.join("save.db");
+    let mut mid = 0;
+    for round in 0..rounds {
+        for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("save.db") {
+                std::fs::remove_file(entry.path()).unwrap();
+            }
+        }
+        std::fs::copy(&old, &path).unwrap();
+        let run = spawn("migrate", &path, dir);
+        let k = kill(run, 0, rng.random_range(0..60_000));
+        mid += usize::from(k.mid);
+        let store = Store::open(&path).unwrap_or_else(|e| panic!("migration round {round}: {e}"));
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM turns"),
+            2,
+            "migration round {round}"
+        );
+        assert_eq!(
+            count(&store, "PRAGMA user_version"),
+            loreloom::store::SCHEMA_VERSION
+        );
+        let backup = loreloom::store::migration_backup(&path, 1);
+        assert!(
+            backup.is_file(),
+            "migration round {round}: no backup of the schema-1 save"
+        );
+        let kept = rusqlite::Connection::open(&backup).unwrap();
+        let (v, turns): (i64, i64) = kept
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version), count(*) FROM turns",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (v, turns),
+            (1, 2),
+            "migration round {round}: the backup is the save as it was"
+        );
+    }
+    mid
+}
+
 /// A file written atomically: every kill leaves one whole version.
 fn files(dir: &Path, mode: &str, rounds: usize, rng: &mut impl Rng) -> usize {
     let (path, read): (PathBuf, Box<dyn Fn(&Path) -> Result<u64, String>>) = match mode {
@@ -377,6 +446,14 @@ fn main() {
         "only {mid} of {rounds} kills landed mid-commit"
     );
     let file_rounds = (rounds * 3 / 5).max(1);
+    let mid = migrations(
+        &dir.path().join("migrate").tap_mkdir(),
+        file_rounds,
+        &mut rng,
+    );
+    println!(
+        "migrations from schema 1: {file_rounds} SIGKILLs, {mid} mid-migration; each save opens afterwards, migrated, with its schema-1 backup"
+    );
     let project = dir.path().join("rollback");
     drop(
         loreloom::author::project::Project::create(

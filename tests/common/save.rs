@@ -150,3 +150,52 @@ pub fn player_moves(store: &Store) -> Vec<String> {
         .map(|m| m.content)
         .collect()
 }
+
+/// The schema files as they were written, one per version (each unchanged
+/// since its version shipped: migrations only append).
+const SCHEMAS: [&str; 6] = [
+    include_str!("../../src/store/schema.sql"),
+    include_str!("../../src/store/schema_2.sql"),
+    include_str!("../../src/store/schema_3.sql"),
+    include_str!("../../src/store/schema_4.sql"),
+    include_str!("../../src/store/schema_5.sql"),
+    include_str!("../../src/store/schema_6.sql"),
+];
+
+/// `from` (a save of today's schema) as a save of schema `version` would
+/// hold it: a file made from that version's schema files, with the rows of
+/// each of its tables copied for the columns it had then.
+pub fn at_version(from: &Path, to: &Path, version: usize) {
+    let conn = rusqlite::Connection::open(to).unwrap();
+    for sql in &SCHEMAS[..version] {
+        conn.execute_batch(sql).unwrap();
+    }
+    conn.pragma_update(None, "user_version", i64::try_from(version).unwrap())
+        .unwrap();
+    conn.execute("ATTACH DATABASE ?1 AS now", [from.to_string_lossy()])
+        .unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM main.sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'lore_fts%' AND sql NOT LIKE 'CREATE VIRTUAL%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    for table in tables {
+        let columns: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let list = columns.join(", ");
+        conn.execute(
+            &format!("INSERT INTO main.{table} ({list}) SELECT {list} FROM now.{table}"),
+            [],
+        )
+        .unwrap();
+    }
+    conn.execute_batch("DETACH DATABASE now").unwrap();
+}

@@ -1,0 +1,101 @@
+//! Saves of every past schema (#44): each opens, is backed up, migrates, plays a turn and replays.
+//!
+//! The saves of schema versions 1 to 5 are made from the schema files of
+//! those versions (`src/store/schema*.sql`, each unchanged since it was
+//! written) holding the rows of a save played today, for the columns each
+//! version had.
+#![cfg(feature = "store")]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::save::{at_version, count, turn};
+use loreloom::session::save_files::{NewSave, create_save, load_campaign};
+use loreloom::session::turn::Calibration;
+use loreloom::store::{SCHEMA_VERSION, Store, migration_backup};
+
+fn played(dir: &std::path::Path) -> PathBuf {
+    let path = dir.join("today.db");
+    create_save(&NewSave {
+        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/minimal-lighthouse"),
+        save: Some(path.clone()),
+        scenario: None,
+        seed: Some(11),
+        small_model: "small".into(),
+        large_model: "large".into(),
+        calibration: Calibration {
+            lines: vec!["harm to animals".into()],
+            ..Calibration::default()
+        },
+    })
+    .unwrap();
+    let mut store = Store::open(&path).unwrap();
+    for n in 1..=2 {
+        let t = turn(&store, &format!("t{n}"), n);
+        store.commit_turn(&t).unwrap();
+    }
+    drop(store);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    path
+}
+
+#[test]
+fn saves_of_every_past_schema_open_with_a_backup_migrate_play_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let today = played(dir.path());
+    for version in 1..usize::try_from(SCHEMA_VERSION).unwrap() {
+        let path = dir.path().join(format!("v{version}.db"));
+        at_version(&today, &path, version);
+        let before = std::fs::read(&path).unwrap();
+
+        let mut store = Store::open(&path).unwrap_or_else(|e| panic!("v{version}: {e}"));
+        let backup = migration_backup(&path, i64::try_from(version).unwrap());
+        let kept = rusqlite::Connection::open(&backup).unwrap();
+        let v: i64 = kept
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            v,
+            i64::try_from(version).unwrap(),
+            "the backup is the save before migrating"
+        );
+        let turns: i64 = kept
+            .query_row("SELECT count(*) FROM turns", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(turns, 2);
+        assert!(!before.is_empty());
+        assert_eq!(
+            count(&store, "PRAGMA user_version"),
+            SCHEMA_VERSION,
+            "v{version}"
+        );
+
+        // It plays: the session state at the current scene, a new turn, and
+        // the turns before it replay from their stored records.
+        let info = store.session().unwrap();
+        let campaign = load_campaign(&info.campaign_path).unwrap();
+        let state = loreloom::session::save_rows::state(&store, campaign).unwrap();
+        assert_eq!(
+            state.calibration.lines,
+            vec!["harm to animals".to_owned()],
+            "v{version}"
+        );
+        let t = turn(&store, "after-migration", 3);
+        assert_eq!(store.commit_turn(&t).unwrap().turn_index, 3, "v{version}");
+        let scenes = store.branch().unwrap();
+        for scene in &scenes[1..] {
+            store
+                .stored_turn(scene)
+                .unwrap_or_else(|e| panic!("v{version}: replay {scene}: {e}"));
+        }
+        assert_eq!(store.integrity_check().unwrap(), "ok");
+        drop(store);
+        // Opened again: nothing to migrate, the backup stays as it was.
+        drop(Store::open(&path).unwrap());
+        assert!(backup.is_file());
+    }
+}

@@ -90,7 +90,7 @@ fn child(mode: &str, path: &Path) {
             mark("begin", 1);
             drop(Store::open(path).unwrap());
             mark("acked", 1);
-            std::thread::sleep(Duration::from_secs(600));
+            std::thread::sleep(Duration::from_mins(10));
         }
         other => panic!("unknown mode {other}"),
     }
@@ -165,7 +165,7 @@ fn kill(mut run: Running, skip: usize, micros: u64) -> Killed {
         }
     };
     while seen <= skip {
-        let Ok(line) = run.markers.recv_timeout(Duration::from_secs(60)) else {
+        let Ok(line) = run.markers.recv_timeout(Duration::from_mins(1)) else {
             panic!("the child stopped writing markers");
         };
         note(&line, &mut acked, &mut begun);
@@ -390,8 +390,7 @@ fn files(dir: &Path, mode: &str, rounds: usize, rng: &mut impl Rng) -> usize {
             // pending (rolled back) or waiting (run); roll back to go on.
             if project
                 .gate(loreloom::author::ontology::Stage::Dream)
-                .map(|g| g != loreloom::author::project::Gate::Pending)
-                .unwrap_or(true)
+                .map_or(true, |g| g != loreloom::author::project::Gate::Pending)
             {
                 project
                     .rollback(loreloom::author::ontology::Stage::Dream)

@@ -9,6 +9,14 @@
 //! problem names its file and, for JSON and YAML, its line; missing referenced
 //! assets are warnings. The session (#6) turns a [`Campaign`] into entities.
 
+// These modules read what others wrote (files, saves, model and skill
+// output): no unwrap, expect or indexing that could panic on it (#44); an
+// invariant that truly holds says so with `#[expect(.., reason)]`.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
+
 pub mod enrich;
 pub mod format;
 mod load;

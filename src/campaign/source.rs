@@ -25,6 +25,10 @@ pub struct FileSchema {
 
 impl FileSchema {
     /// Compile the schema schemars derives for `T`.
+    #[expect(
+        clippy::expect_used,
+        reason = "schemas derived from our own types, compiled in every test run"
+    )]
     pub fn of<T: schemars::JsonSchema>(kind: &'static str) -> Self {
         let schema = serde_json::to_value(schemars::schema_for!(T)).expect("schemas serialize");
         let validator = jsonschema::validator_for(&schema).expect("derived schemas compile");

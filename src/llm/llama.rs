@@ -282,6 +282,10 @@ impl LlamaCppBackend {
     }
 
     /// The slot `name`, with a context of at least `needed` tokens.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "slot indices are this cache's own, `common` is at most the prompt's length, and llama.cpp's candidate arrays hold the whole vocabulary"
+    )]
     fn slot(&mut self, name: &str, needed: u32) -> Result<usize, BackendError> {
         self.clock += 1;
         let n_ctx = needed
@@ -366,6 +370,10 @@ impl LlamaCppBackend {
 
     /// Reads `tokens` (`request`'s prompt) into its slot, reusing the prefix
     /// the slot already holds.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "slot indices are this cache's own, `common` is at most the prompt's length, and llama.cpp's candidate arrays hold the whole vocabulary"
+    )]
     fn evaluate(
         &mut self,
         request: &GenerateRequest,
@@ -508,6 +516,10 @@ fn chain(model: &LlamaModel, request: &GenerateRequest) -> LlamaSampler {
 /// that token, the grammar over the whole vocabulary and the chain again
 /// (llama.cpp's own strategy: constrained output costs little when the model
 /// already follows the grammar).
+#[expect(
+    clippy::indexing_slicing,
+    reason = "slot indices are this cache's own, `common` is at most the prompt's length, and llama.cpp's candidate arrays hold the whole vocabulary"
+)]
 fn sample(
     ctx: &LlamaContext<'_>,
     idx: i32,
@@ -551,6 +563,10 @@ impl Backend for LlamaCppBackend {
         self.evaluate(request, &tokens).map(|_| ())
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "slot indices are this cache's own, `common` is at most the prompt's length, and llama.cpp's candidate arrays hold the whole vocabulary"
+    )]
     fn generate(
         &mut self,
         request: &GenerateRequest,

@@ -19,6 +19,14 @@
 //! backend trait and everything here except those two modules is plain Rust
 //! with no Bevy.
 
+// These modules read what others wrote (files, saves, model and skill
+// output): no unwrap, expect or indexing that could panic on it (#44); an
+// invariant that truly holds says so with `#[expect(.., reason)]`.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
+
 pub mod backend;
 pub mod call;
 pub mod chat;

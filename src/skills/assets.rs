@@ -49,7 +49,11 @@ fn looks_like(media_type: &str, bytes: &[u8]) -> bool {
         "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
         "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
         "image/gif" => bytes.starts_with(b"GIF8"),
-        "image/webp" => bytes.len() > 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
+        "image/webp" => {
+            bytes.len() > 12
+                && bytes.get(..4) == Some(&b"RIFF"[..])
+                && bytes.get(8..12) == Some(&b"WEBP"[..])
+        }
         _ => false,
     }
 }

@@ -206,6 +206,10 @@ impl<'a> Executor<'a> {
 
     /// Every tool of `plan`, each once its dependencies are done; a tool
     /// whose required dependency failed does not run.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "tool indices come from the plan's own list (checked when the plan was read)"
+    )]
     fn run_in_order(
         &self,
         plan: &Plan,
@@ -263,6 +267,10 @@ impl<'a> Executor<'a> {
 
     /// The first tool ready to run; or, in a `parallel` plan, its `async`
     /// ones side by side (up to `max_parallel`).
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "tool indices come from the plan's own list (checked when the plan was read)"
+    )]
     fn run_batch(
         &self,
         plan: &Plan,
@@ -303,6 +311,10 @@ impl<'a> Executor<'a> {
     }
 
     /// One tool, with its retries, within the plan's deadline.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "tool indices come from the plan's own list (checked when the plan was read)"
+    )]
     fn run_tool(
         &self,
         plan: &Plan,
@@ -462,6 +474,10 @@ impl<'a> Executor<'a> {
 
 /// The plan's outcome from its tools' results: the patches and assets of
 /// those that succeeded (in plan order), what failed, and whether it succeeded.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "tool indices come from the plan's own list (checked when the plan was read)"
+)]
 fn gather(
     result: &mut ExecutionResult,
     plan: &Plan,

@@ -183,7 +183,7 @@ fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
             });
         }
         if let Some(i) = buf.iter().position(|b| *b == b'\n') {
-            line.extend_from_slice(&buf[..i]);
+            line.extend_from_slice(buf.get(..i).unwrap_or_default());
             reader.consume(i + 1);
             return Ok(if line.len() > max {
                 Line::TooLong
@@ -268,7 +268,7 @@ fn read_stderr(err: impl Read, max: usize) -> String {
             break;
         }
         let room = max.saturating_sub(kept.len());
-        kept.extend_from_slice(&buf[..n.min(room)]);
+        kept.extend_from_slice(buf.get(..n.min(room)).unwrap_or_default());
         dropped += n.saturating_sub(room);
     }
     let mut text = String::from_utf8_lossy(&kept).into_owned();
@@ -392,9 +392,15 @@ fn script_env(request: &Request) -> Vec<(String, String)> {
 }
 
 fn command(request: &Request, cgroups: &[PathBuf]) -> Command {
-    let argv = argv(request, cgroups);
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).current_dir(&request.dir).env_clear();
+    let words = argv(request, cgroups);
+    // `argv` always names a program; an empty list would fail to spawn, not panic.
+    let (program, args) = words
+        .split_first()
+        .map_or((std::ffi::OsString::new(), &[][..]), |(p, a)| {
+            (p.clone(), a)
+        });
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(&request.dir).env_clear();
     if request.sandbox.is_some() {
         // The launcher and its supervisor see none of the script's
         // variables: the confined stage sets them at its `exec`.

@@ -7,6 +7,14 @@
 //! (`execute`); their state patches deep-merged (`merge`). Plain Rust: the ECS adapter and the
 //! panels live elsewhere.
 
+// These modules read what others wrote (files, saves, model and skill
+// output): no unwrap, expect or indexing that could panic on it (#44); an
+// invariant that truly holds says so with `#[expect(.., reason)]`.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
+
 pub mod assets;
 pub mod config;
 pub mod consent;

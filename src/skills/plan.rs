@@ -138,6 +138,10 @@ impl Plan {
     /// The tools' indices in an order that respects every dependency
     /// (Kahn's algorithm, ties in the plan's order), or why there is none.
     /// `known` says whether a tool path names an enabled skill's script.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "indices come from the plan's own tool list"
+    )]
     pub fn order(&self, known: &dyn Fn(&str) -> bool) -> Result<Vec<usize>, PlanError> {
         let mut index: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, t) in self.tools.iter().enumerate() {

@@ -98,7 +98,9 @@ pub fn request(
 /// The model's answer as a plan with its id.
 pub fn parse(answer: Value, id: &str) -> Result<Plan, PlannerError> {
     let mut answer = answer;
-    answer["requestId"] = json!(id);
+    if let Some(fields) = answer.as_object_mut() {
+        fields.insert("requestId".into(), json!(id));
+    }
     Ok(serde_json::from_value(answer)?)
 }
 

@@ -391,8 +391,7 @@ fn descendants(root: i32) -> Vec<i32> {
     }
     let mut found = vec![root];
     let mut at = 0;
-    while at < found.len() {
-        let parent = found[at];
+    while let Some(&parent) = found.get(at) {
         found.extend(
             parent_of
                 .iter()

@@ -253,9 +253,9 @@ impl Store {
         let session = self.session()?;
         let index = target.scene_index;
         // The scene returned to offers the choices it was left with again.
-        let choices = self
-            .turn_result(&target.id)?
-            .map_or(Value::Null, |r| r["choices"].clone());
+        let choices = self.turn_result(&target.id)?.map_or(Value::Null, |r| {
+            r.get("choices").cloned().unwrap_or(Value::Null)
+        });
         let turn = TurnCommit {
             user_action_id: user_action_id.to_owned(),
             expected_scene_id: session.current_scene_id,

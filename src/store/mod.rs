@@ -18,6 +18,14 @@
 //! - `replay`: a stored turn read back, and the lore turns recalled;
 //! - `memory`: the memory events, the lore index and the scene lore cache.
 
+// These modules read what others wrote (files, saves, model and skill
+// output): no unwrap, expect or indexing that could panic on it (#44); an
+// invariant that truly holds says so with `#[expect(.., reason)]`.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

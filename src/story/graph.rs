@@ -143,6 +143,10 @@ impl ConditionalState {
     }
 
     /// Base details with every applicable overlay merged in.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub(crate) fn resolve<'a>(
         &self,
         base: &'a IndexMap<String, String>,
@@ -210,6 +214,10 @@ impl Story {
         clippy::too_many_lines,
         reason = "a linear mapping: the story file compiled field by field into the graph, \
                   every broken reference gathered in one list of diagnostics"
+    )]
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
     )]
     pub fn compile(file: StoryFile) -> Result<Self, Vec<Diagnostic>> {
         let mut diags = Vec::new();
@@ -403,6 +411,10 @@ impl Story {
         self.choices.iter().map(Vec::len).sum()
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn passage(&self, p: PassageIx) -> &Passage {
         &self.file.passages[p.index()]
     }
@@ -416,16 +428,28 @@ impl Story {
     }
 
     /// Compiled choices of a passage, in the author's order.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn choices(&self, p: PassageIx) -> &[ChoiceNode] {
         &self.choices[p.index()]
     }
 
     /// A number unique to each choice of the story, for per-choice bitsets.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn choice_number(&self, p: PassageIx, index: usize) -> usize {
         self.choice_offset[p.index()] + index
     }
 
     /// An ending is a passage without outgoing choices.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn is_ending(&self, p: PassageIx) -> bool {
         self.file.passages[p.index()].choices.is_empty()
     }
@@ -452,6 +476,10 @@ impl Story {
         self.codeword_ix.get(id).copied()
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn codeword_id(&self, c: CodewordIx) -> &str {
         &self.file.codewords[c.index()].id
     }
@@ -473,6 +501,10 @@ impl Story {
         self.entity_ix.get(id).copied()
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn entity(&self, e: EntityIx) -> &Entity {
         &self.file.entities[e.index()]
     }
@@ -482,35 +514,63 @@ impl Story {
     }
 
     /// An entity's details under the held codewords (base + applicable overlays).
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn entity_state(&self, e: EntityIx, held: &CodewordSet) -> IndexMap<&str, &str> {
         let entity = &self.file.entities[e.index()];
         self.entity_states[e.index()].resolve(&entity.base, &entity.overlays, held)
     }
 
     /// A relationship's details under the held codewords.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn relationship_state(&self, r: usize, held: &CodewordSet) -> IndexMap<&str, &str> {
         let rel = &self.file.relationships[r];
         self.relationship_states[r].resolve(&rel.base, &rel.overlays, held)
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn codex_entry(&self, c: CodexIx) -> &CodexEntry {
         &self.file.codex[c.index()]
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn codex_entity(&self, c: CodexIx) -> EntityIx {
         self.codex_entity[c.index()]
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn codex_gate(&self, c: CodexIx) -> &CodewordSet {
         &self.codex_gates[c.index()]
     }
 
     /// Codex tiers of an entity by rank, unlocked or not.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn codex_tiers(&self, e: EntityIx) -> &[CodexIx] {
         &self.codex_by_entity[e.index()]
     }
 
     /// Illustrations shown with a passage (indices into `file().illustrations`).
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "typed indices are made by `Story::compile` for this story's own lists"
+    )]
     pub fn illustrations(&self, p: PassageIx) -> &[usize] {
         &self.illustrations_by_passage[p.index()]
     }
@@ -549,6 +609,10 @@ fn index_other_ids(
 }
 
 /// Each codex tier's entity, and each entity's tiers sorted by rank then file order.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "typed indices are made by `Story::compile` for this story's own lists"
+)]
 fn index_codex(
     file: &StoryFile,
     entity_ix: &HashMap<String, EntityIx>,
@@ -576,6 +640,10 @@ fn index_codex(
 }
 
 /// Illustrations per passage, from their Depicts edges.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "typed indices are made by `Story::compile` for this story's own lists"
+)]
 fn index_illustrations(
     file: &StoryFile,
     passage_ix: &HashMap<String, PassageIx>,

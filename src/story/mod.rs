@@ -1,5 +1,13 @@
 //! The story graph (plain Rust, no Bevy): format, compilation, player, slots, validation, import.
 
+// These modules read what others wrote (files, saves, model and skill
+// output): no unwrap, expect or indexing that could panic on it (#44); an
+// invariant that truly holds says so with `#[expect(.., reason)]`.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
+
 pub mod diagnostic;
 pub mod graph;
 pub mod load;

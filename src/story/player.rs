@@ -290,7 +290,12 @@ impl Player {
         let missing = node.requires.difference(&self.held);
         if !missing.is_empty() {
             return Err(PlayerError::ChoiceHidden {
-                label: story.passage(self.passage).choices[index].label.clone(),
+                label: story
+                    .passage(self.passage)
+                    .choices
+                    .get(index)
+                    .map(|c| c.label.clone())
+                    .unwrap_or_default(),
                 missing: missing
                     .iter()
                     .map(|c| story.codeword_id(c).to_owned())
@@ -331,7 +336,9 @@ impl Player {
             });
         }
         for _ in 0..steps {
-            let frame = self.history.pop().expect("checked above");
+            let Some(frame) = self.history.pop() else {
+                break;
+            };
             for c in frame.granted.iter() {
                 self.held.remove(c);
             }
@@ -414,7 +421,12 @@ impl Player {
                 .iter()
                 .map(|f| SavedStep {
                     from: id(f.from),
-                    choice: story.passage(f.from).choices[f.choice].label.clone(),
+                    choice: story
+                        .passage(f.from)
+                        .choices
+                        .get(f.choice)
+                        .map(|c| c.label.clone())
+                        .unwrap_or_default(),
                     to: id(f.to),
                     granted: words(&f.granted),
                     first_visit: f.first_visit,

@@ -34,6 +34,10 @@ pub fn state_limit(story: &Story) -> usize {
 }
 
 /// Per passage, the codewords some gate reachable from it (itself included) tests.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "indices are this story's (made by its compile) or the walk's own states"
+)]
 pub fn live_codewords(story: &Story) -> Vec<CodewordSet> {
     let n = story.passage_count();
     let mut own: Vec<CodewordSet> = story
@@ -97,6 +101,11 @@ pub fn walk(story: &Story, live: &[CodewordSet], goal: Option<&CodewordSet>) -> 
 }
 
 /// [`walk`] with a state limit of one's own.
+#[expect(
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "the state limit is far below 2^32"
+)]
 pub fn walk_limited(
     story: &Story,
     live: &[CodewordSet],
@@ -188,6 +197,10 @@ pub fn walk_limited(
 }
 
 /// States that cannot reach an ending or a dead end: walk predecessor edges back from those.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "indices are this story's (made by its compile) or the walk's own states"
+)]
 fn trapped(
     states: &[(PassageIx, CodewordSet)],
     preds: &[Vec<u32>],

@@ -220,6 +220,10 @@ fn check_codeword_use(story: &Story, diags: &mut Vec<Diagnostic>) {
     }
 }
 
+#[expect(
+    clippy::indexing_slicing,
+    reason = "indices are this story's own, made by its compile"
+)]
 fn check_entities(story: &Story, diags: &mut Vec<Diagnostic>) {
     let file = story.file();
     let mut mentioned = vec![false; file.entities.len()];
@@ -327,6 +331,10 @@ fn check_reachability(story: &Story, walk: &Walk, diags: &mut Vec<Diagnostic>) {
 }
 
 /// Conflicts between overlays of one entity or relationship that can be active together.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "indices are this story's own, made by its compile"
+)]
 fn overlay_conflicts(
     story: &Story,
     overlays: &[Overlay],

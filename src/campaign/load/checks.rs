@@ -40,6 +40,10 @@ pub const MISSING_PROVENANCE: &str = "Generated asset missing provenance (genera
 pub const HUMAN_WITH_PROVENANCE: &str = "Human-created asset must not contain provenance (generated=false conflicts with provenance object)";
 
 /// RFC 3339 / ISO 8601 date-time (`2026-02-03T11:00:00Z`, with optional fraction and offset), checked with jsonschema's `date-time` format.
+#[expect(
+    clippy::expect_used,
+    reason = "a fixed schema, compiled in every test run"
+)]
 fn is_iso8601(text: &str) -> bool {
     static CHECK: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
     CHECK

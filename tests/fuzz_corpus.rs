@@ -2,8 +2,9 @@
 //!
 //! `fuzz/` holds a libFuzzer target for each parser and handler that reads
 //! what someone else wrote (`tools/fuzz.sh` runs them). Their bodies are
-//! `fuzz/src/lib.rs`, compiled here as well, and every input they kept
-//! (`fuzz/corpus/<target>/`) and every crash they found
+//! `fuzz/src/lib.rs`, compiled here as well, and every seed they start from
+//! (`fuzz/seeds/<target>/`), every input they kept (`fuzz/corpus/<target>/`)
+//! and every crash they found
 //! (`fuzz/regressions/<target>/`) runs through the same function: no panic,
 //! and none over the hang guard.
 #![cfg(feature = "store")]
@@ -20,7 +21,7 @@ const GUARD: Duration = Duration::from_secs(20);
 fn replay(target: &str, run: fn(&[u8])) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     let mut inputs = Vec::new();
-    for folder in ["corpus", "regressions"] {
+    for folder in ["seeds", "corpus", "regressions"] {
         if let Ok(entries) = std::fs::read_dir(root.join(folder).join(target)) {
             inputs.extend(entries.filter_map(Result::ok).map(|e| e.path()));
         }

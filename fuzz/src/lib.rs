@@ -80,7 +80,7 @@ fn play(story: SharedStory, steer: &[u8]) {
 pub fn story_slot(data: &[u8]) {
     static STORY: OnceLock<Option<SharedStory>> = OnceLock::new();
     let Some(story) = STORY.get_or_init(|| {
-        loreloom::story::open(&root().join("fuzz/corpus/questfoundry/keepers-bargain.json"))
+        loreloom::story::open(&root().join("fuzz/seeds/questfoundry/keepers-bargain.json"))
             .ok()
             .map(|p| p.story)
     }) else {

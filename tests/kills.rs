@@ -1,4 +1,4 @@
-//! Kills at random moments (#44): SIGKILL a child mid-commit, again and again; nothing acknowledged is lost, nothing torn.
+//! Kills at random moments (#44): SIGKILL a child mid-write; nothing acknowledged lost or torn.
 //!
 //! A test without the libtest harness: run plainly, `main` is the parent; with
 //! `LORELOOM_KILL_MODE` set (by the parent) it is the child. The child writes

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::save::turn;
-use loreloom::session::save_files::{NewSave, create_save, load_campaign};
+use common::save::{played_save, turn};
+use loreloom::session::save_files::load_campaign;
 use loreloom::session::turn::Calibration;
 use loreloom::store::Store;
 
@@ -335,10 +335,6 @@ fn cases() -> Vec<(&'static str, Must, Craft)> {
     ]
 }
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// A save of the minimal campaign with three turns, checkpointed into one file.
 fn base(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
@@ -349,23 +345,7 @@ fn base(dir: &Path, name: &str) -> PathBuf {
         veils: vec!["drowning".into()],
         npcs_per_turn: None,
     };
-    create_save(&NewSave {
-        campaign: root().join("campaigns/minimal-lighthouse"),
-        save: Some(path.clone()),
-        scenario: None,
-        seed: Some(7),
-        small_model: "small".into(),
-        large_model: "large".into(),
-        calibration,
-    })
-    .unwrap();
-    let mut store = Store::open(&path).unwrap();
-    for n in 1..=3 {
-        let t = turn(&store, &format!("a{n}"), n);
-        store.commit_turn(&t).unwrap();
-    }
-    drop(store);
-    sql(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    played_save(&path, 7, calibration, 3);
     path
 }
 

@@ -408,7 +408,7 @@ fn a_save_pins_its_prompts_and_says_when_a_pinned_one_was_edited() {
     // Loreloom run from a folder whose prompts/ has the pinned narrator edited.
     let cwd = dir.path().join("edited");
     let copy = cwd.join("prompts");
-    copy_dir(&root().join("prompts"), &copy);
+    common::copy_dir(&root().join("prompts"), &copy);
     let file = copy.join("narrate").join(format!("{newest}.jinja"));
     let edited = std::fs::read_to_string(&file).unwrap() + "\n{# an edit #}";
     std::fs::write(&file, edited).unwrap();
@@ -433,17 +433,4 @@ fn a_save_pins_its_prompts_and_says_when_a_pinned_one_was_edited() {
     // Said once: the pin now holds the edited file's digest.
     let out = play(&cwd);
     assert!(!text(&out).contains(&said), "{}", text(&out));
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

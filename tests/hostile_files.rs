@@ -8,6 +8,8 @@
 //! debug build); the target of 2 s is for the release build, which the same
 //! test measures when `LORELOOM_BIN` names it (the figures are in #44's note).
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,21 +55,8 @@ fn run(args: &[&str]) -> (Option<i32>, String, f64, u64) {
 /// A copy of the minimal campaign to break.
 fn campaign(dir: &Path) -> PathBuf {
     let to = dir.join("camp");
-    copy(&root().join("campaigns/minimal-lighthouse"), &to);
+    common::copy_dir(&root().join("campaigns/minimal-lighthouse"), &to);
     to
-}
-
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 fn set_manifest(camp: &Path, key: &str, value: Value) {

@@ -318,6 +318,39 @@ fn migrations(dir: &Path, rounds: usize, rng: &mut impl Rng) -> usize {
     mid
 }
 
+/// Author rollback of DREAM killed at random moments: `graph.db` always
+/// opens, and a finished rollback is byte-identical to the snapshot.
+fn rollbacks(path: &Path, rounds: usize, rng: &mut impl Rng) -> usize {
+    use loreloom::author::{Gate, Project, Stage};
+    let mut mid = 0;
+    for round in 0..rounds {
+        let run = spawn("rollback", path, path);
+        let k = kill(run, rng.random_range(0..3), rng.random_range(0..20_000));
+        mid += usize::from(k.mid);
+        let project = Project::open(path)
+            .unwrap_or_else(|e| panic!("rollback round {round}: graph.db does not open: {e}"));
+        let snapshot = path.join("snapshots/pre-dream.db");
+        if !k.mid {
+            assert_eq!(
+                std::fs::read(path.join("graph.db")).unwrap(),
+                std::fs::read(&snapshot).unwrap(),
+                "rollback round {round}: not byte-identical"
+            );
+        }
+        // Whatever the kill interrupted, the project goes on: DREAM is
+        // pending (rolled back) or waiting (run); roll back to go on.
+        if project
+            .gate(Stage::Dream)
+            .map_or(true, |g| g != Gate::Pending)
+        {
+            project
+                .rollback(Stage::Dream)
+                .unwrap_or_else(|e| panic!("rollback round {round}: {e}"));
+        }
+    }
+    mid
+}
+
 /// A file written atomically: every kill leaves one whole version.
 fn files(dir: &Path, mode: &str, rounds: usize, rng: &mut impl Rng) -> usize {
     let (path, read): (PathBuf, Box<dyn Fn(&Path) -> Result<u64, String>>) = match mode {
@@ -338,7 +371,6 @@ fn files(dir: &Path, mode: &str, rounds: usize, rng: &mut impl Rng) -> usize {
                 Ok(n)
             }),
         ),
-        "rollback" => (dir.to_path_buf(), Box::new(|_: &Path| Ok(0))),
         "switches" => (
             dir.to_path_buf(),
             Box::new(|d: &Path| {
@@ -373,31 +405,6 @@ fn files(dir: &Path, mode: &str, rounds: usize, rng: &mut impl Rng) -> usize {
     let mut mid = 0;
     for round in 0..rounds {
         let run = spawn(mode, &path, dir);
-        if mode == "rollback" {
-            let k = kill(run, rng.random_range(0..3), rng.random_range(0..20_000));
-            mid += usize::from(k.mid);
-            let project = loreloom::author::project::Project::open(&path)
-                .unwrap_or_else(|e| panic!("rollback round {round}: graph.db does not open: {e}"));
-            let snapshot = path.join("snapshots/pre-dream.db");
-            if !k.mid {
-                assert_eq!(
-                    std::fs::read(path.join("graph.db")).unwrap(),
-                    std::fs::read(&snapshot).unwrap(),
-                    "rollback round {round}: not byte-identical"
-                );
-            }
-            // Whatever the kill interrupted, the project goes on: DREAM is
-            // pending (rolled back) or waiting (run); roll back to go on.
-            if project
-                .gate(loreloom::author::ontology::Stage::Dream)
-                .map_or(true, |g| g != loreloom::author::project::Gate::Pending)
-            {
-                project
-                    .rollback(loreloom::author::ontology::Stage::Dream)
-                    .unwrap_or_else(|e| panic!("rollback round {round}: {e}"));
-            }
-            continue;
-        }
         let k = kill(run, rng.random_range(1..4), rng.random_range(0..300));
         mid += usize::from(k.mid);
         match read(&path) {
@@ -462,7 +469,7 @@ fn main() {
         )
         .unwrap(),
     );
-    let mid = files(&project, "rollback", file_rounds, &mut rng);
+    let mid = rollbacks(&project, file_rounds, &mut rng);
     println!(
         "author rollback: {file_rounds} SIGKILLs, {mid} mid-rollback; 0 graph.db that would not open, byte-identical after every finished rollback"
     );

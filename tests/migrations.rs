@@ -10,36 +10,18 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::save::{at_version, count, turn};
-use loreloom::session::save_files::{NewSave, create_save, load_campaign};
+use common::save::{at_version, count, played_save, turn};
+use loreloom::session::save_files::load_campaign;
 use loreloom::session::turn::Calibration;
 use loreloom::store::{SCHEMA_VERSION, Store, migration_backup};
 
 fn played(dir: &std::path::Path) -> PathBuf {
     let path = dir.join("today.db");
-    create_save(&NewSave {
-        campaign: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("campaigns/minimal-lighthouse"),
-        save: Some(path.clone()),
-        scenario: None,
-        seed: Some(11),
-        small_model: "small".into(),
-        large_model: "large".into(),
-        calibration: Calibration {
-            lines: vec!["harm to animals".into()],
-            ..Calibration::default()
-        },
-    })
-    .unwrap();
-    let mut store = Store::open(&path).unwrap();
-    for n in 1..=2 {
-        let t = turn(&store, &format!("t{n}"), n);
-        store.commit_turn(&t).unwrap();
-    }
-    drop(store);
-    rusqlite::Connection::open(&path)
-        .unwrap()
-        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-        .unwrap();
+    let calibration = Calibration {
+        lines: vec!["harm to animals".into()],
+        ..Calibration::default()
+    };
+    played_save(&path, 11, calibration, 2);
     path
 }
 

@@ -250,13 +250,21 @@ fn schema_of(conn: &Connection) -> rusqlite::Result<BTreeMap<(String, String), V
 /// words; `None` when every table, index and column is there. Extra tables
 /// and indexes are let be (triggers and views were refused already).
 fn unexpected_schema(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    let fresh = Connection::open_in_memory()?;
-    for migration in MIGRATIONS {
-        fresh.execute_batch(migration)?;
-    }
-    let expected = schema_of(&fresh)?;
+    // This build's schema, made once per process (in memory, from the migrations).
+    static EXPECTED: std::sync::OnceLock<BTreeMap<(String, String), Vec<String>>> =
+        std::sync::OnceLock::new();
+    let expected = if let Some(e) = EXPECTED.get() {
+        e
+    } else {
+        let fresh = Connection::open_in_memory()?;
+        for migration in MIGRATIONS {
+            fresh.execute_batch(migration)?;
+        }
+        let made = schema_of(&fresh)?;
+        EXPECTED.get_or_init(|| made)
+    };
     let found = schema_of(conn)?;
-    for (object, columns) in &expected {
+    for (object, columns) in expected {
         match found.get(object) {
             None => return Ok(Some(format!("its {} `{}` is missing", object.0, object.1))),
             Some(have) if have != columns => {

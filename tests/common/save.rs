@@ -151,6 +151,37 @@ pub fn player_moves(store: &Store) -> Vec<String> {
         .collect()
 }
 
+/// A real save of the minimal campaign at `path` (made as `session new`
+/// makes one, with `calibration`) with `turns` turns committed onto it, its
+/// WAL checkpointed so the file alone is the save.
+pub fn played_save(
+    path: &Path,
+    seed: u64,
+    calibration: loreloom::session::turn::Calibration,
+    turns: u64,
+) {
+    loreloom::session::save_files::create_save(&loreloom::session::save_files::NewSave {
+        campaign: Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/minimal-lighthouse"),
+        save: Some(path.to_path_buf()),
+        scenario: None,
+        seed: Some(seed),
+        small_model: "small".into(),
+        large_model: "large".into(),
+        calibration,
+    })
+    .unwrap();
+    let mut store = Store::open(path).unwrap();
+    for n in 1..=turns {
+        let t = turn(&store, &format!("t{n}"), n);
+        store.commit_turn(&t).unwrap();
+    }
+    drop(store);
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+}
+
 /// The schema files as they were written, one per version (each unchanged
 /// since its version shipped: migrations only append).
 const SCHEMAS: [&str; 6] = [

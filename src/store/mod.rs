@@ -168,6 +168,12 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         .map_err(open)?;
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
         .map_err(open)?;
+    // A turn the game acknowledged survives a power cut: in WAL mode that
+    // takes a sync of the log at every commit (FULL; NORMAL syncs only at
+    // checkpoints). Pinned here rather than left to the build's default;
+    // `tests/power_cuts.rs` holds it to that.
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(open)?;
     Ok(conn)
 }
 

@@ -541,6 +541,8 @@ fn a_project_goes_from_spark_through_seed_with_a_review_at_each_gate() {
 
     let before_seed = std::fs::read(project.join("graph.db")).unwrap();
     seed_at_its_gate(dir.path(), &project);
+    // The project at the SEED gate: the base the `graph_yaml` fuzz target edits.
+    keep_copy("LORELOOM_KEEP_SEED_GATE", p);
 
     edit_the_yaml_at_the_seed_gate(&project);
 

@@ -84,3 +84,8 @@ fn model_turn_inputs() {
 fn save_inputs() {
     replay("save", targets::save);
 }
+
+#[test]
+fn graph_yaml_inputs() {
+    replay("graph_yaml", targets::graph_yaml);
+}

@@ -301,3 +301,34 @@ pub fn save(data: &[u8]) {
     let _ = store.branch();
     let _ = store.integrity_check();
 }
+
+/// An edited `graph.yaml` re-applied at the SEED gate as `author apply`
+/// does it (read within its cap, parsed, diffed against the graph, applied
+/// as one batch held to SEED's rules), on a fresh copy of a real project
+/// at that gate. When it applies, the graph it leaves exports again, and
+/// its own export re-applies as no change at all.
+pub fn graph_yaml(data: &[u8]) {
+    use loreloom::author::{graph::Graph, project::Project, review};
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    let db = dir.path().join("graph.db");
+    if std::fs::copy(root().join("fuzz/base/seed-gate.graph.db"), &db).is_err() {
+        return;
+    }
+    let file = dir.path().join("graph.yaml");
+    if std::fs::write(&file, data).is_err() {
+        return;
+    }
+    let Ok(mut project) = Project::open(dir.path()) else {
+        return;
+    };
+    if project.apply_yaml(&file, "fuzzed").is_err() {
+        return;
+    }
+    drop(project);
+    let graph = Graph::open(&db).expect("the graph an edit left opens");
+    let doc = review::document(&graph).expect("the graph an edit left exports");
+    let again = review::changes(&graph, &doc).expect("its own export reads back");
+    assert!(again.is_empty(), "its own export re-applies as {again:?}");
+}

@@ -214,6 +214,31 @@ mod tests {
         assert!(list(&dir.path().join("nowhere")).is_empty());
     }
 
+    /// A killed writer's temporary goes with the next write of the same
+    /// file once it is stale; a fresh one (a writer at work) and other
+    /// files' temporaries stay.
+    #[cfg(not(target_family = "wasm"))]
+    #[test]
+    fn a_killed_writers_temporary_is_swept_when_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.ron");
+        let old = std::time::SystemTime::now() - imp::STALE_TEMPORARY * 2;
+        let left = |name: &str, age: std::time::SystemTime| {
+            let p = dir.path().join(name);
+            std::fs::File::create(&p).unwrap().set_modified(age).unwrap();
+            p
+        };
+        let stale = left(".settings.ron.a1B2c3.tmp", old);
+        let fresh = left(".settings.ron.Zz9y8X.tmp", std::time::SystemTime::now());
+        let other = left(".slot-1.json.a1B2c3.tmp", old);
+        let lookalike = left(".settings.ron.notours.tmp", old);
+        write_atomically(&path, b"()").unwrap();
+        assert!(!stale.exists());
+        for kept in [&fresh, &other, &lookalike] {
+            assert!(kept.exists(), "{}", kept.display());
+        }
+    }
+
     #[test]
     fn many_writers_never_leave_a_torn_file_or_a_temporary() {
         let dir = tempfile::tempdir().unwrap();

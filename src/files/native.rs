@@ -7,10 +7,6 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
     std::fs::read_to_string(path)
 }
 
-/// Writes a uniquely named temporary file beside `path` (`O_EXCL`, so two
-/// writers never share one), flushes it to the disk, renames it over `path`
-/// and flushes the folder, so after a crash or power cut `path` holds either
-/// the old bytes or the new ones, never a torn or empty file.
 pub fn read_to_string_within(path: &Path, cap: u64) -> io::Result<String> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
@@ -27,6 +23,12 @@ pub fn read_to_string_within(path: &Path, cap: u64) -> io::Result<String> {
     Ok(text)
 }
 
+/// Writes a uniquely named temporary file beside `path` (`O_EXCL`, so two
+/// writers never share one), flushes it to the disk, renames it over `path`
+/// and flushes the folder, so after a crash or power cut `path` holds either
+/// the old bytes or the new ones, never a torn or empty file.
+/// Temporaries a killed writer left beside `path` (older than
+/// [`STALE_TEMPORARY`]) are swept on the way.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     let parent = match path.parent() {
@@ -44,7 +46,47 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
-    sync_folder(parent)
+    sync_folder(parent)?;
+    sweep_temporaries(parent, &name);
+    Ok(())
+}
+
+/// How old a writer's temporary file must be before it counts as left by
+/// a writer that was killed: no write of a small file takes this long, so
+/// another writer's file in progress is never taken.
+pub const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes `.{name}.XXXXXX.tmp` files in `dir` older than [`STALE_TEMPORARY`]
+/// (what [`write_atomically`] leaves when the game is killed mid-write).
+/// Best effort: a file that cannot be read or removed stays.
+fn sweep_temporaries(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        let Some(middle) = file_name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        // tempfile's random part: six letters or digits.
+        if middle.len() != 6 || !middle.chars().all(|c| c.is_ascii_alphanumeric()) {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMPORARY);
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Flushes a folder's entries (a rename inside it) to the disk.

@@ -209,7 +209,7 @@ fn remove(tx: &Tx<'_>, stage: Stage, id: &str) -> Result<Audited, Failure> {
             stage,
             id,
             Rule::Ownership,
-            format!("{stage} may not remove a {}", old.kind),
+            format!("{stage} may not remove {}", with_article(&old.kind.to_string())),
         );
     }
     // Edges go with the node; each must be one this stage may remove.
@@ -433,4 +433,10 @@ fn acyclic(rows: &Rows, stage: Stage) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// "a beat", "an answer": a node kind as a sentence names one.
+fn with_article(kind: &str) -> String {
+    let vowel = kind.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {kind}", if vowel { "an" } else { "a" })
 }

@@ -107,18 +107,33 @@ fn saves_made_by_past_builds_open_with_a_backup_migrate_play_and_replay() {
         assert_eq!(made, version, "the fixture is a save of schema {version}");
 
         let mut store = Store::open(&path).unwrap_or_else(|e| panic!("v{version}: {e}"));
-        assert_eq!(count(&store, "PRAGMA user_version"), SCHEMA_VERSION, "v{version}");
+        assert_eq!(
+            count(&store, "PRAGMA user_version"),
+            SCHEMA_VERSION,
+            "v{version}"
+        );
         let backup = migration_backup(&path, version);
         let kept: i64 = rusqlite::Connection::open(&backup)
             .unwrap()
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(kept, version, "v{version}: the backup is the save before migrating");
+        assert_eq!(
+            kept, version,
+            "v{version}: the backup is the save before migrating"
+        );
 
         let state = loreloom::session::save_rows::state(&store, campaign.clone())
             .unwrap_or_else(|e| panic!("v{version}: {e}"));
-        assert_eq!(state.calibration.lines, vec!["harm to animals".to_owned()], "v{version}");
-        assert_eq!(state.calibration.veils, vec!["drowning".to_owned()], "v{version}");
+        assert_eq!(
+            state.calibration.lines,
+            vec!["harm to animals".to_owned()],
+            "v{version}"
+        );
+        assert_eq!(
+            state.calibration.veils,
+            vec!["drowning".to_owned()],
+            "v{version}"
+        );
         assert_eq!(count(&store, "SELECT count(*) FROM turns"), 1, "v{version}");
         assert_eq!(
             player_moves(&store),

@@ -225,7 +225,10 @@ mod tests {
         let old = std::time::SystemTime::now() - imp::STALE_TEMPORARY * 2;
         let left = |name: &str, age: std::time::SystemTime| {
             let p = dir.path().join(name);
-            std::fs::File::create(&p).unwrap().set_modified(age).unwrap();
+            std::fs::File::create(&p)
+                .unwrap()
+                .set_modified(age)
+                .unwrap();
             p
         };
         let stale = left(".settings.ron.a1B2c3.tmp", old);

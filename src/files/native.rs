@@ -54,7 +54,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// How old a writer's temporary file must be before it counts as left by
 /// a writer that was killed: no write of a small file takes this long, so
 /// another writer's file in progress is never taken.
-pub const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(600);
+pub const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_mins(10);
 
 /// Removes `.{name}.XXXXXX.tmp` files in `dir` older than [`STALE_TEMPORARY`]
 /// (what [`write_atomically`] leaves when the game is killed mid-write).

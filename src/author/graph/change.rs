@@ -209,7 +209,10 @@ fn remove(tx: &Tx<'_>, stage: Stage, id: &str) -> Result<Audited, Failure> {
             stage,
             id,
             Rule::Ownership,
-            format!("{stage} may not remove {}", with_article(&old.kind.to_string())),
+            format!(
+                "{stage} may not remove {}",
+                with_article(&old.kind.to_string())
+            ),
         );
     }
     // Edges go with the node; each must be one this stage may remove.

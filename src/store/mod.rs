@@ -168,13 +168,16 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         .map_err(open)?;
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
         .map_err(open)?;
-    // A turn the game acknowledged survives a power cut: in WAL mode that
-    // takes a sync of the log at every commit (FULL; NORMAL syncs only at
-    // checkpoints). Pinned here rather than left to the build's default;
-    // `tests/power_cuts.rs` holds it to that.
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(open)?;
     Ok(conn)
+}
+
+/// A turn the game acknowledged survives a power cut: in WAL mode that
+/// takes a sync of the log at every commit (`synchronous=FULL`; NORMAL syncs
+/// only at checkpoints). Pinned rather than left to the build's default;
+/// `tests/power_cuts.rs` holds it to that. (Set once the file is known to be
+/// a database: the pragma reads its header.)
+fn durable(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "synchronous", "FULL")
 }
 
 /// The file a save is copied to before it is migrated from schema `version`:
@@ -356,6 +359,7 @@ impl Store {
         #[cfg(not(target_family = "wasm"))]
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sql("enabling WAL"))?;
+        durable(&conn).map_err(sql("making commits durable"))?;
         migrate(&mut conn, path)?;
         let tx = conn.transaction().map_err(sql("starting the new save"))?;
         let scene_id = scene_id(0);
@@ -489,6 +493,7 @@ impl Store {
         if check != "ok" {
             return Err(corrupt(format!("integrity check: {check}")));
         }
+        durable(&conn).map_err(|e| corrupt(e.to_string()))?;
         if let Some(found) = foreign_schema(&conn).map_err(|e| corrupt(e.to_string()))? {
             return Err(corrupt(format!(
                 "it carries SQL that Loreloom did not write ({found}), which would run on every turn; it was not opened"

@@ -306,9 +306,12 @@ pub fn save(data: &[u8]) {
 /// does it (read within its cap, parsed, diffed against the graph, applied
 /// as one batch held to SEED's rules), on a fresh copy of a real project
 /// at that gate. When it applies, the graph it leaves exports again, and
-/// its own export re-applies as no change at all.
+/// its own export re-applies as no change at all; then GROW runs on the
+/// hand-edited graph (every model call failing, so only the engine's own
+/// weave runs), and a grown graph becomes a story that is validated and
+/// played.
 pub fn graph_yaml(data: &[u8]) {
-    use loreloom::author::{graph::Graph, project::Project, review};
+    use loreloom::author::{export, graph::Graph, grow_stage, project::Project, review};
     let Ok(dir) = tempfile::tempdir() else {
         return;
     };
@@ -331,4 +334,34 @@ pub fn graph_yaml(data: &[u8]) {
     let doc = review::document(&graph).expect("the graph an edit left exports");
     let again = review::changes(&graph, &doc).expect("its own export reads back");
     assert!(again.is_empty(), "its own export re-applies as {again:?}");
+    drop(graph);
+
+    let Ok(mut project) = Project::open(dir.path()) else {
+        return;
+    };
+    if project.approve().is_err() {
+        return;
+    }
+    drop(project);
+    let Ok(mut graph) = Graph::open(&db) else {
+        return;
+    };
+    let mut no_model = |stage: &str, _vars: serde_json::Value| {
+        Err(loreloom::llm::LlmError::Backend {
+            stage: stage.to_owned(),
+            model_key: "fuzz".into(),
+            reason: "no model while fuzzing".into(),
+            transient: false,
+        })
+    };
+    if grow_stage::run(&mut graph, "fuzzed", &mut no_model).is_err() {
+        return;
+    }
+    let Ok(file) = export::story_file(&graph, "fuzzed") else {
+        return;
+    };
+    let (compiled, _report) = loreloom::story::validate_file(file);
+    if let Some(story) = compiled {
+        play(Arc::new(story), data);
+    }
 }

@@ -575,4 +575,74 @@ mod tests {
             );
         }
     }
+
+    use proptest::prelude::*;
+
+    const WORDS: &[&str] = &[
+        "You",
+        "you",
+        "I",
+        "my",
+        "Hesper",
+        "Vane",
+        "Reedmere",
+        "Quay",
+        "ledger",
+        "crossing",
+        "Certainly",
+        "assistant",
+        "story",
+        "Here",
+        "is",
+        "the",
+        "As",
+        "an",
+        "AI",
+        "narration",
+        "walk",
+        "says",
+        "\"I",
+        "said.\"",
+    ];
+
+    /// Moves and narrations as a fuzzer would write them: the campaign's
+    /// names and the helpers' cue words mixed with any Unicode at all.
+    fn text() -> impl Strategy<Value = String> {
+        let word = prop_oneof![
+            3 => prop::sample::select(WORDS).prop_map(str::to_owned),
+            1 => "\\PC{0,6}",
+            1 => prop::sample::select(&[".", "!", "?", "\u{2026}", "\"", "\u{201d}", "'", ")", " ", "\n", ",", "\u{0130}", "\u{1e9e}"][..]).prop_map(str::to_owned),
+        ];
+        prop::collection::vec(word, 0..40).prop_map(|w| w.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// `whole_sentences` cuts only at the end: what it keeps is the start
+        /// of the text, and cutting again changes nothing.
+        #[test]
+        fn whole_sentences_keeps_a_prefix_and_is_settled(narration in text()) {
+            let kept = whole_sentences(&narration);
+            prop_assert!(narration.starts_with(kept));
+            prop_assert_eq!(whole_sentences(kept), kept);
+            prop_assert_eq!(kept.is_empty(), narration.trim_end().is_empty());
+        }
+
+        /// Any draft is judged without a panic; a blank one scores nothing,
+        /// and the pick is always one of the drafts.
+        #[test]
+        fn any_draft_is_judged_and_one_is_picked(drafts in prop::collection::vec(text(), 1..5), cut in any::<bool>()) {
+            let c = cues("At Reedmere Quay, you asked Hesper about the ledger.", "The crossing ledger is kept in the toll house.", "I ask");
+            let verdicts: Vec<Verdict> = drafts.iter().map(|d| judge(whole_sentences(d), cut, &c)).collect();
+            for (d, v) in drafts.iter().zip(&verdicts) {
+                if whole_sentences(d).trim().is_empty() {
+                    prop_assert_eq!(v.score, 0);
+                }
+            }
+            let picked = pick(&verdicts);
+            prop_assert!(picked < verdicts.len());
+            let _ = explain(picked, &verdicts);
+        }
+    }
 }

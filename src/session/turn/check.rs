@@ -829,4 +829,41 @@ mod tests {
         r.closed = &[];
         assert_eq!(far("drowned_reach", &r), None);
     }
+
+    use proptest::prelude::*;
+
+    const WORDS: &[&str] = &[
+        "I", "go", "to", "the", "ask", "give", "Ned", "Hesper", "Vane", "Fallow", "Aldous",
+        "Crane", "Ysolde", "Farrant", "Toll", "House", "Drowned", "Reach", "Ferry", "Patience",
+        "lantern", "sluice", "key", "Sluice", "Board", "into", "toward", "her", "him", "my",
+        "take", "from",
+    ];
+
+    /// Moves and narrations as a fuzzer would write them: the campaign's
+    /// names and the helpers' cue words mixed with any Unicode at all.
+    fn text() -> impl Strategy<Value = String> {
+        let word = prop_oneof![
+            3 => prop::sample::select(WORDS).prop_map(str::to_owned),
+            1 => "\\PC{0,6}",
+            1 => prop::sample::select(&[".", "!", "?", "\u{2026}", "\"", "\u{201d}", "'", ")", " ", "\n", ",", "\u{0130}", "\u{1e9e}"][..]).prop_map(str::to_owned),
+        ];
+        prop::collection::vec(word, 0..40).prop_map(|w| w.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Any move is read without a panic; what blocks it names one of the
+        /// campaign's people or places, or a capitalised name in the move.
+        #[test]
+        fn any_move_is_checked_without_a_panic(move_text in text(), whisper in any::<bool>()) {
+            let w = world();
+            let r = reading(&w);
+            let _ = check(&move_text, whisper.then_some("ned_fallow"), &r);
+            for id in named_people(&move_text, &r) {
+                prop_assert!(w.people.iter().any(|(p, _)| *p == id), "{id}");
+            }
+            let _ = far(&move_text, &r);
+        }
+    }
 }

@@ -386,4 +386,51 @@ mod tests {
             Some("drowned_reach")
         );
     }
+
+    use proptest::prelude::*;
+
+    const WORDS: &[&str] = &[
+        "I", "go", "walk", "row", "to", "the", "toward", "into", "enter", "ask", "about", "way",
+        "chapel", "Toll", "House", "Ferry", "Patience", "Hesper", "Ned", "Tamsin", "Reed", "Vane",
+        "with", "and", "me", "out",
+    ];
+
+    /// Moves and narrations as a fuzzer would write them: the campaign's
+    /// names and the helpers' cue words mixed with any Unicode at all.
+    fn text() -> impl Strategy<Value = String> {
+        let word = prop_oneof![
+            3 => prop::sample::select(WORDS).prop_map(str::to_owned),
+            1 => "\\PC{0,6}",
+            1 => prop::sample::select(&[".", "!", "?", "\u{2026}", "\"", "\u{201d}", "'", ")", " ", "\n", ",", "\u{0130}", "\u{1e9e}"][..]).prop_map(str::to_owned),
+        ];
+        prop::collection::vec(word, 0..40).prop_map(|w| w.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// A destination is always one of the places, never the one here;
+        /// companions are always people present.
+        #[test]
+        fn destinations_and_companions_come_from_the_scene(move_text in text()) {
+            let places = [
+                ("reedmere_quay", "Reedmere Quay"),
+                ("toll_house", "The Toll House"),
+                ("patience_deck", "The Ferry Patience"),
+                ("chapel", "The Chapel"),
+            ];
+            if let Some(to) = destination(&move_text, "reedmere_quay", &places) {
+                prop_assert!(to != "reedmere_quay");
+                prop_assert!(places.iter().any(|(id, _)| *id == to), "{to}");
+            }
+            let people: Vec<(String, Vec<String>)> = [("hesper_vane", "Hesper Vane"), ("ned_fallow", "Ned Fallow")]
+                .iter()
+                .map(|(id, name)| ((*id).to_owned(), vec![(*name).to_owned()]))
+                .collect();
+            let present = vec!["hesper_vane".to_owned()];
+            for id in companions(&move_text, &people, &present) {
+                prop_assert_eq!(id, "hesper_vane");
+            }
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Power cuts during turn commits: a VFS forgets what was not synced, and every acknowledged turn survives.
+//! Power cuts mid-commit: a VFS forgets unsynced writes; every acknowledged turn survives.
 //!
 //! SQLite's own crash tests (`test6.c`) wrap the operating system's VFS and,
 //! at a chosen moment, throw away what a power cut would: every write since

@@ -370,31 +370,44 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     }
 }
 
+/// Before a write or truncate of `file`: counts it (the power may go now:
+/// `Err`) and remembers the synced bytes of the sectors that `range` (the
+/// file's path, its bytes changed) says will change.
+///
+/// # Safety
+/// As `real`.
+unsafe fn before_change(
+    file: *mut ffi::sqlite3_file,
+    error: c_int,
+    range: impl FnOnce(&Path) -> (u64, u64),
+) -> Result<(), c_int> {
+    let mut s = state();
+    // SAFETY: `file` is ours.
+    if tick(&mut s, error)?
+        && let Some(path) = unsafe { path_of(file) }
+    {
+        let (from, to) = range(path);
+        remember(
+            s.files.entry(path.to_path_buf()).or_default(),
+            path,
+            from,
+            to,
+        );
+    }
+    Ok(())
+}
+
 unsafe extern "C" fn x_write(
     file: *mut ffi::sqlite3_file,
     buf: *const c_void,
     amt: c_int,
     offset: i64,
 ) -> c_int {
-    {
-        let mut s = state();
-        match tick(&mut s, ffi::SQLITE_IOERR_WRITE) {
-            Err(e) => return e,
-            // SAFETY: `file` is ours.
-            Ok(true) => {
-                if let Some(path) = unsafe { path_of(file) } {
-                    let from = u64::try_from(offset).unwrap();
-                    let to = from + u64::try_from(amt).unwrap();
-                    remember(
-                        s.files.entry(path.to_path_buf()).or_default(),
-                        path,
-                        from,
-                        to,
-                    );
-                }
-            }
-            Ok(false) => {}
-        }
+    let from = u64::try_from(offset).unwrap();
+    let to = from + u64::try_from(amt).unwrap();
+    // SAFETY: `file` is ours.
+    if let Err(e) = unsafe { before_change(file, ffi::SQLITE_IOERR_WRITE, |_| (from, to)) } {
+        return e;
     }
     // SAFETY: forwarding SQLite's own arguments to the real file.
     unsafe {
@@ -404,25 +417,15 @@ unsafe extern "C" fn x_write(
 }
 
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
-    {
-        let mut s = state();
-        match tick(&mut s, ffi::SQLITE_IOERR_TRUNCATE) {
-            Err(e) => return e,
-            // SAFETY: `file` is ours.
-            Ok(true) => {
-                if let Some(path) = unsafe { path_of(file) } {
-                    let from = u64::try_from(size).unwrap();
-                    let to = file_len(path).max(from);
-                    remember(
-                        s.files.entry(path.to_path_buf()).or_default(),
-                        path,
-                        from,
-                        to,
-                    );
-                }
-            }
-            Ok(false) => {}
-        }
+    let from = u64::try_from(size).unwrap();
+    // SAFETY: `file` is ours.
+    let changed = unsafe {
+        before_change(file, ffi::SQLITE_IOERR_TRUNCATE, |path| {
+            (from, file_len(path).max(from))
+        })
+    };
+    if let Err(e) = changed {
+        return e;
     }
     // SAFETY: forwarding.
     unsafe {

@@ -605,15 +605,8 @@ mod tests {
         "said.\"",
     ];
 
-    /// Moves and narrations as a fuzzer would write them: the campaign's
-    /// names and the helpers' cue words mixed with any Unicode at all.
     fn text() -> impl Strategy<Value = String> {
-        let word = prop_oneof![
-            3 => prop::sample::select(WORDS).prop_map(str::to_owned),
-            1 => "\\PC{0,6}",
-            1 => prop::sample::select(&[".", "!", "?", "\u{2026}", "\"", "\u{201d}", "'", ")", " ", "\n", ",", "\u{0130}", "\u{1e9e}"][..]).prop_map(str::to_owned),
-        ];
-        prop::collection::vec(word, 0..40).prop_map(|w| w.join(" "))
+        crate::session::moves_strategy::text(WORDS)
     }
 
     proptest! {

@@ -17,6 +17,8 @@ pub mod drafts;
 #[cfg(feature = "store")]
 pub mod error;
 pub mod lines;
+#[cfg(test)]
+mod moves_strategy;
 pub mod people;
 pub mod phrasing;
 pub mod pins;

@@ -432,7 +432,7 @@ fn script_file(dir: &Path, name: &str, replies: Vec<loreloom::llm::scripted::Rep
     file.to_str().unwrap().to_owned()
 }
 
-/// BRAINSTORM's answer for the lighthouse: three entities, two dilemmas.
+/// BRAINSTORM's answer for the lighthouse: four entities, three dilemmas (a micro story's).
 fn brainstorm_answer() -> String {
     json!({
         "entities": [
@@ -451,7 +451,12 @@ fn brainstorm_answer() -> String {
              "answers": [
                 {"id": "warn", "description": "She lights the warning fire", "canonical": true},
                 {"id": "silent", "description": "She keeps the light dark", "canonical": false}],
-             "involves": ["mara", "harbour"], "why_it_matters": "duty against secrecy"}
+             "involves": ["mara", "harbour"], "why_it_matters": "duty against secrecy"},
+            {"id": "logbook", "question": "Does Mara write the night into the log?",
+             "answers": [
+                {"id": "write_it", "description": "She writes down every word the sea said", "canonical": true},
+                {"id": "burn_it", "description": "She burns the page before dawn", "canonical": false}],
+             "involves": ["mara", "the_sea", "lighthouse"], "why_it_matters": "what the record is for"}
         ]
     })
     .to_string()
@@ -1460,7 +1465,9 @@ fn voice_at_its_gate(dir: &Path, project: &Path, before_fill: &[u8]) {
 
 /// The lighthouse's prose script (a recital mended by the repair, a revision the review
 /// asks for), and the revised passage's prose.
-fn lighthouse_prose(dir: &Path) -> (String, &'static str) {
+/// The prose replies (a draft mended by the repair), then the review's (a flag, a revision,
+/// a clean second review), each its own run's script.
+fn lighthouse_prose(dir: &Path) -> (String, String, &'static str) {
     use common::scripted::reply;
     // Four passages of prose in the voice (third person, past tense).
     let storm = "A storm gathered over Gannet Light, and the sea spoke to Mara in a voice like shingle dragged down a beach. \
@@ -1510,6 +1517,12 @@ fn lighthouse_prose(dir: &Path) -> (String, &'static str) {
                 json!({"prose": "In this passage Mara refuses the sea."}).to_string(),
             ),
             reply("author/fill_prose", json!({"prose": refusal}).to_string()),
+        ],
+    );
+    let review = script_file(
+        dir,
+        "review.json",
+        vec![
             reply(
                 "author/fill_review",
                 json!({"flags": [{"n": 3, "issue": "the refusal never shows what it costs her"}]})
@@ -1519,7 +1532,7 @@ fn lighthouse_prose(dir: &Path) -> (String, &'static str) {
             reply("author/fill_review", json!({"flags": []}).to_string()),
         ],
     );
-    (prose, revised)
+    (prose, review, revised)
 }
 
 /// FILL on the grown lighthouse: the voice document stops at its own gate
@@ -1536,13 +1549,26 @@ fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
     let before_fill = std::fs::read(project.join("graph.db")).unwrap();
     voice_at_its_gate(dir, project, &before_fill);
 
-    let (prose, revised) = lighthouse_prose(dir);
+    let (prose, review, revised) = lighthouse_prose(dir);
     let out = ok(author(&["run", p, "--model-script", &prose]));
     assert!(
-        out.contains("3 passages written (1 mended by a repair), 1 review cycles, 1 revised, 0 still flagged, 0 without prose"),
+        out.contains("3 passages written (1 mended by a repair), 0 without prose"),
         "{out}"
     );
     assert!(out.contains("an update of `harbour`"), "{out}");
+    // Seed 000's gate between the prose and its review: the author reads first.
+    assert!(out.contains("the prose waits for your reading"), "{out}");
+    let early = author(&["run", p, "--to", "dress"]);
+    assert!(!early.status.success());
+    ok(author(&["approve", p]));
+    let out = ok(author(&["run", p, "--model-script", &review]));
+    assert!(
+        out.contains(
+            "1 review cycles, 1 revised (0 mended by a repair), 0 still flagged, 0 without prose"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("FILL done"), "{out}");
     ok(author(&["review", p]));
     let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
     insta::assert_snapshot!("graph_md_after_fill", md);

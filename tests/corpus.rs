@@ -6,17 +6,29 @@
 use std::path::PathBuf;
 
 use loreloom::llm::{Contract, PromptRegistry};
-use loreloom::tune::{Example, Split, load_settings, read_jsonl, render};
+use loreloom::tune::{
+    Example, Split, load_chains, load_settings, read_jsonl, render, render_chains,
+};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every example of the corpus as the game renders it today: the settings' and the
+/// authoring chains'.
+fn every_example(registry: &PromptRegistry) -> Vec<Example> {
+    let settings = load_settings(&root().join("training/settings")).unwrap();
+    let mut examples = render(&settings, registry, &[root().join("campaigns/rulesets")]).unwrap();
+    let chains = load_chains(&root().join("training/authoring")).unwrap();
+    examples.extend(render_chains(&chains, registry).unwrap());
+    examples
 }
 
 #[test]
 fn the_rendered_corpus_is_current_and_the_split_is_by_setting() {
     let settings = load_settings(&root().join("training/settings")).unwrap();
     let registry = PromptRegistry::load(root().join("prompts")).unwrap();
-    let examples = render(&settings, &registry, &[root().join("campaigns/rulesets")]).unwrap();
+    let examples = every_example(&registry);
     let split: Split =
         serde_json::from_str(&std::fs::read_to_string(root().join("training/split.json")).unwrap())
             .unwrap();
@@ -48,6 +60,10 @@ fn the_rendered_corpus_is_current_and_the_split_is_by_setting() {
     assert!(count("narrate") >= 600 && count("choices") >= 200 && count("npc_intent") >= 200);
     // #42: the structured stages the corpus now holds.
     assert!(count("recap") >= 250 && count("lore_extract") >= 250);
+    // #42: the first authoring stages, from chains.
+    for stage in ["author/dream", "author/brainstorm", "author/seed"] {
+        assert!(count(stage) >= 20, "{stage}: {}", count(stage));
+    }
     // Every example ends in our answer, after the stage's system and user messages.
     for e in &train {
         let roles: Vec<&str> = e.messages.iter().map(|m| m.role.as_str()).collect();
@@ -67,9 +83,8 @@ fn the_rendered_corpus_is_current_and_the_split_is_by_setting() {
 /// is what the game would accept.
 #[test]
 fn every_structured_answer_passes_its_stages_contract() {
-    let settings = load_settings(&root().join("training/settings")).unwrap();
     let registry = PromptRegistry::load(root().join("prompts")).unwrap();
-    let examples = render(&settings, &registry, &[root().join("campaigns/rulesets")]).unwrap();
+    let examples = every_example(&registry);
     let mut checked = std::collections::BTreeMap::<String, usize>::new();
     for e in &examples {
         let info = registry.stage(&e.stage).unwrap();
@@ -94,7 +109,14 @@ fn every_structured_answer_passes_its_stages_contract() {
         }
         *checked.entry(e.stage.clone()).or_default() += 1;
     }
-    for stage in ["choices", "npc_intent", "lore_extract"] {
+    for stage in [
+        "choices",
+        "npc_intent",
+        "lore_extract",
+        "author/dream",
+        "author/brainstorm",
+        "author/seed",
+    ] {
         assert!(
             checked.get(stage).copied().unwrap_or(0) > 0,
             "{stage}: {checked:?}"
@@ -108,4 +130,40 @@ fn a_broken_setting_file_is_named() {
     std::fs::write(dir.path().join("bad.json"), r#"{"id": "bad", "title": 3}"#).unwrap();
     let err = load_settings(dir.path()).unwrap_err().to_string();
     assert!(err.contains("bad.json") && err.contains("title"), "{err}");
+}
+
+/// A chain whose SEED the engine would have to mend is refused, naming the file, the stage
+/// and what the engine would have done: the corpus teaches only answers taken whole.
+#[test]
+fn a_chain_the_engine_would_mend_is_refused_naming_it() {
+    let registry = PromptRegistry::load(root().join("prompts")).unwrap();
+    let chains = load_chains(&root().join("training/authoring")).unwrap();
+    let mut chain = chains.first().expect("the corpus has chains").clone();
+    // The last path given goes: SEED explores that answer no more.
+    let paths = chain.seed["paths"].as_array_mut().unwrap();
+    let gone = paths.pop().unwrap();
+    let err = render_chains(std::slice::from_ref(&chain), &registry)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("training/authoring/{}.json", chain.id)) && err.contains("seed:"),
+        "{err}"
+    );
+    let answer = gone["answer_id"].as_str().unwrap();
+    assert!(
+        err.contains(answer) || err.contains("explored on both answers"),
+        "{err}"
+    );
+
+    // A micro story with two dilemmas is not one.
+    let mut chain = chains
+        .iter()
+        .find(|c| c.scope == loreloom::author::Scope::Micro)
+        .unwrap()
+        .clone();
+    chain.brainstorm["dilemmas"].as_array_mut().unwrap().pop();
+    let err = render_chains(std::slice::from_ref(&chain), &registry)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("brainstorm: 2 dilemmas"), "{err}");
 }

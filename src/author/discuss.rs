@@ -47,7 +47,19 @@ pub fn call_for<T: Answer>(
     vars: Value,
     stage: Stage,
 ) -> Result<T, ProjectError> {
-    call(gateway, T::PROMPT, model, vars)
+    call_with(gateway, CallRequest::new(T::PROMPT, model, vars), stage)
+}
+
+/// [`call_for`] with a request the stage has shaped (its contract narrowed for the call).
+pub fn call_with<T: Answer>(
+    gateway: &Gateway,
+    request: CallRequest,
+    stage: Stage,
+) -> Result<T, ProjectError> {
+    gateway
+        .call(request)
+        .wait()
+        .result
         .map_err(StageError::from)
         .and_then(ask::read)
         .map_err(|source| ProjectError::Stage { stage, source })

@@ -66,12 +66,20 @@ pub struct Inner {
 /// The inner gates of a stage, in the order it reaches them.
 pub fn inner_gates(stage: Stage) -> &'static [Inner] {
     match stage {
-        Stage::Fill => &[Inner {
-            waiting: "voice",
-            passed: "voiced",
-            waits: "voice written, waiting for review",
-            next: "voice approved; the prose is next",
-        }],
+        Stage::Fill => &[
+            Inner {
+                waiting: "voice",
+                passed: "voiced",
+                waits: "voice written, waiting for review",
+                next: "voice approved; the prose is next",
+            },
+            Inner {
+                waiting: "prose",
+                passed: "prose-approved",
+                waits: "prose written, waiting for the author's reading before the review",
+                next: "prose approved; the review and revision are next",
+            },
+        ],
         Stage::Dress => &[
             Inner {
                 waiting: "art",

@@ -16,15 +16,20 @@ use super::graph::{Graph, GraphError, Mutation, Node};
 use super::ontology::{EdgeType, NodeType, path_id};
 
 /// SEED's answer as graph mutations (and notes on what the engine dropped or mended).
+///
+/// `both_ways` is how many dilemmas the scope wants explored on both answers: when the
+/// answer explores fewer, the engine explores the other answer of the dilemmas that
+/// involve the most entities (then by id) until it has them, each path made from its answer.
 pub fn seed_mutations(
     graph: &Graph,
     answer: &SeedAnswer,
+    both_ways: usize,
 ) -> Result<(Vec<Mutation>, Vec<String>), StageError> {
     let known = Brainstormed::read(graph)?;
     let mut batch = Batch::default();
     let cut = curate(&known, answer, &mut batch);
     relationships(&known, &cut, answer, &mut batch);
-    let paths = paths(graph, &known, answer, &mut batch)?;
+    let paths = paths(graph, &known, answer, both_ways, &mut batch)?;
     analyses(&known, answer, &mut batch);
     let mut beats = Beats::from_answer(&known, &cut, &paths, answer, &mut batch);
     beats.commit_every_path(graph, &paths, &mut batch)?;
@@ -53,6 +58,8 @@ struct Brainstormed {
     entities: BTreeMap<String, Node>,
     /// Dilemma → (answers, canonical).
     dilemmas: BTreeMap<String, (Vec<String>, String)>,
+    /// Dilemma → how many entities it involves.
+    involves: BTreeMap<String, usize>,
 }
 
 impl Brainstormed {
@@ -63,7 +70,12 @@ impl Brainstormed {
             .map(|n| (n.id.clone(), n))
             .collect();
         let mut dilemmas = BTreeMap::new();
+        let mut involves = BTreeMap::new();
         for d in graph.nodes(NodeType::Dilemma)? {
+            involves.insert(
+                d.id.clone(),
+                graph.targets(EdgeType::DilemmaInvolves, &d.id)?.len(),
+            );
             let answers = graph.targets(EdgeType::HasAnswer, &d.id)?;
             let mut canonical = String::new();
             for a in &answers {
@@ -73,7 +85,11 @@ impl Brainstormed {
             }
             dilemmas.insert(d.id.clone(), (answers, canonical));
         }
-        Ok(Self { entities, dilemmas })
+        Ok(Self {
+            entities,
+            dilemmas,
+            involves,
+        })
     }
 
     /// Whether `id` is an entity SEED kept.
@@ -144,6 +160,7 @@ fn paths(
     graph: &Graph,
     known: &Brainstormed,
     answer: &SeedAnswer,
+    both_ways: usize,
     batch: &mut Batch,
 ) -> Result<Paths, GraphError> {
     let mut given: BTreeMap<(String, String), &PathIdea> = BTreeMap::new();
@@ -162,20 +179,26 @@ fn paths(
                 .push(format!("a path for `{d}`, which is no dilemma (dropped)")),
         }
     }
+    let widened = widen(known, &given, both_ways);
     let mut paths = Paths::new();
     let mut consequences_seen = BTreeSet::new();
     for (d, (answers, canonical)) in &known.dilemmas {
         let mut explored = Vec::new();
         for a in answers {
             let p = given.get(&(d.clone(), a.clone())).copied();
-            if p.is_none() && a != canonical {
+            let wide = widened.contains(d);
+            if p.is_none() && a != canonical && !wide {
                 continue;
             }
             explored.push(a.clone());
             let id = path_id(d, a);
-            if p.is_none() {
+            if p.is_none() && a == canonical {
                 batch.notes.push(format!(
                     "the canonical answer `{a}` had no path; `{id}` made"
+                ));
+            } else if p.is_none() {
+                batch.notes.push(format!(
+                    "`{d}` explored on both answers (the scope wants {both_ways} so): `{id}` made"
                 ));
             }
             let answer_text = graph
@@ -223,6 +246,31 @@ fn paths(
         ));
     }
     Ok(paths)
+}
+
+/// The dilemmas the engine explores on both answers beyond the answer's own, so that
+/// `both_ways` are: those involving the most entities first, then by id.
+fn widen(
+    known: &Brainstormed,
+    given: &BTreeMap<(String, String), &PathIdea>,
+    both_ways: usize,
+) -> BTreeSet<String> {
+    // Explored on both answers by the answer itself: every other answer has a path.
+    let both = |d: &String| {
+        let (answers, canonical) = &known.dilemmas[d];
+        answers.len() > 1
+            && answers
+                .iter()
+                .filter(|a| *a != canonical)
+                .all(|a| given.contains_key(&(d.clone(), a.clone())))
+    };
+    let already = known.dilemmas.keys().filter(|d| both(d)).count();
+    let mut rest: Vec<&String> = known.dilemmas.keys().filter(|d| !both(d)).collect();
+    rest.sort_by_key(|d| std::cmp::Reverse(known.involves.get(*d).copied().unwrap_or(0)));
+    rest.into_iter()
+        .take(both_ways.saturating_sub(already))
+        .cloned()
+        .collect()
 }
 
 /// Each dilemma's analysis, kept on it (without the dilemma's id).

@@ -6,11 +6,12 @@
 
 use serde_json::{Value, json};
 
+use super::answers::Answer;
 use super::answers::{BrainstormAnswer, DreamAnswer, SeedAnswer, VoiceAnswer};
 use super::ask::{Ask, StageError, with_notes};
 use super::brainstorm::brainstorm_mutations;
-use super::discuss::{Author, call, call_for, discuss};
-use super::graph::{Mutation, Node};
+use super::discuss::{Author, call, call_for, call_with, discuss};
+use super::graph::{Graph, GraphError, Mutation, Node};
 use super::ontology::{EdgeType, NodeType, Stage};
 use super::project::{Project, ProjectError, Scope};
 use super::seed::seed_mutations;
@@ -30,22 +31,9 @@ pub fn dream(
 ) -> Result<(), ProjectError> {
     let brief = discuss(project, Stage::Dream, &[], gateway, model, author)?;
     let scope = project.scope()?;
-    let vars = json!({
-        "spark": project.spark()?,
-        "scope": scope.name(),
-        "brief": brief,
-    });
+    let vars = dream_vars(&project.spark()?, scope, &brief);
     let answer: DreamAnswer = call_for(gateway, model, vars, Stage::Dream)?;
-    let vision = json!({
-        "genre": answer.genre,
-        "tone": answer.tone,
-        "themes": answer.themes,
-        "audience": answer.audience,
-        "scope": {"length": scope.name(), "branches": answer.branches},
-        "constraints": answer.constraints,
-        "content_notes": answer.content_notes,
-        "brief": brief,
-    });
+    let vision = vision_of(&answer, scope, &brief);
     project.graph.apply(
         Stage::Dream,
         "serialize",
@@ -55,13 +43,123 @@ pub fn dream(
     Ok(())
 }
 
-/// How many dilemmas and beats per path a scope wants.
-fn sizes(scope: Scope) -> (&'static str, &'static str) {
-    match scope {
-        Scope::Micro => ("1 or 2", "2 to 3"),
-        Scope::Short => ("2 or 3", "3 to 4"),
-        Scope::Medium => ("4 to 6", "4 to 6"),
-        Scope::Long => ("6 to 8", "6 to 8"),
+/// DREAM's variables (shared with the corpus, `tune`).
+pub fn dream_vars(spark: &str, scope: Scope, brief: &str) -> Value {
+    json!({"spark": spark, "scope": scope.name(), "brief": brief})
+}
+
+/// The vision node DREAM's answer becomes.
+pub fn vision_of(answer: &DreamAnswer, scope: Scope, brief: &str) -> Value {
+    json!({
+        "genre": answer.genre,
+        "tone": answer.tone,
+        "themes": answer.themes,
+        "audience": answer.audience,
+        "scope": {"length": scope.name(), "branches": answer.branches},
+        "constraints": answer.constraints,
+        "content_notes": answer.content_notes,
+        "brief": brief,
+    })
+}
+
+/// BRAINSTORM's variables (shared with the corpus, `tune`).
+pub fn brainstorm_vars(spark: &str, vision: &Value, brief: &str, shape: Shape) -> Value {
+    json!({
+        "spark": spark,
+        "vision": vision,
+        "brief": brief,
+        "dilemmas": shape.dilemmas_text(),
+    })
+}
+
+/// BRAINSTORM's call: its contract holds the dilemmas to the scope's count.
+pub fn brainstorm_request(model: &str, vars: Value, shape: Shape) -> CallRequest {
+    CallRequest::new(BrainstormAnswer::PROMPT, model, vars).tighten(
+        "/dilemmas",
+        json!({"minItems": shape.dilemmas.0, "maxItems": shape.dilemmas.1}),
+    )
+}
+
+/// SEED's variables from the brainstormed graph (shared with the corpus, `tune`):
+/// `entities` as `{id, type, name, concept}`, `dilemmas` as
+/// `{id (no prefix), question, why_it_matters, answers: [{id, description, canonical}]}`.
+pub fn seed_vars(
+    spark: &str,
+    vision: &Value,
+    entities: &[Value],
+    dilemmas: &[Value],
+    shape: Shape,
+) -> Value {
+    json!({
+        "spark": spark,
+        "vision": vision,
+        "entities": entities,
+        "dilemmas": dilemmas,
+        "beats_per_path": shape.beats_per_path,
+        "both_ways": shape.both_ways.min(dilemmas.len()),
+    })
+}
+
+/// What SEED is shown of BRAINSTORM's graph: its entities and its dilemmas with their answers.
+pub fn seed_inputs(graph: &Graph) -> Result<(Vec<Value>, Vec<Value>), GraphError> {
+    let field = |n: &Node, k: &str| n.data.get(k).cloned().unwrap_or(Value::Null);
+    let entities: Vec<Value> = graph
+        .nodes(NodeType::Entity)?
+        .into_iter()
+        .map(|e| json!({"id": e.id, "type": field(&e, "type"), "name": field(&e, "name"), "concept": field(&e, "concept")}))
+        .collect();
+    let mut dilemmas = Vec::new();
+    for d in graph.nodes(NodeType::Dilemma)? {
+        let mut answers = Vec::new();
+        for a in graph.targets(EdgeType::HasAnswer, &d.id)? {
+            if let Some(node) = graph.node(&a)? {
+                answers.push(json!({"id": a, "description": field(&node, "description"), "canonical": field(&node, "canonical")}));
+            }
+        }
+        dilemmas.push(json!({
+            "id": d.id.trim_start_matches("dilemma::"),
+            "question": field(&d, "question"),
+            "why_it_matters": field(&d, "why_it_matters"),
+            "answers": answers,
+        }));
+    }
+    Ok((entities, dilemmas))
+}
+
+/// The story's shape a scope asks for (#42: a micro story has something to weave).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// How many dilemmas BRAINSTORM makes (its contract holds it to this range).
+    pub dilemmas: (usize, usize),
+    /// How many dilemmas SEED explores on both answers at least (the engine tops up).
+    pub both_ways: usize,
+    /// How many beats each path wants, as the prompt says it.
+    pub beats_per_path: &'static str,
+}
+
+impl Shape {
+    /// The shape of `scope`.
+    pub fn of(scope: Scope) -> Self {
+        let (dilemmas, both_ways, beats_per_path) = match scope {
+            Scope::Micro => ((3, 3), 2, "2 to 3"),
+            Scope::Short => ((3, 4), 2, "3 to 4"),
+            Scope::Medium => ((4, 6), 3, "4 to 6"),
+            Scope::Long => ((6, 8), 4, "6 to 8"),
+        };
+        Self {
+            dilemmas,
+            both_ways,
+            beats_per_path,
+        }
+    }
+
+    /// The dilemma count as the prompt says it ("3", "3 or 4", "4 to 6").
+    pub fn dilemmas_text(&self) -> String {
+        match self.dilemmas {
+            (lo, hi) if lo == hi => lo.to_string(),
+            (lo, hi) if hi == lo + 1 => format!("{lo} or {hi}"),
+            (lo, hi) => format!("{lo} to {hi}"),
+        }
     }
 }
 
@@ -96,14 +194,14 @@ pub fn brainstorm(
         model,
         author,
     )?;
-    let (dilemmas, _) = sizes(project.scope()?);
-    let vars = json!({
-        "spark": project.spark()?,
-        "vision": vision.data,
-        "brief": brief,
-        "dilemmas": dilemmas,
-    });
-    let answer: BrainstormAnswer = call_for(gateway, model, vars, Stage::Brainstorm)?;
+    let shape = Shape::of(project.scope()?);
+    let vision = Value::Object(vision.data);
+    let vars = brainstorm_vars(&project.spark()?, &vision, &brief, shape);
+    let answer: BrainstormAnswer = call_with(
+        gateway,
+        brainstorm_request(model, vars, shape),
+        Stage::Brainstorm,
+    )?;
     let (changes, notes) = brainstorm_mutations(&answer).map_err(failed(Stage::Brainstorm))?;
     let rationale = with_notes(
         "entities and dilemmas from the vision and the discussion",
@@ -118,38 +216,13 @@ pub fn brainstorm(
 /// SEED: curation, paths, consequences, initial beats, analyses.
 pub fn seed(project: &mut Project, gateway: &Gateway, model: &str) -> Result<(), ProjectError> {
     let vision = vision(project)?;
-    let field = |n: &Node, k: &str| n.data.get(k).cloned().unwrap_or(Value::Null);
-    let entities: Vec<Value> = project
-        .graph
-        .nodes(NodeType::Entity)?
-        .into_iter()
-        .map(|e| json!({"id": e.id, "type": field(&e, "type"), "name": field(&e, "name"), "concept": field(&e, "concept")}))
-        .collect();
-    let mut dilemmas = Vec::new();
-    for d in project.graph.nodes(NodeType::Dilemma)? {
-        let mut answers = Vec::new();
-        for a in project.graph.targets(EdgeType::HasAnswer, &d.id)? {
-            if let Some(node) = project.graph.node(&a)? {
-                answers.push(json!({"id": a, "description": field(&node, "description"), "canonical": field(&node, "canonical")}));
-            }
-        }
-        dilemmas.push(json!({
-            "id": d.id.trim_start_matches("dilemma::"),
-            "question": field(&d, "question"),
-            "why_it_matters": field(&d, "why_it_matters"),
-            "answers": answers,
-        }));
-    }
-    let (_, beats_per_path) = sizes(project.scope()?);
-    let vars = json!({
-        "spark": project.spark()?,
-        "vision": vision.data,
-        "entities": entities,
-        "dilemmas": dilemmas,
-        "beats_per_path": beats_per_path,
-    });
+    let (entities, dilemmas) = seed_inputs(&project.graph)?;
+    let shape = Shape::of(project.scope()?);
+    let vision = Value::Object(vision.data);
+    let vars = seed_vars(&project.spark()?, &vision, &entities, &dilemmas, shape);
     let answer: SeedAnswer = call_for(gateway, model, vars, Stage::Seed)?;
-    let (changes, notes) = seed_mutations(&project.graph, &answer).map_err(failed(Stage::Seed))?;
+    let (changes, notes) =
+        seed_mutations(&project.graph, &answer, shape.both_ways).map_err(failed(Stage::Seed))?;
     let rationale = with_notes(
         "paths, consequences and initial beats from the brainstorm",
         &notes,
@@ -177,19 +250,27 @@ pub fn grow(
 pub enum FillStep {
     /// The voice document is written and waits at its own gate.
     Voice(VoiceAnswer),
-    /// The prose is written, reviewed and revised.
+    /// The prose is written and waits for the author's reading (seed 000's gate
+    /// between generation and review).
     Prose(super::fill_stage::Report),
+    /// The prose is reviewed and revised: FILL is done.
+    Reviewed(super::fill_stage::Report),
 }
 
-/// FILL: the voice document on the first run (then its gate), the prose
-/// on the run after the voice is approved.
+/// FILL: the voice document on the first run (then its gate), the prose on the run after
+/// the voice is approved (then its gate), the review and revision on the run after that.
 pub fn fill(
     project: &mut Project,
     gateway: &Gateway,
     model: &str,
 ) -> Result<FillStep, ProjectError> {
     let spark = project.spark()?;
-    if project.resuming(Stage::Fill)? {
+    if project.passed_inner(Stage::Fill)?.map(|g| g.waiting) == Some("prose") {
+        let mut ask = |prompt: &str, vars: Value| call(gateway, prompt, model, vars);
+        super::fill_stage::review_and_revise(&mut project.graph, &mut ask)
+            .map(FillStep::Reviewed)
+            .map_err(failed(Stage::Fill))
+    } else if project.resuming(Stage::Fill)? {
         // The prose prompts' size in tokens (the seed estimates 3,000–5,000).
         let mut sizes = Vec::new();
         let mut ask = |prompt: &str, vars: Value| {

@@ -268,6 +268,9 @@ impl Author for AtTerminal {
 fn inner_words(gate: crate::author::project::Inner) -> &'static str {
     match gate.waiting {
         "voice" => "the voice document waits for review",
+        "prose" => {
+            "the prose waits for your reading (`author review` writes it out); approve, and the next run reviews and revises it"
+        }
         "art" => "the art direction and the visual profiles wait for review (gate 1)",
         "briefs" => {
             "the briefs and the codex wait for review; approve with the image budget: --render none|priority-1|priority-2|priority-3|top-N|all (gate 2)"
@@ -379,6 +382,7 @@ fn run_one(
     let mut project = project.begin(stage)?;
     let part = match project.passed_inner(stage)?.map(|g| g.waiting) {
         Some("voice") => " (the prose)",
+        Some("prose") => " (the review and revision)",
         Some("art") => " (briefs and codex)",
         Some("briefs") => " (the sample illustration)",
         Some("sample") => " (the other illustrations)",
@@ -468,17 +472,28 @@ fn say_fill(step: &FillStep) -> Option<&'static str> {
             );
             Some("voice")
         }
+        FillStep::Reviewed(report) => {
+            for note in &report.notes {
+                println!("  note: {note}");
+            }
+            println!(
+                "  {} review cycles, {} revised ({} mended by a repair), {} still flagged, {} without prose",
+                report.cycles,
+                report.revised,
+                report.repaired,
+                report.flagged.len(),
+                report.missing.len()
+            );
+            None
+        }
         FillStep::Prose(report) => {
             for note in &report.notes {
                 println!("  note: {note}");
             }
             println!(
-                "  {} passages written ({} mended by a repair), {} review cycles, {} revised, {} still flagged, {} without prose",
+                "  {} passages written ({} mended by a repair), {} without prose",
                 report.written,
                 report.repaired,
-                report.cycles,
-                report.revised,
-                report.flagged.len(),
                 report.missing.len()
             );
             let sizes: Vec<u32> = report
@@ -494,7 +509,7 @@ fn say_fill(step: &FillStep) -> Option<&'static str> {
                     sizes.len()
                 );
             }
-            None
+            Some("prose")
         }
     }
 }

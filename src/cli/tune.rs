@@ -1,4 +1,4 @@
-//! `loreloom tune render`: the corpus of `training/settings` rendered into training chats.
+//! `loreloom tune render`: the corpus (`training/settings`, `training/authoring`) rendered into training chats.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +11,9 @@ pub struct RenderArgs {
     /// The folder of setting files
     #[arg(long, default_value = "training/settings")]
     settings: PathBuf,
+    /// The folder of authoring chains (DREAM, BRAINSTORM, SEED)
+    #[arg(long, default_value = "training/authoring")]
+    authoring: PathBuf,
     /// Which settings are held out of training (JSON: {"heldout": [ids]})
     #[arg(long, default_value = "training/split.json")]
     split: PathBuf,
@@ -48,19 +51,23 @@ fn try_render(args: &RenderArgs) -> Result<String, String> {
             .map_err(|e| format!("{}: {e}", args.split.display()))?,
     )
     .map_err(|e| format!("{}: {e}", args.split.display()))?;
+    let chains = corpus::load_chains(&args.authoring).map_err(|e| e.to_string())?;
     for id in &split.heldout {
-        if !settings.iter().any(|s| &s.id == id) {
+        if !settings.iter().any(|s| &s.id == id) && !chains.iter().any(|c| &c.id == id) {
             return Err(format!(
-                "{}: held-out setting `{id}` is not in {}",
+                "{}: held-out `{id}` is neither a setting in {} nor a chain in {}",
                 args.split.display(),
-                args.settings.display()
+                args.settings.display(),
+                args.authoring.display()
             ));
         }
     }
     let registry =
         PromptRegistry::load(crate::files::resource_dir("prompts")).map_err(|e| e.to_string())?;
     let rulesets = vec![crate::files::resource_dir("campaigns/rulesets")];
-    let examples = corpus::render(&settings, &registry, &rulesets).map_err(|e| e.to_string())?;
+    let mut examples =
+        corpus::render(&settings, &registry, &rulesets).map_err(|e| e.to_string())?;
+    examples.extend(corpus::render_chains(&chains, &registry).map_err(|e| e.to_string())?);
     let (heldout, train): (Vec<&Example>, Vec<&Example>) = examples
         .iter()
         .partition(|e| split.heldout.contains(&e.setting));
@@ -68,8 +75,9 @@ fn try_render(args: &RenderArgs) -> Result<String, String> {
     write_jsonl(&args.out.join("train.jsonl"), &train)?;
     write_jsonl(&args.out.join("heldout.jsonl"), &heldout)?;
     Ok(format!(
-        "{} settings ({} held out) -> {}\n{}",
+        "{} settings and {} authoring chains ({} held out) -> {}\n{}",
         settings.len(),
+        chains.len(),
         split.heldout.len(),
         args.out.display(),
         corpus::summary(&train, &heldout)

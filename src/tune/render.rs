@@ -355,7 +355,7 @@ impl Ctx<'_> {
 
 /// The stage's newest prompt for `vars`, in the compact form the built-in
 /// model keys ask for (the gateway sets `compact` the same way), then `answer`.
-fn chat(
+pub(super) fn chat(
     registry: &PromptRegistry,
     stage: &str,
     vars: Value,

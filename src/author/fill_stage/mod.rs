@@ -3,8 +3,9 @@
 //! The voice document first (its own gate), then one passage per model call, spine first,
 //! each with the seed's context (`world`: voice, beats and scene types, entity states from
 //! the codewords held on the way, shadows, a sliding window of prose, lookahead at
-//! convergence) and checked before it is kept (one bounded repair); then at most two
-//! review-and-revise cycles, after which the prose ships as it is.
+//! convergence, the prose layer's contracts) and checked before it is kept (one bounded
+//! repair); the author's gate; then at most two review-and-revise cycles, after which the
+//! prose ships as it is.
 
 mod world;
 
@@ -203,10 +204,8 @@ fn details(
         .collect()
 }
 
-/// Phase 1, 2 and 3: every passage without prose is written (one call
-/// each, in FILL's order; a run stopped half-way picks up where it was),
-/// then up to [`MAX_CYCLES`] cycles of review (the checks' flags and the
-/// model's, window by window) and revision of what was flagged.
+/// Phase 1: every passage without prose is written (one call each, in FILL's order; a run
+/// stopped half-way picks up where it was). The author's gate follows (seed 000).
 pub fn prose(graph: &mut Graph, ask: &mut Ask) -> Result<Report, StageError> {
     let mut world = World::read(graph)?;
     let mut report = Report::default();
@@ -221,6 +220,21 @@ pub fn prose(graph: &mut Graph, ask: &mut Ask) -> Result<Report, StageError> {
             report.missing.push(id.clone());
         }
     }
+    Ok(report)
+}
+
+/// Phases 2 and 3, after the author's gate: up to [`MAX_CYCLES`] cycles of review (the
+/// checks' flags and the model's, window by window) and revision of what was flagged; a
+/// passage still without prose is written on the way.
+pub fn review_and_revise(graph: &mut Graph, ask: &mut Ask) -> Result<Report, StageError> {
+    let mut world = World::read(graph)?;
+    let mut report = Report::default();
+    let order = order(graph)?;
+    report.missing = order
+        .iter()
+        .filter(|(id, _)| world.prose(id).is_none())
+        .map(|(id, _)| id.clone())
+        .collect();
     for cycle in 1..=MAX_CYCLES {
         let flagged = review(&world, ask, &order, &mut report);
         if flagged.is_empty() {

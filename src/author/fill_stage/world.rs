@@ -59,6 +59,26 @@ pub(super) struct World {
     arcs: BTreeMap<String, Vec<String>>,
     /// beat → the shadows of its paths' dilemmas.
     shadows: BTreeMap<String, Vec<String>>,
+    /// The prose layer's contracts (seed 000), read once.
+    contracts: Contracts,
+}
+
+/// What the prose layer asks of passages (seed 000 "Prose Layer Obligations"), from the
+/// dilemmas' analyses, the paths, the beats' impacts and the arcs.
+#[derive(Default)]
+struct Contracts {
+    /// answer id → its description.
+    answers: BTreeMap<String, String>,
+    /// answer id → its dilemma.
+    dilemma_of: BTreeMap<String, String>,
+    /// dilemma → (question, residue weight, ending salience, ending tone).
+    dilemmas: BTreeMap<String, (String, String, String, Option<String>)>,
+    /// beat → the paths it serves, as (path name, dilemma).
+    serves: BTreeMap<String, Vec<(String, String)>>,
+    /// passage → the dilemmas some reader has already chosen on arriving there.
+    chosen_before: BTreeMap<String, BTreeSet<String>>,
+    /// Passages no choice leaves.
+    endings: BTreeSet<String>,
 }
 
 impl World {
@@ -87,7 +107,7 @@ impl World {
                 crate::author::graph::strings(c.data.get("grants")),
             );
         }
-        let arcs = graph
+        let arcs: BTreeMap<String, Vec<String>> = graph
             .nodes(NodeType::Arc)?
             .into_iter()
             .map(|a| (a.id.clone(), a.strings("passages")))
@@ -124,16 +144,93 @@ impl World {
                 }
             }
         }
+        let passages = by_id(NodeType::Passage)?;
+        let beats = by_id(NodeType::Beat)?;
+        let mut contracts = Contracts {
+            answers: answers
+                .iter()
+                .map(|(id, a)| (id.clone(), a.str("description").unwrap_or(id).to_owned()))
+                .collect(),
+            dilemma_of: answers
+                .iter()
+                .filter_map(|(id, a)| Some((id.clone(), a.str("dilemma_id")?.to_owned())))
+                .collect(),
+            ..Contracts::default()
+        };
+        for (id, d) in by_id(NodeType::Dilemma)? {
+            let analysis = d.data.get("analysis");
+            let field = |k: &str, default: &str| {
+                analysis
+                    .and_then(|a| a.get(k))
+                    .and_then(Value::as_str)
+                    .unwrap_or(default)
+                    .to_owned()
+            };
+            let tone = analysis
+                .and_then(|a| a.get("ending_tone"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            contracts.dilemmas.insert(
+                id.clone(),
+                (
+                    d.str("question").unwrap_or(&id).to_owned(),
+                    field("residue_weight", "light"),
+                    field("ending_salience", "low"),
+                    tone,
+                ),
+            );
+        }
+        for e in graph.edges(EdgeType::BelongsTo)? {
+            if let Some(path) = paths.get(&e.to) {
+                contracts.serves.entry(e.from).or_default().push((
+                    path.str("name").unwrap_or(&e.to).to_owned(),
+                    path.str("dilemma_id").unwrap_or_default().to_owned(),
+                ));
+            }
+        }
+        // Along each arc, the dilemmas committed by the passages before each passage.
+        for on_arc in arcs.values() {
+            let mut chosen = BTreeSet::new();
+            for p in on_arc {
+                contracts
+                    .chosen_before
+                    .entry(p.clone())
+                    .or_default()
+                    .extend(chosen.iter().cloned());
+                for b in passages.get(p).map(beat_ids).unwrap_or_default() {
+                    for i in beats
+                        .get(&b)
+                        .and_then(|b| b.data.get("dilemma_impacts"))
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        if i.get("effect").and_then(Value::as_str) == Some("commits")
+                            && let Some(d) = i.get("dilemma_id").and_then(Value::as_str)
+                        {
+                            chosen.insert(d.to_owned());
+                        }
+                    }
+                }
+            }
+        }
+        let leaving: BTreeSet<&String> = grants.keys().map(|(from, _)| from).collect();
+        contracts.endings = passages
+            .keys()
+            .filter(|p| !leaving.contains(p))
+            .cloned()
+            .collect();
         Ok(Self {
             voice,
-            passages: by_id(NodeType::Passage)?,
-            beats: by_id(NodeType::Beat)?,
+            passages,
+            beats,
             entities: by_id(NodeType::Entity)?,
             appears,
             grants,
             arrivals,
             arcs,
             shadows,
+            contracts,
         })
     }
 
@@ -213,6 +310,86 @@ impl World {
     }
 }
 
+/// A passage's prose contracts (seed 000): the answers it is the version for (it must
+/// show them), the choices it must not mention (cosmetic residue in a shared passage, an
+/// ending's `none` salience), the paths an intersection weaves, and, at an ending, its tone.
+fn obligations(world: &World, id: &str, beats: &[&Node]) -> Value {
+    let c = &world.contracts;
+    let passage = world.passages.get(id);
+    let routed: Vec<String> = passage
+        .map(|p| p.strings("routed"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|a| c.answers.get(a).cloned())
+        .collect();
+    // The dilemmas this passage is told apart by (its world or its routing).
+    let apart: BTreeSet<&String> = passage
+        .map(|p| {
+            let mut answers = p.strings("world");
+            answers.extend(p.strings("routed"));
+            answers
+        })
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|a| c.dilemma_of.get(a))
+        .collect();
+    let ending = c.endings.contains(id);
+    let mut silent = Vec::new();
+    for d in c.chosen_before.get(id).into_iter().flatten() {
+        let Some((question, residue, salience, _)) = c.dilemmas.get(d) else {
+            continue;
+        };
+        // Readers of either answer arrive here: the prose may not take a side.
+        let shared = !apart.contains(d);
+        if shared && (residue == "cosmetic" || (ending && salience == "none")) {
+            silent.push(question.clone());
+        }
+    }
+    let mut weaves = Vec::new();
+    for b in beats {
+        let serves = c.serves.get(&b.id).map(Vec::as_slice).unwrap_or_default();
+        let dilemmas: BTreeSet<&String> = serves.iter().map(|(_, d)| d).collect();
+        if dilemmas.len() > 1 {
+            weaves.extend(serves.iter().map(|(name, _)| name.clone()));
+        }
+    }
+    weaves.dedup();
+    let tones: Vec<String> = apart
+        .iter()
+        .filter_map(|d| c.dilemmas.get(*d))
+        .filter(|(_, _, salience, _)| salience == "high")
+        .filter_map(|(_, _, _, tone)| tone.clone())
+        .collect();
+    json!({
+        "routed": routed,
+        "silent_on": silent,
+        "weaves": weaves,
+        "ending": ending.then(|| json!({"tones": tones})),
+    })
+}
+
+/// How a beat is entered (seed 000): a gap beat's `transition_style`, or a merged
+/// passage's transition point at that beat.
+fn transition(passage: Option<&Node>, index: usize, beat: &Node) -> Value {
+    if let Some(point) = passage
+        .and_then(|p| p.data.get("transition_points"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|t| t.get("index").and_then(Value::as_u64) == Some(index as u64))
+    {
+        return point.get("style").cloned().unwrap_or(Value::Null);
+    }
+    if beat.flag("is_gap_beat") {
+        return beat
+            .data
+            .get("transition_style")
+            .cloned()
+            .unwrap_or(Value::Null);
+    }
+    Value::Null
+}
+
 /// The prose call's variables and the rules its answer is checked by.
 pub(super) fn context(world: &World, id: &str, arc: &str, at: usize) -> (Value, Rules) {
     let beats = world.beats_of(id);
@@ -280,7 +457,8 @@ pub(super) fn context(world: &World, id: &str, arc: &str, at: usize) -> (Value, 
     };
     let vars = json!({
         "voice": voice_vars(&world.voice),
-        "beats": beats.iter().zip(&types).map(|(b, t)| json!({"summary": b.str("summary").unwrap_or_default(), "scene_type": t})).collect::<Vec<_>>(),
+        "beats": beats.iter().zip(&types).enumerate().map(|(i, (b, t))| json!({"summary": b.str("summary").unwrap_or_default(), "scene_type": t, "transition": transition(world.passages.get(id), i, b)})).collect::<Vec<_>>(),
+        "contracts": obligations(world, id, &beats),
         "words": {"least": least, "most": most},
         "entities": entities,
         "shadows": shadows,

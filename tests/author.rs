@@ -463,8 +463,10 @@ fn brainstorm_answer() -> String {
 }
 
 /// SEED's answer: both answers of `bargain` explored, only the canonical of
-/// `warning` (which the engine adds although no path names it); one beat
-/// with an `after` that would make a cycle.
+/// `warning` (which the engine adds although no path names it) and of `logbook`
+/// (whose other answer the engine explores: a micro story wants two dilemmas both
+/// ways, and `logbook` involves the most entities); one beat with an `after` that
+/// would make a cycle.
 fn seed_answer() -> String {
     json!({
         "cut_entities": ["harbour"],
@@ -479,7 +481,10 @@ fn seed_answer() -> String {
                 {"id": "mara_aged", "description": "Mara is old before her time", "ripples": ["her hands shake"]}]},
             {"dilemma_id": "bargain", "answer_id": "refuse", "name": "The price refused", "tier": "major",
              "description": "Mara keeps her years", "consequences": [
-                {"id": "wreckers_land", "description": "The wreckers come ashore", "ripples": ["the harbour burns"]}]}
+                {"id": "wreckers_land", "description": "The wreckers come ashore", "ripples": ["the harbour burns"]}]},
+            {"dilemma_id": "logbook", "answer_id": "write_it", "name": "The record kept", "tier": "minor",
+             "description": "The night goes into the keepers' log", "consequences": [
+                {"id": "log_kept", "description": "The log tells the truth of the storm", "ripples": []}]}
         ],
         "beats": [
             {"id": "storm_rises", "summary": "A storm gathers and the sea speaks to Mara.",
@@ -496,7 +501,19 @@ fn seed_answer() -> String {
              "impacts": [{"dilemma_id": "warning", "effect": "advances", "note": ""}],
              "entities": ["mara", "harbour"], "location": "lighthouse", "after": ["storm_rises", "fire_lit_never"]},
             {"id": "storm_rises_again", "summary": "The storm turns back on itself.", "paths": ["bargain__trade"],
-             "impacts": [], "entities": ["mara"], "location": "lighthouse", "after": ["storm_rises"]}
+             "impacts": [], "entities": ["mara"], "location": "lighthouse", "after": ["storm_rises"]},
+            {"id": "years_counted", "summary": "Mara counts the years she has left on her fingers.", "paths": ["bargain__refuse"],
+             "impacts": [], "entities": ["mara"], "location": "lighthouse", "after": ["storm_rises"]},
+            {"id": "harbour_dark", "summary": "The harbour's lamps go out one by one.", "paths": ["warning__warn"],
+             "impacts": [], "entities": ["harbour"], "location": "lighthouse"},
+            {"id": "log_opened", "summary": "Mara opens the keepers' log by the lamp.", "paths": ["logbook__write_it"],
+             "impacts": [{"dilemma_id": "logbook", "effect": "advances", "note": "the pen"}], "entities": ["mara"], "location": "lighthouse"},
+            {"id": "log_written", "summary": "Mara writes down every word the sea said.", "paths": ["logbook__write_it"],
+             "impacts": [{"dilemma_id": "logbook", "effect": "commits", "note": "the record"}], "entities": ["mara", "the_sea"], "location": "lighthouse",
+             "after": ["log_opened"]},
+            {"id": "page_burned", "summary": "Mara burns the page in the lamp before dawn.", "paths": ["logbook__burn_it"],
+             "impacts": [{"dilemma_id": "logbook", "effect": "commits", "note": "no record"}], "entities": ["mara"], "location": "lighthouse",
+             "after": ["log_opened"]}
         ],
         "dilemma_analyses": [
             {"dilemma_id": "bargain", "convergence_policy": "hard", "ending_salience": "high",

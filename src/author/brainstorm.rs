@@ -1,8 +1,9 @@
 //! BRAINSTORM's answer as graph mutations: entities, dilemmas, their two answers.
 //!
-//! Ids are the engine's (`dilemma::…` added); an entity or dilemma given twice keeps the
-//! first, an answer id already taken is renamed after its dilemma, and an `involves` naming
-//! no entity is dropped; each is said in the notes the batch's rationale carries.
+//! Ids are the engine's (`dilemma::…` added); an entity given twice keeps the first, a
+//! dilemma given under a taken id is numbered (`…_2`), an answer id already taken is renamed
+//! after its dilemma, and an `involves` naming no entity is dropped; each is said in the
+//! notes the batch's rationale carries.
 
 use std::collections::BTreeSet;
 
@@ -36,10 +37,16 @@ pub fn brainstorm_mutations(
         changes.push(Mutation::create(e.id.clone(), NodeType::Entity, data));
     }
     for d in &answer.dilemmas {
-        let id = format!("dilemma::{}", d.id.trim_start_matches("dilemma::"));
-        if !ids.insert(id.clone()) {
-            notes.push(format!("dilemma `{id}` given twice (the first kept)"));
-            continue;
+        // A second dilemma under a taken id is still a dilemma the scope counts: renamed.
+        let given = format!("dilemma::{}", d.id.trim_start_matches("dilemma::"));
+        let mut id = given.clone();
+        let mut n = 1;
+        while !ids.insert(id.clone()) {
+            n += 1;
+            id = format!("{given}_{n}");
+        }
+        if id != given {
+            notes.push(format!("dilemma `{given}` given twice: the second is `{id}`"));
         }
         let count = d.answers.iter().filter(|a| a.canonical).count();
         if count != 1 {
@@ -81,7 +88,7 @@ fn answers(
         let given = a.id.clone();
         let mut answer_id = given.clone();
         if !ids.insert(answer_id.clone()) {
-            answer_id = format!("{}_{given}", d.id.trim_start_matches("dilemma::"));
+            answer_id = format!("{}_{given}", id.trim_start_matches("dilemma::"));
             if !ids.insert(answer_id.clone()) {
                 return Err(StageError::AnswerIdTaken {
                     given,

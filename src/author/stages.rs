@@ -95,7 +95,7 @@ pub fn seed_vars(
         "vision": vision,
         "entities": entities,
         "dilemmas": dilemmas,
-        "beats_per_path": shape.beats_per_path,
+        "beats_per_path": shape.beats_text(),
         "both_ways": shape.both_ways.min(dilemmas.len()),
     })
 }
@@ -126,6 +126,58 @@ pub fn seed_inputs(graph: &Graph) -> Result<(Vec<Value>, Vec<Value>), GraphError
     Ok((entities, dilemmas))
 }
 
+/// SEED's call: its contract holds every id the answer names to the graph's (dilemmas,
+/// answers, the paths they make, entities, places), at least one path a dilemma, and the
+/// scope's beats for the paths it wants; what the grammar cannot hold, the engine mends.
+pub fn seed_request(
+    model: &str,
+    vars: Value,
+    entities: &[Value],
+    dilemmas: &[Value],
+    shape: Shape,
+) -> CallRequest {
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let dilemma_ids: Vec<String> = dilemmas.iter().filter_map(|d| text(d, "id")).collect();
+    let mut answer_ids = Vec::new();
+    let mut refs = Vec::new();
+    for d in dilemmas {
+        let Some(id) = text(d, "id") else { continue };
+        for a in d.get("answers").and_then(Value::as_array).into_iter().flatten() {
+            if let Some(a) = text(a, "id") {
+                refs.push(format!("{id}__{a}"));
+                answer_ids.push(a);
+            }
+        }
+    }
+    let entity_ids: Vec<String> = entities.iter().filter_map(|e| text(e, "id")).collect();
+    let mut places: Vec<Value> = entities
+        .iter()
+        .filter(|e| text(e, "type").as_deref() == Some("location"))
+        .filter_map(|e| text(e, "id").map(Value::from))
+        .collect();
+    let wanted = (dilemma_ids.len() + shape.both_ways.min(dilemma_ids.len())) * shape.beats.0;
+    let mut request = CallRequest::new(SeedAnswer::PROMPT, model, vars)
+        .tighten("/paths", json!({"minItems": dilemma_ids.len().clamp(1, 16)}))
+        .tighten("/beats", json!({"minItems": wanted.clamp(1, 120)}));
+    if dilemma_ids.is_empty() || entity_ids.is_empty() {
+        return request;
+    }
+    request = request
+        .allow("/paths/items/dilemma_id", dilemma_ids.clone())
+        .allow("/paths/items/answer_id", answer_ids)
+        .allow("/beats/items/paths/items", refs)
+        .allow("/beats/items/entities/items", entity_ids.clone())
+        .allow("/cut_entities/items", entity_ids)
+        .allow("/dilemma_analyses/items/dilemma_id", dilemma_ids.clone())
+        .allow("/interaction_constraints/items/dilemma_a", dilemma_ids.clone())
+        .allow("/interaction_constraints/items/dilemma_b", dilemma_ids);
+    if !places.is_empty() {
+        places.push(Value::Null);
+        request = request.allow("/beats/items/location", places);
+    }
+    request
+}
+
 /// The story's shape a scope asks for (#42: a micro story has something to weave).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
@@ -133,33 +185,43 @@ pub struct Shape {
     pub dilemmas: (usize, usize),
     /// How many dilemmas SEED explores on both answers at least (the engine tops up).
     pub both_ways: usize,
-    /// How many beats each path wants, as the prompt says it.
-    pub beats_per_path: &'static str,
+    /// How many beats each path wants.
+    pub beats: (usize, usize),
 }
 
 impl Shape {
     /// The shape of `scope`.
     pub fn of(scope: Scope) -> Self {
-        let (dilemmas, both_ways, beats_per_path) = match scope {
-            Scope::Micro => ((3, 3), 2, "2 to 3"),
-            Scope::Short => ((3, 4), 2, "3 to 4"),
-            Scope::Medium => ((4, 6), 3, "4 to 6"),
-            Scope::Long => ((6, 8), 4, "6 to 8"),
+        let (dilemmas, both_ways, beats) = match scope {
+            Scope::Micro => ((3, 3), 2, (2, 3)),
+            Scope::Short => ((3, 4), 2, (3, 4)),
+            Scope::Medium => ((4, 6), 3, (4, 6)),
+            Scope::Long => ((6, 8), 4, (6, 8)),
         };
         Self {
             dilemmas,
             both_ways,
-            beats_per_path,
+            beats,
         }
     }
 
     /// The dilemma count as the prompt says it ("3", "3 or 4", "4 to 6").
     pub fn dilemmas_text(&self) -> String {
-        match self.dilemmas {
-            (lo, hi) if lo == hi => lo.to_string(),
-            (lo, hi) if hi == lo + 1 => format!("{lo} or {hi}"),
-            (lo, hi) => format!("{lo} to {hi}"),
-        }
+        range_text(self.dilemmas, "or")
+    }
+
+    /// The beats a path wants as the prompt says it ("2 to 3").
+    pub fn beats_text(&self) -> String {
+        range_text(self.beats, "to")
+    }
+}
+
+/// `(lo, hi)` as words: "3", "3 or 4" (`word` "or") or "4 to 6".
+fn range_text((lo, hi): (usize, usize), word: &str) -> String {
+    match (lo, hi) {
+        (lo, hi) if lo == hi => lo.to_string(),
+        (lo, hi) if hi == lo + 1 => format!("{lo} {word} {hi}"),
+        (lo, hi) => format!("{lo} to {hi}"),
     }
 }
 
@@ -220,7 +282,11 @@ pub fn seed(project: &mut Project, gateway: &Gateway, model: &str) -> Result<(),
     let shape = Shape::of(project.scope()?);
     let vision = Value::Object(vision.data);
     let vars = seed_vars(&project.spark()?, &vision, &entities, &dilemmas, shape);
-    let answer: SeedAnswer = call_for(gateway, model, vars, Stage::Seed)?;
+    let answer: SeedAnswer = call_with(
+        gateway,
+        seed_request(model, vars, &entities, &dilemmas, shape),
+        Stage::Seed,
+    )?;
     let (changes, notes) =
         seed_mutations(&project.graph, &answer, shape.both_ways).map_err(failed(Stage::Seed))?;
     let rationale = with_notes(

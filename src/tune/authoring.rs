@@ -86,8 +86,8 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
     let brainstorm: BrainstormAnswer = typed(chain, "brainstorm", &chain.brainstorm)?;
     let seed: SeedAnswer = typed(chain, "seed", &chain.seed)?;
     let shape = Shape::of(chain.scope);
-    let fail = |stage: &str| move |e: String| chain_error(chain, stage, e);
-    let example = |stage: &str, vars: Value, answer: &Value| {
+    let fail = |stage: &'static str| move |e: String| chain_error(chain, stage, e);
+    let example = |stage: &'static str, vars: Value, answer: &Value| {
         chat(registry, stage, vars, answer.to_string())
             .map(|messages| Example {
                 stage: stage.to_owned(),
@@ -112,7 +112,7 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
 
     // The graph as the pipeline leaves it at the BRAINSTORM gate.
     let graph_error =
-        |stage: &str| move |e: crate::author::GraphError| chain_error(chain, stage, e.to_string());
+        |stage: &'static str| move |e: crate::author::GraphError| chain_error(chain, stage, e.to_string());
     let mut graph = Graph::open(Path::new(":memory:")).map_err(graph_error("graph"))?;
     graph
         .apply(

@@ -651,15 +651,20 @@ fn seed_at_its_gate(dir: &Path, project: &Path) {
         [
             "path::bargain__refuse",
             "path::bargain__trade",
+            "path::logbook__burn_it",
+            "path::logbook__write_it",
             "path::warning__warn"
         ]
     );
     let warning = g.node("dilemma::warning").unwrap().unwrap();
     assert_eq!(warning.data["explored"], json!(["warn"]));
     assert_eq!(warning.data["unexplored"], json!(["silent"]));
-    // The engine mended what the model left: a commit for `warning__warn`.
-    let fire = g.node("beat::fire_lit").unwrap().unwrap();
-    assert!(fire.data["dilemma_impacts"].to_string().contains("commits"));
+    // The scope wants two dilemmas both ways: the engine explored `logbook`'s other answer.
+    let logbook = g.node("dilemma::logbook").unwrap().unwrap();
+    assert_eq!(logbook.data["explored"], json!(["write_it", "burn_it"]));
+    // The engine mended what the model left: a commit for `warning__warn`, on its last beat.
+    let dark = g.node("beat::harbour_dark").unwrap().unwrap();
+    assert!(dark.data["dilemma_impacts"].to_string().contains("commits"));
     let seed_audit = g.audit(Some(Stage::Seed)).unwrap();
     let rationale = &seed_audit
         .iter()
@@ -669,6 +674,7 @@ fn seed_at_its_gate(dir: &Path, project: &Path) {
     for note in [
         "no beat committed `path::warning__warn`",
         "no beat (dropped)",
+        "`dilemma::logbook` explored on both answers (the scope wants 2 so): `path::logbook__burn_it` made",
     ] {
         assert!(rationale.contains(note), "{rationale}");
     }
@@ -765,7 +771,7 @@ fn grow_and_play(dir: &Path, project: &Path) {
     let out = ok(author(&["run", p, "--model-script", &labels]));
     assert!(out.contains("GROW done"), "{out}");
     assert!(
-        out.contains("1 of 2 labels were missing, repeated or not in the story's voice"),
+        out.contains("7 of 8 labels were missing, repeated or not in the story's voice"),
         "{out}"
     );
     ok(author(&["review", p]));
@@ -785,8 +791,8 @@ fn grow_and_play(dir: &Path, project: &Path) {
         "{}",
         common::stderr(&out)
     );
-    // Both sides of the hard dilemma can be played to an ending.
-    for choices in ["1", "2"] {
+    // Every arc (both sides of the hard dilemma, then of the log) can be played to an ending.
+    for choices in ["1,1,1", "1,2", "2,1,1", "2,2"] {
         let out = common::loreloom(&["play", "--headless", p, "--choices", choices], None);
         assert!(
             common::stdout(&out).contains("THE END"),
@@ -1517,6 +1523,56 @@ fn lighthouse_prose(dir: &Path) -> (String, String, &'static str) {
         the wreckers' boats were already inside the Teeth, black shapes on black water, closer than anyone in the \
         harbour could know. A shutter opened below. The chapel bell began, thin and late. She fed the fire until \
         dawn, and the sea did not speak to her again, not then and not for the rest of her long life.";
+    // The log, on each side of the bargain: opened, then written or burned.
+    let log_opened = [
+        "The keepers' log lay where her father had left it, swollen with damp, its brass clasp green. \
+        Mara set it on the chart table under the lamp and sat a long while with her hands flat on the cover. \
+        Outside the wind had dropped to a mutter. Whatever she put down tonight would outlast her, \
+        and she had never once, in nine winters, written anything but weather. \
+        Somewhere below, a gull complained on the rocks and then fell quiet again.",
+        "Her fingers were still black with soot when she dragged the log across the table. \
+        The fire on the gallery had burned down to a red eye, and the chapel bell had stopped at last. \
+        She found her father's last entry, a note about a cracked pane, and the blank page after it. \
+        It looked very white. She trimmed the wick and uncapped the ink and did not yet begin. \
+        Her breath still smelled of smoke, and her knees ached from the stair.",
+    ];
+    let log_written = [
+        "She wrote it plainly, as her father had taught her: the hour, the wind, the height of the sea at the Teeth. \
+        Then she wrote the rest. The voice like shingle. The price it named and the price she paid. \
+        The boats that went over without a cry. Her hand was slower than it had been at supper, \
+        the letters spidery, and twice she had to stop and rest her wrist on the blotter. \
+        When she had finished she read it through and found nothing in it a magistrate would believe, \
+        and nothing in it that was false. She signed it, dated it, and blotted it. \
+        Whoever kept this light after her would know what the sea was, and what it would ask of them, \
+        and that was worth more than being believed.",
+        "She wrote until the lamp guttered. The hour the storm rose and the hour it broke, \
+        the wreckers' boats inside the Teeth, the bell, the shutters opening one by one along the quay. \
+        And the offer: she set that down too, in the same flat hand she used for the price of oil, \
+        and beside it the word she had answered with. Her years were still hers, and they ached. \
+        When she reached the bottom of the page she turned it and kept going, \
+        because the harbour would ask in the morning why the light had burned so late, \
+        and somebody ought to be able to tell them the truth of it, even if no one ever read it. \
+        At dawn she closed the clasp and slept in her chair with the pen still in her hand.",
+    ];
+    let page_burned = [
+        "She wrote three lines and stopped. Read back, they were the lines of a madwoman: \
+        a voice in the water, a bargain, ten years paid across a stone sill like coins. \
+        Mara tore the page out along the stitching, carefully, so the tear would not show. \
+        She held its corner to the lamp and watched the flame walk up through the ink, \
+        through the hour and the wind and the rest, until there was only a curl of grey in the dish. \
+        Then she opened the window and let the draught take it. The log went back on its shelf \
+        with one page fewer, and in the morning she entered the weather, as always, and nothing else. \
+        Only her hands remembered, and they would not stop shaking for a week, \
+        not while she trimmed the wick, not while she carried the oil up the long stair.",
+        "Mara looked at the blank page until the ink dried on the nib, and then she tore it out. \
+        Nobody in the harbour would thank her for the truth: that the sea had offered, \
+        that she had said no, that the boats had come on regardless. They would only ask what else she had refused them. \
+        She folded the page twice and fed it to the lamp, and it caught with a small bright sound. \
+        When it was ash she swept it into her palm and threw it from the gallery, \
+        and the wind carried it out over the water, back to where the offer had come from. \
+        Down in the harbour the fishwives were already at their doors with lanterns, \
+        counting boats, and not one of them looked up at the tower.",
+    ];
     let prose = script_file(
         dir,
         "prose.json",
@@ -1529,23 +1585,32 @@ fn lighthouse_prose(dir: &Path) -> (String, String, &'static str) {
                 .to_string(),
             ),
             reply("author/fill_prose", json!({"prose": trade}).to_string()),
+            reply("author/fill_prose", json!({"prose": log_opened[0]}).to_string()),
+            reply("author/fill_prose", json!({"prose": log_written[0]}).to_string()),
+            reply("author/fill_prose", json!({"prose": page_burned[0]}).to_string()),
             reply(
                 "author/fill_prose",
                 json!({"prose": "In this passage Mara refuses the sea."}).to_string(),
             ),
             reply("author/fill_prose", json!({"prose": refusal}).to_string()),
+            reply("author/fill_prose", json!({"prose": log_opened[1]}).to_string()),
+            reply("author/fill_prose", json!({"prose": log_written[1]}).to_string()),
+            reply("author/fill_prose", json!({"prose": page_burned[1]}).to_string()),
         ],
     );
     let review = script_file(
         dir,
         "review.json",
         vec![
+            // Nine passages: two review windows a cycle; the refusal is the sixth.
             reply(
                 "author/fill_review",
-                json!({"flags": [{"n": 3, "issue": "the refusal never shows what it costs her"}]})
+                json!({"flags": [{"n": 6, "issue": "the refusal never shows what it costs her"}]})
                     .to_string(),
             ),
+            reply("author/fill_review", json!({"flags": []}).to_string()),
             reply("author/fill_prose", json!({"prose": revised}).to_string()),
+            reply("author/fill_review", json!({"flags": []}).to_string()),
             reply("author/fill_review", json!({"flags": []}).to_string()),
         ],
     );
@@ -1569,7 +1634,7 @@ fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
     let (prose, review, revised) = lighthouse_prose(dir);
     let out = ok(author(&["run", p, "--model-script", &prose]));
     assert!(
-        out.contains("3 passages written (1 mended by a repair), 0 without prose"),
+        out.contains("9 passages written (1 mended by a repair), 0 without prose"),
         "{out}"
     );
     assert!(out.contains("an update of `harbour`"), "{out}");
@@ -1607,7 +1672,7 @@ fn fill_the_grown_lighthouse(dir: &Path, project: &Path) {
         "{}",
         common::stderr(&out)
     );
-    let out = common::loreloom(&["play", "--headless", p, "--choices", "2"], None);
+    let out = common::loreloom(&["play", "--headless", p, "--choices", "2,2"], None);
     let shown = common::stdout(&out);
     assert!(
         shown.contains("the sea spoke to Mara in a voice like shingle"),
@@ -1704,7 +1769,15 @@ fn briefs_at_gate_2(dir: &Path, project: &Path) {
                 false,
             ),
             brief("portrait", "Ten years, paid in a single tide", true, false),
+            // The log on the bargain's side: opened, written, burned.
+            brief("scene", "The keepers' log under the lamp", false, false),
+            brief("scene", "Every word the water said, in ink", false, false),
+            brief("scene", "A page gone up the lamp's chimney", false, false),
             brief("scene", "The fire that kept the harbour awake", false, true),
+            // And on the refusal's side.
+            brief("scene", "The log opened with sooty fingers", false, false),
+            brief("scene", "The truth of the night, for no one", false, false),
+            brief("scene", "Ash on the wind over the quay", false, false),
             // In the entities' order: lighthouse, mara, the_sea.
             tiers(
                 json!([{"rank": 1, "visible_when": [], "content": "Gannet Light has stood on its rock for two hundred years."}]),
@@ -1726,7 +1799,7 @@ fn briefs_at_gate_2(dir: &Path, project: &Path) {
     );
     let out = ok(author(&["run", p, "--model-script", &briefs]));
     assert!(
-        out.contains("3 briefs (priority 1: 2, 2: 1, 3: 0, skipped: 0); 3 codex entries"),
+        out.contains("9 briefs (priority 1: 3, 2: 5, 3: 0, skipped: 1); 3 codex entries"),
         "{out}"
     );
     let status = ok(author(&["status", p]));
@@ -1747,19 +1820,19 @@ fn briefs_at_gate_2(dir: &Path, project: &Path) {
             (json!(4), json!(2))
         );
         let trade = g.node("brief::the_trade").unwrap().unwrap();
-        // Spine +3, ending +2, climax +2, striking +1.
+        // Spine +3, climax +2, striking +1 (the log now follows it: no ending).
         assert_eq!(
             (trade.data["score"].clone(), trade.data["priority"].clone()),
-            (json!(8), json!(1))
+            (json!(6), json!(1))
         );
         let refusal = g.node("brief::the_refusal").unwrap().unwrap();
-        // Branch opening +2, ending +2, climax +2, dialogue -1.
+        // Branch opening +2, climax +2, dialogue -1 (no ending: the log follows).
         assert_eq!(
             (
                 refusal.data["score"].clone(),
                 refusal.data["priority"].clone()
             ),
-            (json!(5), json!(1))
+            (json!(3), json!(2))
         );
         let sea = g.node("codex::the_sea::1").unwrap().unwrap();
         assert_eq!(
@@ -1775,10 +1848,10 @@ fn briefs_at_gate_2(dir: &Path, project: &Path) {
 
 /// Content-addressed pictures, one per drawn brief, each prompt carrying Mara's fragment.
 fn pictures_are_content_addressed(project: &Path) {
-    // Content-addressed pictures, one per drawn brief, none for the storm.
+    // Content-addressed pictures, one per drawn brief (priority 1), none for the storm.
     let g = Graph::open(&project.join("graph.db")).unwrap();
     let illustrations = g.nodes(loreloom::author::NodeType::Illustration).unwrap();
-    assert_eq!(illustrations.len(), 2);
+    assert_eq!(illustrations.len(), 3);
     for i in &illustrations {
         let asset = i.str("asset").unwrap();
         let bytes = std::fs::read(project.join(asset)).unwrap();
@@ -1800,7 +1873,7 @@ fn pictures_are_content_addressed(project: &Path) {
     drop(g);
     assert_eq!(
         std::fs::read_dir(project.join("assets")).unwrap().count(),
-        2
+        3
     );
 }
 
@@ -1835,7 +1908,7 @@ fn ship_every_format(dir: &Path, project: &Path, package: &Value) {
     let ink = std::fs::read_to_string(shipped.join("story.ink")).unwrap();
     insta::assert_snapshot!("dressed_lighthouse_ink", ink);
     let html = std::fs::read_to_string(shipped.join("story.html")).unwrap();
-    assert_eq!(html.matches("data:image/png;base64,").count(), 2);
+    assert_eq!(html.matches("data:image/png;base64,").count(), 3);
     let epub = std::fs::read(shipped.join("story.epub")).unwrap();
     for i in package["illustrations"].as_array().unwrap() {
         let asset = i["asset"].as_str().unwrap();
@@ -1880,8 +1953,8 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
 
     // The sample: the best brief only, then its own gate.
     let out = ok(author(&["run", p]));
-    assert!(out.contains("drew illustration::the_trade"), "{out}");
-    assert!(!out.contains("the_refusal"), "{out}");
+    assert!(out.contains("drew illustration::log_written--trade"), "{out}");
+    assert!(!out.contains("the_trade\n"), "{out}");
     let status = ok(author(&["status", p]));
     assert!(
         status.contains("waiting for the author to confirm its style"),
@@ -1889,7 +1962,8 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
     );
     ok(author(&["approve", p]));
     let out = ok(author(&["run", p]));
-    assert!(out.contains("drew illustration::the_refusal"), "{out}");
+    println!("{out}");
+    assert!(out.contains("drew illustration::the_trade"), "{out}");
     assert!(out.contains("DRESS done"), "{out}");
     ok(author(&["review", p]));
     let md = std::fs::read_to_string(project.join("exports/graph.md")).unwrap();
@@ -1907,7 +1981,7 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
     )
     .unwrap();
     assert_eq!(package["art_direction"]["style"], "ink wash");
-    assert_eq!(package["illustrations"].as_array().unwrap().len(), 2);
+    assert_eq!(package["illustrations"].as_array().unwrap().len(), 3);
     assert_eq!(package["codex"].as_array().unwrap().len(), 3);
     let cover = package["meta"]["cover"].as_str().unwrap();
     assert!(

@@ -1585,17 +1585,35 @@ fn lighthouse_prose(dir: &Path) -> (String, String, &'static str) {
                 .to_string(),
             ),
             reply("author/fill_prose", json!({"prose": trade}).to_string()),
-            reply("author/fill_prose", json!({"prose": log_opened[0]}).to_string()),
-            reply("author/fill_prose", json!({"prose": log_written[0]}).to_string()),
-            reply("author/fill_prose", json!({"prose": page_burned[0]}).to_string()),
+            reply(
+                "author/fill_prose",
+                json!({"prose": log_opened[0]}).to_string(),
+            ),
+            reply(
+                "author/fill_prose",
+                json!({"prose": log_written[0]}).to_string(),
+            ),
+            reply(
+                "author/fill_prose",
+                json!({"prose": page_burned[0]}).to_string(),
+            ),
             reply(
                 "author/fill_prose",
                 json!({"prose": "In this passage Mara refuses the sea."}).to_string(),
             ),
             reply("author/fill_prose", json!({"prose": refusal}).to_string()),
-            reply("author/fill_prose", json!({"prose": log_opened[1]}).to_string()),
-            reply("author/fill_prose", json!({"prose": log_written[1]}).to_string()),
-            reply("author/fill_prose", json!({"prose": page_burned[1]}).to_string()),
+            reply(
+                "author/fill_prose",
+                json!({"prose": log_opened[1]}).to_string(),
+            ),
+            reply(
+                "author/fill_prose",
+                json!({"prose": log_written[1]}).to_string(),
+            ),
+            reply(
+                "author/fill_prose",
+                json!({"prose": page_burned[1]}).to_string(),
+            ),
         ],
     );
     let review = script_file(
@@ -1953,7 +1971,10 @@ fn dress_the_filled_lighthouse(dir: &Path, project: &Path) {
 
     // The sample: the best brief only, then its own gate.
     let out = ok(author(&["run", p]));
-    assert!(out.contains("drew illustration::log_written--trade"), "{out}");
+    assert!(
+        out.contains("drew illustration::log_written--trade"),
+        "{out}"
+    );
     assert!(!out.contains("the_trade\n"), "{out}");
     let status = ok(author(&["status", p]));
     assert!(

@@ -46,7 +46,9 @@ pub fn brainstorm_mutations(
             id = format!("{given}_{n}");
         }
         if id != given {
-            notes.push(format!("dilemma `{given}` given twice: the second is `{id}`"));
+            notes.push(format!(
+                "dilemma `{given}` given twice: the second is `{id}`"
+            ));
         }
         let count = d.answers.iter().filter(|a| a.canonical).count();
         if count != 1 {

@@ -127,14 +127,13 @@ pub fn seed_inputs(graph: &Graph) -> Result<(Vec<Value>, Vec<Value>), GraphError
 }
 
 /// SEED's call: its contract holds every id the answer names to the graph's (dilemmas,
-/// answers, the paths they make, entities, places), at least one path a dilemma, and the
-/// scope's beats for the paths it wants; what the grammar cannot hold, the engine mends.
+/// answers, the paths they make, entities, places) and at least one path a dilemma; what
+/// the grammar cannot hold, the engine mends.
 pub fn seed_request(
     model: &str,
     vars: Value,
     entities: &[Value],
     dilemmas: &[Value],
-    shape: Shape,
 ) -> CallRequest {
     let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
     let dilemma_ids: Vec<String> = dilemmas.iter().filter_map(|d| text(d, "id")).collect();
@@ -142,7 +141,12 @@ pub fn seed_request(
     let mut refs = Vec::new();
     for d in dilemmas {
         let Some(id) = text(d, "id") else { continue };
-        for a in d.get("answers").and_then(Value::as_array).into_iter().flatten() {
+        for a in d
+            .get("answers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(a) = text(a, "id") {
                 refs.push(format!("{id}__{a}"));
                 answer_ids.push(a);
@@ -155,10 +159,12 @@ pub fn seed_request(
         .filter(|e| text(e, "type").as_deref() == Some("location"))
         .filter_map(|e| text(e, "id").map(Value::from))
         .collect();
-    let wanted = (dilemma_ids.len() + shape.both_ways.min(dilemma_ids.len())) * shape.beats.0;
-    let mut request = CallRequest::new(SeedAnswer::PROMPT, model, vars)
-        .tighten("/paths", json!({"minItems": dilemma_ids.len().clamp(1, 16)}))
-        .tighten("/beats", json!({"minItems": wanted.clamp(1, 120)}));
+    // No floor on the beats: a small model held to ten of them rambled past its answer's
+    // tokens; a path with none gets its answer as its beat (`seed_mutations`).
+    let mut request = CallRequest::new(SeedAnswer::PROMPT, model, vars).tighten(
+        "/paths",
+        json!({"minItems": dilemma_ids.len().clamp(1, 16)}),
+    );
     if dilemma_ids.is_empty() || entity_ids.is_empty() {
         return request;
     }
@@ -169,7 +175,10 @@ pub fn seed_request(
         .allow("/beats/items/entities/items", entity_ids.clone())
         .allow("/cut_entities/items", entity_ids)
         .allow("/dilemma_analyses/items/dilemma_id", dilemma_ids.clone())
-        .allow("/interaction_constraints/items/dilemma_a", dilemma_ids.clone())
+        .allow(
+            "/interaction_constraints/items/dilemma_a",
+            dilemma_ids.clone(),
+        )
         .allow("/interaction_constraints/items/dilemma_b", dilemma_ids);
     if !places.is_empty() {
         places.push(Value::Null);
@@ -284,7 +293,7 @@ pub fn seed(project: &mut Project, gateway: &Gateway, model: &str) -> Result<(),
     let vars = seed_vars(&project.spark()?, &vision, &entities, &dilemmas, shape);
     let answer: SeedAnswer = call_with(
         gateway,
-        seed_request(model, vars, &entities, &dilemmas, shape),
+        seed_request(model, vars, &entities, &dilemmas),
         Stage::Seed,
     )?;
     let (changes, notes) =

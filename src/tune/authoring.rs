@@ -111,8 +111,9 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
     )?);
 
     // The graph as the pipeline leaves it at the BRAINSTORM gate.
-    let graph_error =
-        |stage: &'static str| move |e: crate::author::GraphError| chain_error(chain, stage, e.to_string());
+    let graph_error = |stage: &'static str| {
+        move |e: crate::author::GraphError| chain_error(chain, stage, e.to_string())
+    };
     let mut graph = Graph::open(Path::new(":memory:")).map_err(graph_error("graph"))?;
     graph
         .apply(

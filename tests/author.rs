@@ -1488,42 +1488,8 @@ fn voice_at_its_gate(dir: &Path, project: &Path, before_fill: &[u8]) {
 
 /// The lighthouse's prose script (a recital mended by the repair, a revision the review
 /// asks for), and the revised passage's prose.
-/// The prose replies (a draft mended by the repair), then the review's (a flag, a revision,
-/// a clean second review), each its own run's script.
-fn lighthouse_prose(dir: &Path) -> (String, String, &'static str) {
-    use common::scripted::reply;
-    // Four passages of prose in the voice (third person, past tense).
-    let storm = "A storm gathered over Gannet Light, and the sea spoke to Mara in a voice like shingle dragged down a beach. \
-        It had spoken before, in her father's time, and he had never said what it asked. \
-        Now she knew. The wind had worked at the tower since noon, and the lamp room smelled of oil and wet rope. \
-        Far out, past the Teeth, the wreckers' boats showed no lights at all. \
-        Ten years, the sea said, and it would turn the storm back on them and drown every one. \
-        Mara set her palm flat on the cold glass and watched the beam swing out over the water and come back empty. \
-        She thought of the harbour asleep below, of the fishwives and their lanterns, of her own hands growing old. \
-        The sea waited. It had always been patient, and it had all night.";
-    let trade = "Mara gave the sea her years, and felt them go out of her like a tide going out over flat sand. \
-        It did not hurt. That was the worst of it: a coldness in the knuckles, a slackness at the jaw, and then a tiredness \
-        that settled in her like sediment. Out past the Teeth the storm turned, slowly at first, then all at once, \
-        and the wreckers' boats went over one after another without a cry that reached the shore. \
-        She climbed to the gallery and lit the warning fire anyway, because her father had, because the harbour \
-        should see it. The flames bent flat in the wind. Below her the storm walked back the way it had come, \
-        folding the sea behind it, and by the time the fire caught properly the water was almost still.";
-    let refusal = "Mara turned her back on the sea and its offer, and climbed to the gallery to light the warning fire. \
-        Her hands shook with the cold and with something else, and the tinder would not take. \
-        Behind her the water muttered against the rocks like a creditor at the door. \
-        She struck again and again until the oil caught and the basket roared up orange against the rain. \
-        In the harbour a shutter opened, then another. Someone rang the chapel bell. \
-        Out past the Teeth the wreckers' boats came on without lights, closer than she had thought, \
-        and she understood that she had kept her years and spent something else instead. \
-        She fed the fire until dawn and did not look at the sea once.";
-    let revised = "Mara turned from the water without a word, and the refusal cost her more than she had guessed. \
-        The sea went quiet behind her, the quiet of a held breath, and she climbed the stair with her father's oil can \
-        knocking at her knee. At the gallery the rain came sideways and the tinder would not take; she struck until \
-        her knuckles bled, and when the basket finally roared up orange she saw what she had bought with her years: \
-        the wreckers' boats were already inside the Teeth, black shapes on black water, closer than anyone in the \
-        harbour could know. A shutter opened below. The chapel bell began, thin and late. She fed the fire until \
-        dawn, and the sea did not speak to her again, not then and not for the rest of her long life.";
-    // The log, on each side of the bargain: opened, then written or burned.
+/// The log's prose on each side of the bargain: opened, then written or burned.
+fn log_prose() -> [[&'static str; 2]; 3] {
     let log_opened = [
         "The keepers' log lay where her father had left it, swollen with damp, its brass clasp green. \
         Mara set it on the chart table under the lamp and sat a long while with her hands flat on the cover. \
@@ -1573,6 +1539,45 @@ fn lighthouse_prose(dir: &Path) -> (String, String, &'static str) {
         Down in the harbour the fishwives were already at their doors with lanterns, \
         counting boats, and not one of them looked up at the tower.",
     ];
+    [log_opened, log_written, page_burned]
+}
+
+/// The prose replies (a draft mended by the repair), then the review's (a flag, a revision,
+/// a clean second review), each its own run's script.
+fn lighthouse_prose(dir: &Path) -> (String, String, &'static str) {
+    use common::scripted::reply;
+    // Four passages of prose in the voice (third person, past tense).
+    let storm = "A storm gathered over Gannet Light, and the sea spoke to Mara in a voice like shingle dragged down a beach. \
+        It had spoken before, in her father's time, and he had never said what it asked. \
+        Now she knew. The wind had worked at the tower since noon, and the lamp room smelled of oil and wet rope. \
+        Far out, past the Teeth, the wreckers' boats showed no lights at all. \
+        Ten years, the sea said, and it would turn the storm back on them and drown every one. \
+        Mara set her palm flat on the cold glass and watched the beam swing out over the water and come back empty. \
+        She thought of the harbour asleep below, of the fishwives and their lanterns, of her own hands growing old. \
+        The sea waited. It had always been patient, and it had all night.";
+    let trade = "Mara gave the sea her years, and felt them go out of her like a tide going out over flat sand. \
+        It did not hurt. That was the worst of it: a coldness in the knuckles, a slackness at the jaw, and then a tiredness \
+        that settled in her like sediment. Out past the Teeth the storm turned, slowly at first, then all at once, \
+        and the wreckers' boats went over one after another without a cry that reached the shore. \
+        She climbed to the gallery and lit the warning fire anyway, because her father had, because the harbour \
+        should see it. The flames bent flat in the wind. Below her the storm walked back the way it had come, \
+        folding the sea behind it, and by the time the fire caught properly the water was almost still.";
+    let refusal = "Mara turned her back on the sea and its offer, and climbed to the gallery to light the warning fire. \
+        Her hands shook with the cold and with something else, and the tinder would not take. \
+        Behind her the water muttered against the rocks like a creditor at the door. \
+        She struck again and again until the oil caught and the basket roared up orange against the rain. \
+        In the harbour a shutter opened, then another. Someone rang the chapel bell. \
+        Out past the Teeth the wreckers' boats came on without lights, closer than she had thought, \
+        and she understood that she had kept her years and spent something else instead. \
+        She fed the fire until dawn and did not look at the sea once.";
+    let revised = "Mara turned from the water without a word, and the refusal cost her more than she had guessed. \
+        The sea went quiet behind her, the quiet of a held breath, and she climbed the stair with her father's oil can \
+        knocking at her knee. At the gallery the rain came sideways and the tinder would not take; she struck until \
+        her knuckles bled, and when the basket finally roared up orange she saw what she had bought with her years: \
+        the wreckers' boats were already inside the Teeth, black shapes on black water, closer than anyone in the \
+        harbour could know. A shutter opened below. The chapel bell began, thin and late. She fed the fire until \
+        dawn, and the sea did not speak to her again, not then and not for the rest of her long life.";
+    let [log_opened, log_written, page_burned] = log_prose();
     let prose = script_file(
         dir,
         "prose.json",

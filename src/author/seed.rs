@@ -1,7 +1,8 @@
 //! SEED's answer as graph mutations: curation, paths, consequences, beats and their order.
 //!
 //! The engine, not the model, makes the ids: `path::d__a`, `beat::…`, `consequence::…`. The
-//! canonical answer of every dilemma is always explored. A path no beat commits gets its last
+//! canonical answer of every dilemma is always explored; a path goes to the dilemma its
+//! answer belongs to, and a repeated path is the first one. A path no beat commits gets its last
 //! beat as the commit; beats are ordered along each path as listed, plus any `after` that
 //! keeps the order acyclic. What the engine dropped or mended is said in the notes.
 
@@ -165,8 +166,25 @@ fn paths(
 ) -> Result<Paths, GraphError> {
     let mut given: BTreeMap<(String, String), &PathIdea> = BTreeMap::new();
     for p in &answer.paths {
-        let d = dilemma_id(&p.dilemma_id);
+        let mut d = dilemma_id(&p.dilemma_id);
         let a = p.answer_id.clone();
+        // An answer id is unique in the graph, so it names its dilemma: a path filed under
+        // another dilemma goes to the answer's own (said once; a repeat is dropped below).
+        if let Some((owner, _)) = known
+            .dilemmas
+            .iter()
+            .find(|(o, (answers, _))| **o != d && answers.contains(&a))
+        {
+            if !given.contains_key(&(owner.clone(), a.clone())) {
+                batch.notes.push(format!(
+                    "a path for `{a}` under `{d}`: `{a}` answers `{owner}`, so it goes there"
+                ));
+            }
+            d.clone_from(owner);
+        }
+        if given.contains_key(&(d.clone(), a.clone())) {
+            continue;
+        }
         match known.dilemmas.get(&d) {
             Some((answers, _)) if answers.contains(&a) => {
                 given.entry((d, a)).or_insert(p);
@@ -538,5 +556,92 @@ fn commits(dilemma: &str, note: &str) -> ImpactIdea {
         dilemma_id: dilemma.to_owned(),
         effect: Effect::Commits,
         note: note.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::seed_mutations;
+    use crate::author::answers::{BrainstormAnswer, SeedAnswer};
+    use crate::author::brainstorm::brainstorm_mutations;
+    use crate::author::graph::{Graph, Mutation};
+    use crate::author::ontology::Stage;
+
+    /// Two dilemmas of two answers; SEED's paths as a small model wrote them: one filed
+    /// under the wrong dilemma, the same one twice, and too few explored both ways.
+    #[test]
+    fn a_path_goes_to_its_answers_dilemma_and_the_scope_gets_its_branches() {
+        let brainstorm: BrainstormAnswer = serde_json::from_value(json!({
+            "entities": [
+                {"id": "ada", "type": "character", "name": "Ada", "concept": "a ferrywoman"},
+                {"id": "quay", "type": "location", "name": "The quay", "concept": "stone steps"}],
+            "dilemmas": [
+                {"id": "carry", "question": "Does Ada carry the stranger?", "why_it_matters": "trust",
+                 "involves": ["ada"], "answers": [
+                    {"id": "carries", "description": "She carries him", "canonical": true},
+                    {"id": "refuses", "description": "She refuses him", "canonical": false}]},
+                {"id": "tell", "question": "Does Ada tell the reeve?", "why_it_matters": "duty",
+                 "involves": ["ada", "quay"], "answers": [
+                    {"id": "tells", "description": "She tells the reeve", "canonical": true},
+                    {"id": "keeps", "description": "She keeps it to herself", "canonical": false}]}]
+        }))
+        .unwrap();
+        let mut g = Graph::open(Path::new(":memory:")).unwrap();
+        g.apply(
+            Stage::Dream,
+            "test",
+            "test",
+            &[Mutation::create(
+                "vision",
+                crate::author::NodeType::Vision,
+                json!({}),
+            )],
+        )
+        .unwrap();
+        let (changes, _) = brainstorm_mutations(&brainstorm).unwrap();
+        g.apply(Stage::Brainstorm, "test", "test", &changes)
+            .unwrap();
+        let path = |d: &str, a: &str| {
+            json!({"dilemma_id": d, "answer_id": a, "name": "p", "tier": "major",
+            "description": "d", "consequences": [{"id": format!("{a}_c"), "description": "c", "ripples": []}]})
+        };
+        let seed: SeedAnswer = serde_json::from_value(json!({
+            "cut_entities": [], "beats": [], "dilemma_analyses": [], "interaction_constraints": [],
+            "convergence_sketch": {"convergence_points": [], "residue_notes": []},
+            "paths": [path("tell", "refuses"), path("tell", "refuses"), path("tell", "tells")]
+        }))
+        .unwrap();
+        let (changes, notes) = seed_mutations(&g, &seed, 2).unwrap();
+        let made: Vec<String> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Mutation::Create { id, .. } if id.starts_with("path::") => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            made,
+            [
+                "path::carry__carries",
+                "path::carry__refuses",
+                "path::tell__tells",
+                "path::tell__keeps"
+            ],
+            "{notes:?}"
+        );
+        let notes = notes.join("\n");
+        assert!(
+            notes.contains("`refuses` answers `dilemma::carry`, so it goes there"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("`dilemma::tell` explored on both answers"),
+            "{notes}"
+        );
+        assert_eq!(notes.matches("so it goes there").count(), 1, "{notes}");
     }
 }

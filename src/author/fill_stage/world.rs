@@ -81,6 +81,106 @@ struct Contracts {
     endings: BTreeSet<String>,
 }
 
+/// What [`Contracts::read`] reads: the graph and what [`World::read`] already has of it.
+struct Read<'a> {
+    graph: &'a Graph,
+    answers: &'a BTreeMap<String, Node>,
+    paths: &'a BTreeMap<String, Node>,
+    passages: &'a BTreeMap<String, Node>,
+    beats: &'a BTreeMap<String, Node>,
+    arcs: &'a BTreeMap<String, Vec<String>>,
+    grants: &'a BTreeMap<(String, String), Vec<String>>,
+}
+
+impl Contracts {
+    fn read(r: &Read) -> Result<Self, GraphError> {
+        let mut contracts = Contracts {
+            answers: r
+                .answers
+                .iter()
+                .map(|(id, a)| (id.clone(), a.str("description").unwrap_or(id).to_owned()))
+                .collect(),
+            dilemma_of: r
+                .answers
+                .iter()
+                .filter_map(|(id, a)| Some((id.clone(), a.str("dilemma_id")?.to_owned())))
+                .collect(),
+            ..Contracts::default()
+        };
+        for (id, d) in r
+            .graph
+            .nodes(NodeType::Dilemma)?
+            .into_iter()
+            .map(|n| (n.id.clone(), n))
+        {
+            let analysis = d.data.get("analysis");
+            let field = |k: &str, default: &str| {
+                analysis
+                    .and_then(|a| a.get(k))
+                    .and_then(Value::as_str)
+                    .unwrap_or(default)
+                    .to_owned()
+            };
+            let tone = analysis
+                .and_then(|a| a.get("ending_tone"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            contracts.dilemmas.insert(
+                id.clone(),
+                (
+                    d.str("question").unwrap_or(&id).to_owned(),
+                    field("residue_weight", "light"),
+                    field("ending_salience", "low"),
+                    tone,
+                ),
+            );
+        }
+        for e in r.graph.edges(EdgeType::BelongsTo)? {
+            if let Some(path) = r.paths.get(&e.to) {
+                contracts.serves.entry(e.from).or_default().push((
+                    path.str("name").unwrap_or(&e.to).to_owned(),
+                    path.str("dilemma_id").unwrap_or_default().to_owned(),
+                ));
+            }
+        }
+        // Along each arc, the dilemmas committed by the passages before each passage.
+        for on_arc in r.arcs.values() {
+            let mut chosen = BTreeSet::new();
+            for p in on_arc {
+                contracts
+                    .chosen_before
+                    .entry(p.clone())
+                    .or_default()
+                    .extend(chosen.iter().cloned());
+                for b in r.passages.get(p).map(beat_ids).unwrap_or_default() {
+                    for i in r
+                        .beats
+                        .get(&b)
+                        .and_then(|b| b.data.get("dilemma_impacts"))
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        if i.get("effect").and_then(Value::as_str) == Some("commits")
+                            && let Some(d) = i.get("dilemma_id").and_then(Value::as_str)
+                        {
+                            chosen.insert(d.to_owned());
+                        }
+                    }
+                }
+            }
+        }
+        let leaving: BTreeSet<&String> = r.grants.keys().map(|(from, _)| from).collect();
+        contracts.endings = r
+            .passages
+            .keys()
+            .filter(|p| !leaving.contains(p))
+            .cloned()
+            .collect();
+        Ok(contracts)
+    }
+}
+
 impl World {
     pub fn read(graph: &Graph) -> Result<Self, StageError> {
         let by_id = |kind| -> Result<BTreeMap<String, Node>, GraphError> {
@@ -146,80 +246,16 @@ impl World {
         }
         let passages = by_id(NodeType::Passage)?;
         let beats = by_id(NodeType::Beat)?;
-        let mut contracts = Contracts {
-            answers: answers
-                .iter()
-                .map(|(id, a)| (id.clone(), a.str("description").unwrap_or(id).to_owned()))
-                .collect(),
-            dilemma_of: answers
-                .iter()
-                .filter_map(|(id, a)| Some((id.clone(), a.str("dilemma_id")?.to_owned())))
-                .collect(),
-            ..Contracts::default()
+        let read = Read {
+            graph,
+            answers: &answers,
+            paths: &paths,
+            passages: &passages,
+            beats: &beats,
+            arcs: &arcs,
+            grants: &grants,
         };
-        for (id, d) in by_id(NodeType::Dilemma)? {
-            let analysis = d.data.get("analysis");
-            let field = |k: &str, default: &str| {
-                analysis
-                    .and_then(|a| a.get(k))
-                    .and_then(Value::as_str)
-                    .unwrap_or(default)
-                    .to_owned()
-            };
-            let tone = analysis
-                .and_then(|a| a.get("ending_tone"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            contracts.dilemmas.insert(
-                id.clone(),
-                (
-                    d.str("question").unwrap_or(&id).to_owned(),
-                    field("residue_weight", "light"),
-                    field("ending_salience", "low"),
-                    tone,
-                ),
-            );
-        }
-        for e in graph.edges(EdgeType::BelongsTo)? {
-            if let Some(path) = paths.get(&e.to) {
-                contracts.serves.entry(e.from).or_default().push((
-                    path.str("name").unwrap_or(&e.to).to_owned(),
-                    path.str("dilemma_id").unwrap_or_default().to_owned(),
-                ));
-            }
-        }
-        // Along each arc, the dilemmas committed by the passages before each passage.
-        for on_arc in arcs.values() {
-            let mut chosen = BTreeSet::new();
-            for p in on_arc {
-                contracts
-                    .chosen_before
-                    .entry(p.clone())
-                    .or_default()
-                    .extend(chosen.iter().cloned());
-                for b in passages.get(p).map(beat_ids).unwrap_or_default() {
-                    for i in beats
-                        .get(&b)
-                        .and_then(|b| b.data.get("dilemma_impacts"))
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        if i.get("effect").and_then(Value::as_str) == Some("commits")
-                            && let Some(d) = i.get("dilemma_id").and_then(Value::as_str)
-                        {
-                            chosen.insert(d.to_owned());
-                        }
-                    }
-                }
-            }
-        }
-        let leaving: BTreeSet<&String> = grants.keys().map(|(from, _)| from).collect();
-        contracts.endings = passages
-            .keys()
-            .filter(|p| !leaving.contains(p))
-            .cloned()
-            .collect();
+        let contracts = Contracts::read(&read)?;
         Ok(Self {
             voice,
             passages,

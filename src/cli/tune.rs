@@ -1,4 +1,4 @@
-//! `loreloom tune render`: the corpus (`training/settings`, `training/authoring`) rendered into training chats.
+//! `loreloom tune render`: the corpus (settings and authoring chains) rendered into training chats.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

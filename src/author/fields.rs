@@ -43,7 +43,7 @@ pub fn impacts(beat: &Node) -> Vec<Impact> {
     beat.items("dilemma_impacts")
 }
 
-/// A dilemma's analysis as GROW reads it (SEED's `dilemma_analyses`).
+/// A dilemma's analysis as GROW and FILL read it (SEED's `dilemma_analyses`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct Analysis {
     #[serde(default, deserialize_with = "lenient")]
@@ -54,6 +54,9 @@ pub struct Analysis {
     pub residue_weight: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     pub ending_salience: Option<String>,
+    /// The tone a high-salience dilemma's endings take (FILL's prose contracts).
+    #[serde(default, deserialize_with = "lenient")]
+    pub ending_tone: Option<String>,
 }
 
 /// A dilemma's analysis (all absent when it has none).

@@ -61,6 +61,8 @@ struct Brainstormed {
     dilemmas: BTreeMap<String, (Vec<String>, String)>,
     /// Dilemma → how many entities it involves.
     involves: BTreeMap<String, usize>,
+    /// Answer → its dilemma (an answer id is unique in the graph).
+    owner: BTreeMap<String, String>,
 }
 
 impl Brainstormed {
@@ -72,6 +74,7 @@ impl Brainstormed {
             .collect();
         let mut dilemmas = BTreeMap::new();
         let mut involves = BTreeMap::new();
+        let mut owner = BTreeMap::new();
         for d in graph.nodes(NodeType::Dilemma)? {
             involves.insert(
                 d.id.clone(),
@@ -84,12 +87,14 @@ impl Brainstormed {
                     canonical.clone_from(a);
                 }
             }
+            owner.extend(answers.iter().map(|a| (a.clone(), d.id.clone())));
             dilemmas.insert(d.id.clone(), (answers, canonical));
         }
         Ok(Self {
             entities,
             dilemmas,
             involves,
+            owner,
         })
     }
 
@@ -168,22 +173,15 @@ fn paths(
     for p in &answer.paths {
         let mut d = dilemma_id(&p.dilemma_id);
         let a = p.answer_id.clone();
-        // An answer id is unique in the graph, so it names its dilemma: a path filed under
-        // another dilemma goes to the answer's own (said once; a repeat is dropped below).
-        if let Some((owner, _)) = known
-            .dilemmas
-            .iter()
-            .find(|(o, (answers, _))| **o != d && answers.contains(&a))
-        {
+        // An answer id names its dilemma: a path filed under another dilemma goes to the
+        // answer's own (said once; a repeat keeps the first, below).
+        if let Some(owner) = known.owner.get(&a).filter(|o| **o != d) {
             if !given.contains_key(&(owner.clone(), a.clone())) {
                 batch.notes.push(format!(
                     "a path for `{a}` under `{d}`: `{a}` answers `{owner}`, so it goes there"
                 ));
             }
             d.clone_from(owner);
-        }
-        if given.contains_key(&(d.clone(), a.clone())) {
-            continue;
         }
         match known.dilemmas.get(&d) {
             Some((answers, _)) if answers.contains(&a) => {
@@ -202,9 +200,9 @@ fn paths(
     let mut consequences_seen = BTreeSet::new();
     for (d, (answers, canonical)) in &known.dilemmas {
         let mut explored = Vec::new();
+        let wide = widened.contains(d);
         for a in answers {
             let p = given.get(&(d.clone(), a.clone())).copied();
-            let wide = widened.contains(d);
             if p.is_none() && a != canonical && !wide {
                 continue;
             }
@@ -282,11 +280,11 @@ fn widen(
                 .filter(|a| *a != canonical)
                 .all(|a| given.contains_key(&(d.clone(), a.clone())))
     };
-    let already = known.dilemmas.keys().filter(|d| both(d)).count();
-    let mut rest: Vec<&String> = known.dilemmas.keys().filter(|d| !both(d)).collect();
+    let (already, mut rest): (Vec<&String>, Vec<&String>) =
+        known.dilemmas.keys().partition(|d| both(d));
     rest.sort_by_key(|d| std::cmp::Reverse(known.involves.get(*d).copied().unwrap_or(0)));
     rest.into_iter()
-        .take(both_ways.saturating_sub(already))
+        .take(both_ways.saturating_sub(already.len()))
         .cloned()
         .collect()
 }

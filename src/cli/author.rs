@@ -305,9 +305,7 @@ fn say_dress(step: &DressStep) -> Option<&'static str> {
             (r, more.then_some("sample"))
         }
     };
-    for note in &report.notes {
-        println!("  note: {note}");
-    }
+    say_notes(&report.notes);
     gate
 }
 
@@ -446,9 +444,7 @@ fn run_stage(
 
 /// Prints what GROW made.
 fn say_grow(grown: &crate::author::grow::Grown) {
-    for note in &grown.notes {
-        println!("  note: {note}");
-    }
+    say_notes(&grown.notes);
     println!(
         "  {} arcs, {} passages, {} choices, {} codewords, {} endings",
         grown.arcs.len(),
@@ -457,6 +453,13 @@ fn say_grow(grown: &crate::author::grow::Grown) {
         grown.codewords.len(),
         grown.endings.len()
     );
+}
+
+/// Prints a run's notes, one a line.
+fn say_notes(notes: &[String]) {
+    for note in notes {
+        println!("  note: {note}");
+    }
 }
 
 /// Prints what a FILL run did; the inner gate it stops at, if any.
@@ -473,9 +476,7 @@ fn say_fill(step: &FillStep) -> Option<&'static str> {
             Some("voice")
         }
         FillStep::Reviewed(report) => {
-            for note in &report.notes {
-                println!("  note: {note}");
-            }
+            say_notes(&report.notes);
             println!(
                 "  {} review cycles, {} revised ({} mended by a repair), {} still flagged, {} without prose",
                 report.cycles,
@@ -487,9 +488,7 @@ fn say_fill(step: &FillStep) -> Option<&'static str> {
             None
         }
         FillStep::Prose(report) => {
-            for note in &report.notes {
-                println!("  note: {note}");
-            }
+            say_notes(&report.notes);
             println!(
                 "  {} passages written ({} mended by a repair), {} without prose",
                 report.written,

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::author::ask::StageError;
 use crate::author::fields;
 use crate::author::fill::{self, Rules};
-use crate::author::graph::{Graph, GraphError, Mutation, Node};
+use crate::author::graph::{Edge, Graph, GraphError, Mutation, Node};
 use crate::author::ontology::{EdgeType, NodeType};
 use crate::author::reading::beat_ids;
 
@@ -71,8 +71,8 @@ struct Contracts {
     answers: BTreeMap<String, String>,
     /// answer id → its dilemma.
     dilemma_of: BTreeMap<String, String>,
-    /// dilemma → (question, residue weight, ending salience, ending tone).
-    dilemmas: BTreeMap<String, (String, String, String, Option<String>)>,
+    /// dilemma → what its analysis asks of the prose.
+    dilemmas: BTreeMap<String, Layer>,
     /// beat → the paths it serves, as (path name, dilemma).
     serves: BTreeMap<String, Vec<(String, String)>>,
     /// passage → the dilemmas some reader has already chosen on arriving there.
@@ -81,10 +81,20 @@ struct Contracts {
     endings: BTreeSet<String>,
 }
 
-/// What [`Contracts::read`] reads: the graph and what [`World::read`] already has of it.
+/// A dilemma's prose layer (seed 000): its question, and its analysis's residue weight,
+/// ending salience and ending tone.
+struct Layer {
+    question: String,
+    residue: String,
+    salience: String,
+    tone: Option<String>,
+}
+
+/// What [`Contracts::read`] reads: what [`World::read`] has read of the graph.
 struct Read<'a> {
-    graph: &'a Graph,
     answers: &'a BTreeMap<String, Node>,
+    dilemmas: &'a BTreeMap<String, Node>,
+    belongs: &'a [Edge],
     paths: &'a BTreeMap<String, Node>,
     passages: &'a BTreeMap<String, Node>,
     beats: &'a BTreeMap<String, Node>,
@@ -93,7 +103,7 @@ struct Read<'a> {
 }
 
 impl Contracts {
-    fn read(r: &Read) -> Result<Self, GraphError> {
+    fn read(r: &Read) -> Self {
         let mut contracts = Contracts {
             answers: r
                 .answers
@@ -107,37 +117,21 @@ impl Contracts {
                 .collect(),
             ..Contracts::default()
         };
-        for (id, d) in r
-            .graph
-            .nodes(NodeType::Dilemma)?
-            .into_iter()
-            .map(|n| (n.id.clone(), n))
-        {
-            let analysis = d.data.get("analysis");
-            let field = |k: &str, default: &str| {
-                analysis
-                    .and_then(|a| a.get(k))
-                    .and_then(Value::as_str)
-                    .unwrap_or(default)
-                    .to_owned()
-            };
-            let tone = analysis
-                .and_then(|a| a.get("ending_tone"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+        for (id, d) in r.dilemmas {
+            let analysis = fields::analysis(d);
             contracts.dilemmas.insert(
                 id.clone(),
-                (
-                    d.str("question").unwrap_or(&id).to_owned(),
-                    field("residue_weight", "light"),
-                    field("ending_salience", "low"),
-                    tone,
-                ),
+                Layer {
+                    question: d.str("question").unwrap_or(id).to_owned(),
+                    residue: analysis.residue_weight.unwrap_or_else(|| "light".into()),
+                    salience: analysis.ending_salience.unwrap_or_else(|| "low".into()),
+                    tone: analysis.ending_tone,
+                },
             );
         }
-        for e in r.graph.edges(EdgeType::BelongsTo)? {
+        for e in r.belongs {
             if let Some(path) = r.paths.get(&e.to) {
-                contracts.serves.entry(e.from).or_default().push((
+                contracts.serves.entry(e.from.clone()).or_default().push((
                     path.str("name").unwrap_or(&e.to).to_owned(),
                     path.str("dilemma_id").unwrap_or_default().to_owned(),
                 ));
@@ -153,20 +147,13 @@ impl Contracts {
                     .or_default()
                     .extend(chosen.iter().cloned());
                 for b in r.passages.get(p).map(beat_ids).unwrap_or_default() {
-                    for i in r
-                        .beats
-                        .get(&b)
-                        .and_then(|b| b.data.get("dilemma_impacts"))
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        if i.get("effect").and_then(Value::as_str) == Some("commits")
-                            && let Some(d) = i.get("dilemma_id").and_then(Value::as_str)
-                        {
-                            chosen.insert(d.to_owned());
-                        }
-                    }
+                    let impacts = r.beats.get(&b).map(fields::impacts).unwrap_or_default();
+                    chosen.extend(
+                        impacts
+                            .into_iter()
+                            .filter(fields::Impact::commits)
+                            .filter_map(|i| i.dilemma_id),
+                    );
                 }
             }
         }
@@ -177,7 +164,7 @@ impl Contracts {
             .filter(|p| !leaving.contains(p))
             .cloned()
             .collect();
-        Ok(contracts)
+        contracts
     }
 }
 
@@ -214,8 +201,9 @@ impl World {
             .collect();
         // Shadows: the unexplored answers of the dilemmas a beat's paths explore.
         let answers = by_id(NodeType::Answer)?;
-        let unexplored: BTreeMap<String, Vec<String>> = by_id(NodeType::Dilemma)?
-            .into_iter()
+        let dilemmas = by_id(NodeType::Dilemma)?;
+        let unexplored: BTreeMap<String, Vec<String>> = dilemmas
+            .iter()
             .map(|(id, d)| {
                 let texts = d
                     .strings("unexplored")
@@ -227,17 +215,18 @@ impl World {
                             .map_or(a, str::to_owned)
                     })
                     .collect();
-                (id, texts)
+                (id.clone(), texts)
             })
             .collect();
         let paths = by_id(NodeType::Path)?;
+        let belongs = graph.edges(EdgeType::BelongsTo)?;
         let mut shadows: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for e in graph.edges(EdgeType::BelongsTo)? {
+        for e in &belongs {
             let texts = paths
                 .get(&e.to)
                 .and_then(|p| p.str("dilemma_id"))
                 .and_then(|d| unexplored.get(d));
-            let list = shadows.entry(e.from).or_default();
+            let list = shadows.entry(e.from.clone()).or_default();
             for text in texts.into_iter().flatten() {
                 if !list.contains(text) {
                     list.push(text.clone());
@@ -246,16 +235,16 @@ impl World {
         }
         let passages = by_id(NodeType::Passage)?;
         let beats = by_id(NodeType::Beat)?;
-        let read = Read {
-            graph,
+        let contracts = Contracts::read(&Read {
             answers: &answers,
+            dilemmas: &dilemmas,
+            belongs: &belongs,
             paths: &paths,
             passages: &passages,
             beats: &beats,
             arcs: &arcs,
             grants: &grants,
-        };
-        let contracts = Contracts::read(&read)?;
+        });
         Ok(Self {
             voice,
             passages,
@@ -372,13 +361,13 @@ fn obligations(world: &World, id: &str, beats: &[&Node]) -> Value {
     let ending = c.endings.contains(id);
     let mut silent = Vec::new();
     for d in c.chosen_before.get(id).into_iter().flatten() {
-        let Some((question, residue, salience, _)) = c.dilemmas.get(d) else {
+        let Some(layer) = c.dilemmas.get(d) else {
             continue;
         };
         // Readers of either answer arrive here: the prose may not take a side.
         let shared = !apart.contains(d);
-        if shared && (residue == "cosmetic" || (ending && salience == "none")) {
-            silent.push(question.clone());
+        if shared && (layer.residue == "cosmetic" || (ending && layer.salience == "none")) {
+            silent.push(layer.question.clone());
         }
     }
     let mut weaves = Vec::new();
@@ -393,8 +382,8 @@ fn obligations(world: &World, id: &str, beats: &[&Node]) -> Value {
     let tones: Vec<String> = apart
         .iter()
         .filter_map(|d| c.dilemmas.get(*d))
-        .filter(|(_, _, salience, _)| salience == "high")
-        .filter_map(|(_, _, _, tone)| tone.clone())
+        .filter(|layer| layer.salience == "high")
+        .filter_map(|layer| layer.tone.clone())
         .collect();
     json!({
         "routed": routed,

@@ -185,18 +185,39 @@ impl Rig {
     }
 
     fn loreloom(&self, args: &[&str]) -> Output {
-        command(self.user, &self.binary)
-            .args(args)
-            .arg("--dir")
-            .arg(&self.skills)
-            .current_dir(self.dir.path())
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("LORELOOM_DATA_DIR", &self.data)
-            .env("OPENAI_API_KEY", "sk-player-secret")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        // The other test's thread may fork while this one's copy of the binary is
+        // still open for writing: its child holds the descriptor until it execs,
+        // and exec of the copy meanwhile fails with ETXTBSY. Try again briefly.
+        let mut tries = 0;
+        loop {
+            let run = command(self.user, &self.binary)
+                .args(args)
+                .arg("--dir")
+                .arg(&self.skills)
+                .current_dir(self.dir.path())
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                .env("LORELOOM_DATA_DIR", &self.data)
+                .env("OPENAI_API_KEY", "sk-player-secret")
+                .stdin(Stdio::null())
+                .output();
+            match run {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                // Under setpriv the same failure is setpriv's own exec.
+                Ok(out)
+                    if !out.status.success()
+                        && String::from_utf8_lossy(&out.stderr).contains("Text file busy")
+                        && tries < 50 =>
+                {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                run => return run.unwrap(),
+            }
+        }
     }
 
     fn input(&self) -> Value {

@@ -171,6 +171,49 @@ fn invalid_output_gets_one_repair_with_the_errors_then_is_accepted() {
     assert!(repair.errors.is_empty());
 }
 
+/// A repair the backend cannot take (a small model's repair prompt, carrying the whole
+/// contract and the invalid answer, outgrew its context) does not end the call: the
+/// stage's own fresh retry still runs.
+#[test]
+fn a_repair_the_backend_refuses_goes_on_to_the_fresh_retry() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    let reply = |text: &str| loreloom::llm::scripted::Reply {
+        stage: Some("reflection".into()),
+        prompt: Some("reflection@v1".into()),
+        text: text.into(),
+    };
+    // No reply for the repair prompt: the scripted backend fails it, as llama.cpp
+    // fails a prompt longer than its context.
+    let backend = ScriptedBackend::new(Script {
+        replies: vec![reply(r#"{"intent_tags": ["calm"]}"#), reply(VALID)],
+    });
+    gw.register_script(KEY, backend.clone());
+    let outcome = gw
+        .call(CallRequest::new("reflection", KEY, reflection_vars()))
+        .wait();
+    assert_eq!(
+        outcome.result.unwrap()["action_text"],
+        "Mara relights the lantern with a steady hand."
+    );
+    let r = &outcome.record;
+    let kinds: Vec<_> = r.attempts.iter().map(|a| a.kind).collect();
+    assert_eq!(
+        kinds,
+        [AttemptKind::First, AttemptKind::Repair, AttemptKind::Retry]
+    );
+    assert_eq!(r.attempts[1].prompt_id, format!("{REPAIR_STAGE}@v1"));
+    assert!(
+        r.attempts[1]
+            .errors
+            .iter()
+            .any(|e| e.contains("the repair attempt failed") && e.contains("no reply left")),
+        "{:?}",
+        r.attempts[1].errors
+    );
+    assert_eq!(backend.unused(), 0);
+}
+
 #[test]
 fn output_that_stays_invalid_is_retried_once_then_fails_with_a_typed_error() {
     let data = tempfile::tempdir().unwrap();

@@ -3,6 +3,7 @@
 //! Structured stages: invalid output → one repair prompt (`prompts/repair/`)
 //! with the invalid output and the validation errors → one full retry with the
 //! next seed → [`LlmError::InvalidOutput`] naming stage, model key and reason.
+//! A repair the backend refuses (its prompt outgrew the context) goes on to the retry.
 //! Prose stages that ask for drafts sample the prompt once per draft instead.
 //! The policy awaits a [`Generate`]: a native worker drives a blocking backend
 //! through it, the browser a `fetch` one as a task of the page.
@@ -130,6 +131,7 @@ async fn policy<B: Generate>(attempt: &mut Attempter<'_, B>, job: &Job) -> Resul
             let text = attempt
                 .run(
                     AttemptKind::Draft,
+                    None,
                     job.messages.clone(),
                     &sampling,
                     &job.cache_slot,
@@ -142,6 +144,7 @@ async fn policy<B: Generate>(attempt: &mut Attempter<'_, B>, job: &Job) -> Resul
     let first = attempt
         .run(
             AttemptKind::First,
+            None,
             job.messages.clone(),
             &job.sampling,
             &job.cache_slot,
@@ -168,6 +171,7 @@ async fn policy<B: Generate>(attempt: &mut Attempter<'_, B>, job: &Job) -> Resul
     let text = attempt
         .run(
             AttemptKind::Retry,
+            None,
             job.messages.clone(),
             &sampling,
             &job.cache_slot,
@@ -269,6 +273,7 @@ impl<B: Generate> Attempter<'_, B> {
     async fn run(
         &mut self,
         kind: AttemptKind,
+        prompt_id: Option<String>,
         messages: Vec<Message>,
         sampling: &Sampling,
         cache_slot: &str,
@@ -289,12 +294,9 @@ impl<B: Generate> Attempter<'_, B> {
                 let _ = job.events.send(LlmEvent::Token(start.to_owned()));
             }
         }
-        let request = job.request(
-            self.record.prompt_id.clone(),
-            messages,
-            sampling.clone(),
-            cache_slot,
-        );
+        // A repair sends its own prompt, under its own id; the others the stage's.
+        let prompt_id = prompt_id.unwrap_or_else(|| self.record.prompt_id.clone());
+        let request = job.request(prompt_id, messages, sampling.clone(), cache_slot);
         let events = job.events.clone();
         let cancel = job.cancel.clone();
         let mut opening = Opening::new(start);
@@ -309,7 +311,7 @@ impl<B: Generate> Attempter<'_, B> {
         let outcome = self.backend.generate(&request, &mut on_token).await;
         let mut entry = Attempt {
             kind,
-            prompt_id: self.record.prompt_id.clone(),
+            prompt_id: request.prompt_id,
             messages: request.messages,
             sampling: request.sampling,
             raw_output: String::new(),
@@ -368,18 +370,23 @@ impl<B: Generate> Attempter<'_, B> {
             }
         };
         let repair_id = repair.id();
-        let text = self
+        let run = self
             .run(
                 AttemptKind::Repair,
+                Some(repair_id),
                 repair.messages,
                 &job.sampling,
                 REPAIR_STAGE,
             )
-            .await?;
-        if let Some(a) = self.record.attempts.last_mut() {
-            a.prompt_id = repair_id;
+            .await;
+        match run {
+            Ok(text) => Ok(validate(contract, job.check.as_ref(), &text)),
+            // A repair the model could not take (its prompt, which carries the whole
+            // contract and the invalid answer, outgrew the context) leaves the
+            // stage to its fresh retry; only a cancel ends the call here.
+            Err(e @ LlmError::Cancelled { .. }) => Err(e),
+            Err(e) => Ok(Err(vec![format!("the repair attempt failed: {e}")])),
         }
-        Ok(validate(contract, job.check.as_ref(), &text))
     }
 
     /// Writes why the last attempt's output was refused into its record.

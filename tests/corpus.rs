@@ -64,7 +64,13 @@ fn the_rendered_corpus_is_current_and_the_split_is_by_setting() {
     // #42: the structured stages the corpus now holds.
     assert!(count("recap") >= 250 && count("lore_extract") >= 250);
     // #42: the first authoring stages, from chains.
-    for stage in ["author/dream", "author/brainstorm", "author/seed"] {
+    for stage in [
+        "author/dream",
+        "author/brainstorm",
+        "author/seed",
+        "author/discuss",
+        "author/summarize",
+    ] {
         assert!(count(stage) >= 20, "{stage}: {}", count(stage));
     }
     // Every example ends in our answer, after the stage's system and user messages.
@@ -169,4 +175,79 @@ fn a_chain_the_engine_would_mend_is_refused_naming_it() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("brainstorm: 2 dilemmas"), "{err}");
+}
+
+/// A chain's discussions become what the pipeline asks: one `author/discuss` example per
+/// collaborator turn (the turns before it its conversation; BRAINSTORM's told what DREAM
+/// settled), one `author/summarize` per stage, and each brief reaches its stage's prompt.
+/// A discussion the pipeline's loop could not have held is refused, naming the file.
+#[test]
+fn a_chains_talk_becomes_the_discussions_and_their_briefs_reach_the_stages() {
+    use loreloom::author::discuss::{Turn, Who};
+    use loreloom::tune::{Discussion, Talk};
+    let registry = PromptRegistry::load(root().join("prompts")).unwrap();
+    let chains = load_chains(&root().join("training/authoring")).unwrap();
+    let mut chain = chains.first().expect("the corpus has chains").clone();
+    let turn = |who, text: &str| Turn::new(who, text.to_owned());
+    chain.brief = String::new();
+    chain.talk = Some(Talk {
+        dream: Discussion {
+            turns: vec![
+                turn(Who::You, "Regency, or something stranger. Which?"),
+                turn(Who::Author, "Regency, and witty."),
+                turn(Who::You, "Witty it is. How tender?"),
+            ],
+            brief: "Genre: Regency romance\nTone: witty, tender".into(),
+        },
+        brainstorm: Discussion {
+            turns: vec![turn(
+                Who::You,
+                "Harriet, Sir Edmund, Quayle. Three questions?",
+            )],
+            brief: "Harriet, Sir Edmund and Quayle\nThree dilemmas".into(),
+        },
+    });
+    let examples = render_chains(std::slice::from_ref(&chain), &registry).unwrap();
+    let stages: Vec<&str> = examples.iter().map(|e| e.stage.as_str()).collect();
+    assert_eq!(
+        stages,
+        [
+            "author/discuss",
+            "author/discuss",
+            "author/summarize",
+            "author/dream",
+            "author/discuss",
+            "author/summarize",
+            "author/brainstorm",
+            "author/seed"
+        ]
+    );
+    let user = |i: usize| examples[i].messages[1].content.clone();
+    let answer = |i: usize| examples[i].messages[2].content.clone();
+    assert!(user(0).contains("Open the discussion"), "{}", user(0));
+    assert!(
+        user(1).contains("Author: Regency, and witty.") && answer(1) == "Witty it is. How tender?",
+        "{}",
+        user(1)
+    );
+    assert_eq!(answer(2), "Genre: Regency romance\nTone: witty, tender");
+    assert!(user(3).contains("Tone: witty, tender"), "{}", user(3));
+    // BRAINSTORM's discussion is told what DREAM settled, and its brief reaches BRAINSTORM.
+    assert!(user(4).contains("genre: "), "{}", user(4));
+    assert!(user(6).contains("Three dilemmas"), "{}", user(6));
+
+    // The author cannot have the last word: the collaborator answers every reply.
+    let mut broken = chain.clone();
+    if let Some(talk) = broken.talk.as_mut() {
+        talk.brainstorm.turns.push(turn(Who::Author, "Fine."));
+    }
+    let err = render_chains(std::slice::from_ref(&broken), &registry)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("training/authoring/{}.json", chain.id))
+            && err.contains("talk.brainstorm")
+            && err.contains("last word"),
+        "{err}"
+    );
 }

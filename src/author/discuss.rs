@@ -4,6 +4,7 @@
 //! [`MAX_ROUNDS`] rounds (no "generate until good"), then one call sums up what was settled.
 //! What each stage decides is the prompts' to say (`prompts/author/discuss/`).
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::answers::Answer;
@@ -93,27 +94,61 @@ pub fn discuss(
     author: &mut dyn Author,
 ) -> Result<String, ProjectError> {
     let spark = project.spark()?;
-    let mut conversation: Vec<Value> = Vec::new();
+    let mut conversation: Vec<Turn> = Vec::new();
     for _ in 0..MAX_ROUNDS {
-        let vars = json!({
-            "stage": stage.to_string(),
-            "spark": spark,
-            "context": context,
-            "conversation": conversation,
-        });
+        let vars = discuss_vars(stage, &spark, context, &conversation);
         let said = text(gateway, "author/discuss", model, vars, stage)?;
-        conversation.push(json!({"who": "you", "text": said}));
-        match author.reply(stage, &said) {
+        let reply = author.reply(stage, &said);
+        conversation.push(Turn::new(Who::You, said));
+        match reply {
             Some(answer) if !answer.trim().is_empty() => {
-                conversation.push(json!({"who": "author", "text": answer.trim()}));
+                conversation.push(Turn::new(Who::Author, answer.trim().to_owned()));
             }
             _ => break,
         }
     }
-    let vars = json!({
+    let vars = summary_vars(stage, &spark, &conversation);
+    text(gateway, "author/summarize", model, vars, stage)
+}
+
+/// Who said a turn of a discussion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Who {
+    Author,
+    /// The model (the prompts' "you": the collaborator).
+    You,
+}
+
+/// One turn of a discussion, as the prompts read it (`{who, text}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    pub who: Who,
+    pub text: String,
+}
+
+impl Turn {
+    pub fn new(who: Who, text: String) -> Self {
+        Self { who, text }
+    }
+}
+
+/// The discussion's variables (shared with the corpus, `tune`).
+pub fn discuss_vars(stage: Stage, spark: &str, context: &[String], conversation: &[Turn]) -> Value {
+    json!({
+        "stage": stage.to_string(),
+        "spark": spark,
+        "context": context,
+        "conversation": conversation,
+    })
+}
+
+/// The summary's variables (shared with the corpus, `tune`).
+pub fn summary_vars(stage: Stage, spark: &str, conversation: &[Turn]) -> Value {
+    json!({
         "stage": stage.to_string(),
         "spark": spark,
         "conversation": conversation,
-    });
-    text(gateway, "author/summarize", model, vars, stage)
+    })
 }

@@ -239,11 +239,16 @@ fn vision(project: &Project) -> Result<Node, ProjectError> {
 }
 
 /// The settled context lines the discussion of a later stage reads.
-fn vision_lines(vision: &Node) -> Vec<String> {
+/// What DREAM settled, as the discussions after it are told (shared with the corpus, `tune`).
+pub fn vision_lines(vision: &Value) -> Vec<String> {
+    let strings = |key: &str| super::graph::strings(vision.get(key)).join(", ");
     vec![
-        format!("genre: {}", vision.str("genre").unwrap_or("")),
-        format!("tone: {}", vision.strings("tone").join(", ")),
-        format!("themes: {}", vision.strings("themes").join(", ")),
+        format!(
+            "genre: {}",
+            vision.get("genre").and_then(Value::as_str).unwrap_or("")
+        ),
+        format!("tone: {}", strings("tone")),
+        format!("themes: {}", strings("themes")),
     ]
 }
 
@@ -256,7 +261,7 @@ pub fn brainstorm(
     model: &str,
     author: &mut dyn Author,
 ) -> Result<(), ProjectError> {
-    let vision = vision(project)?;
+    let vision = Value::Object(vision(project)?.data);
     let brief = discuss(
         project,
         Stage::Brainstorm,
@@ -266,7 +271,6 @@ pub fn brainstorm(
         author,
     )?;
     let shape = Shape::of(project.scope()?);
-    let vision = Value::Object(vision.data);
     let vars = brainstorm_vars(&project.spark()?, &vision, &brief, shape);
     let answer: BrainstormAnswer = call_with(
         gateway,
@@ -401,7 +405,7 @@ pub fn dress(
     let ask: &mut Ask = &mut on_gateway;
     let step = match passed {
         None => {
-            let mut context = vision_lines(&vision(project)?);
+            let mut context = vision_lines(&Value::Object(vision(project)?.data));
             if let Some(voice) = project.graph.node("voice")? {
                 context.push(format!(
                     "voice: {}, {}",

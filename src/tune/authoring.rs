@@ -1,6 +1,10 @@
 //! The authoring corpus: chains (`training/authoring/*.json`), one story from a spark through
 //! DREAM, BRAINSTORM and SEED, rendered with the stages' own variable builders.
 //!
+//! A chain may carry the discussion before DREAM and BRAINSTORM (`talk`): each of the
+//! collaborator's turns is an `author/discuss` example, the brief an `author/summarize`
+//! one, and the brief is what the stage's own prompt then reads, as in the pipeline.
+//!
 //! Each chain is played into a graph in memory as the pipeline would: DREAM's vision, then
 //! BRAINSTORM's entities and dilemmas; SEED's prompt is built from that graph, and SEED's answer
 //! must apply with nothing dropped or mended by the engine (`seed_mutations`' notes), so the
@@ -15,9 +19,10 @@ use super::render::chat;
 use super::{CorpusError, Example};
 use crate::author::answers::{BrainstormAnswer, DreamAnswer, SeedAnswer};
 use crate::author::brainstorm::brainstorm_mutations;
+use crate::author::discuss::{MAX_ROUNDS, Turn, Who, discuss_vars, summary_vars};
 use crate::author::seed::seed_mutations;
 use crate::author::stages::{
-    Shape, brainstorm_vars, dream_vars, seed_inputs, seed_vars, vision_of,
+    Shape, brainstorm_vars, dream_vars, seed_inputs, seed_vars, vision_lines, vision_of,
 };
 use crate::author::{Graph, Mutation, NodeType, Scope, Stage};
 use crate::llm::prompts::PromptRegistry;
@@ -29,12 +34,67 @@ pub struct Chain {
     pub id: String,
     pub scope: Scope,
     pub spark: String,
-    /// The discussion's summary (empty as with `--yes`).
+    /// DREAM's brief for a chain without a `talk` (empty).
     #[serde(default)]
     pub brief: String,
+    /// The discussions before DREAM and BRAINSTORM and their briefs.
+    #[serde(default)]
+    pub talk: Option<Talk>,
     pub dream: Value,
     pub brainstorm: Value,
     pub seed: Value,
+}
+
+/// The discussions a chain's stages begin with.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Talk {
+    pub dream: Discussion,
+    pub brainstorm: Discussion,
+}
+
+/// One stage's discussion: the collaborator opens, the author may reply, the collaborator
+/// has the last word (the pipeline's loop), then the summary.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Discussion {
+    pub turns: Vec<Turn>,
+    pub brief: String,
+}
+
+/// The most lines a brief has (the summary prompt's "at most eight short lines").
+const BRIEF_LINES: usize = 8;
+
+impl Discussion {
+    /// Why the discussion could not have come from the pipeline's loop, if it could not.
+    fn fault(&self) -> Option<String> {
+        let you = self.turns.iter().filter(|t| t.who == Who::You).count();
+        if self.turns.is_empty() || self.turns.last().map(|t| t.who) != Some(Who::You) {
+            return Some("the collaborator has the last word before the summary".into());
+        }
+        if let Some(i) = (0..self.turns.len()).find(|&i| {
+            let want = if i % 2 == 0 { Who::You } else { Who::Author };
+            self.turns[i].who != want || self.turns[i].text.trim().is_empty()
+        }) {
+            return Some(format!(
+                "turn {i}: the collaborator opens, then author and collaborator alternate, none empty"
+            ));
+        }
+        if you > MAX_ROUNDS {
+            return Some(format!("{you} rounds; the pipeline stops at {MAX_ROUNDS}"));
+        }
+        let lines: Vec<&str> = self.brief.lines().collect();
+        if lines.is_empty()
+            || lines.len() > BRIEF_LINES
+            || lines.iter().any(|l| l.trim().is_empty())
+        {
+            return Some(format!(
+                "a brief of {} lines; the summary writes 1 to {BRIEF_LINES}, none empty",
+                lines.len()
+            ));
+        }
+        None
+    }
 }
 
 /// Reads every `*.json` chain in `dir`, sorted by file name; a folder that is not there holds none.
@@ -80,15 +140,16 @@ fn chain_error(chain: &Chain, stage: &str, message: String) -> CorpusError {
     }
 }
 
-/// A chain's three examples (DREAM, BRAINSTORM, SEED), each the chat the pipeline sends.
+/// A chain's examples (its discussions, DREAM, BRAINSTORM, SEED), each the chat the pipeline sends.
 fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>, CorpusError> {
     let dream: DreamAnswer = typed(chain, "dream", &chain.dream)?;
     let brainstorm: BrainstormAnswer = typed(chain, "brainstorm", &chain.brainstorm)?;
     let seed: SeedAnswer = typed(chain, "seed", &chain.seed)?;
     let shape = Shape::of(chain.scope);
     let fail = |stage: &'static str| move |e: String| chain_error(chain, stage, e);
-    let example = |stage: &'static str, vars: Value, answer: &Value| {
-        chat(registry, stage, vars, answer.to_string())
+    // The answer as the model writes it: structured stages' JSON, the discussion's plain text.
+    let example = |stage: &'static str, vars: Value, answer: String| {
+        chat(registry, stage, vars, answer)
             .map(|messages| Example {
                 stage: stage.to_owned(),
                 setting: chain.id.clone(),
@@ -97,17 +158,61 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
             })
             .map_err(fail(stage))
     };
+    // Each discussion as the pipeline holds it: a `discuss` call per collaborator turn
+    // (the turns before it its conversation), then the summary, whose brief the stage reads.
+    let talked = |stage: Stage,
+                  name: &'static str,
+                  talk: &Discussion,
+                  context: &[String]|
+     -> Result<Vec<Example>, CorpusError> {
+        if let Some(fault) = talk.fault() {
+            return Err(chain_error(chain, name, fault));
+        }
+        let mut out = Vec::new();
+        for (i, turn) in talk.turns.iter().enumerate() {
+            if turn.who == Who::You {
+                let vars = discuss_vars(stage, &chain.spark, context, &talk.turns[..i]);
+                out.push(example("author/discuss", vars, turn.text.clone())?);
+            }
+        }
+        let vars = summary_vars(stage, &chain.spark, &talk.turns);
+        out.push(example("author/summarize", vars, talk.brief.clone())?);
+        Ok(out)
+    };
     let mut out = Vec::new();
+    let (dream_brief, brainstorm_brief) = match &chain.talk {
+        Some(_) if !chain.brief.is_empty() => {
+            return Err(chain_error(
+                chain,
+                "dream",
+                "a chain with a `talk` takes DREAM's brief from it; `brief` stays empty".into(),
+            ));
+        }
+        Some(talk) => {
+            out.extend(talked(Stage::Dream, "talk.dream", &talk.dream, &[])?);
+            (talk.dream.brief.as_str(), talk.brainstorm.brief.as_str())
+        }
+        None => (chain.brief.as_str(), chain.brief.as_str()),
+    };
     out.push(example(
         "author/dream",
-        dream_vars(&chain.spark, chain.scope, &chain.brief),
-        &chain.dream,
+        dream_vars(&chain.spark, chain.scope, dream_brief),
+        chain.dream.to_string(),
     )?);
-    let vision = vision_of(&dream, chain.scope, &chain.brief);
+    let vision = vision_of(&dream, chain.scope, dream_brief);
+    if let Some(talk) = &chain.talk {
+        let context = vision_lines(&vision);
+        out.extend(talked(
+            Stage::Brainstorm,
+            "talk.brainstorm",
+            &talk.brainstorm,
+            &context,
+        )?);
+    }
     out.push(example(
         "author/brainstorm",
-        brainstorm_vars(&chain.spark, &vision, &chain.brief, shape),
-        &chain.brainstorm,
+        brainstorm_vars(&chain.spark, &vision, brainstorm_brief, shape),
+        chain.brainstorm.to_string(),
     )?);
 
     // The graph as the pipeline leaves it at the BRAINSTORM gate.
@@ -147,7 +252,7 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
     out.push(example(
         "author/seed",
         seed_vars(&chain.spark, &vision, &entities, &dilemmas, shape),
-        &chain.seed,
+        chain.seed.to_string(),
     )?);
     let (_, notes) = seed_mutations(&graph, &seed, shape.both_ways)
         .map_err(|e| chain_error(chain, "seed", e.to_string()))?;

@@ -238,7 +238,6 @@ fn vision(project: &Project) -> Result<Node, ProjectError> {
     project.graph.node("vision")?.ok_or(ProjectError::NoVision)
 }
 
-/// The settled context lines the discussion of a later stage reads.
 /// What DREAM settled, as the discussions after it are told (shared with the corpus, `tune`).
 pub fn vision_lines(vision: &Value) -> Vec<String> {
     let strings = |key: &str| super::graph::strings(vision.get(key)).join(", ");

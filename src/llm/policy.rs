@@ -3,7 +3,7 @@
 //! Structured stages: invalid output → one repair prompt (`prompts/repair/`)
 //! with the invalid output and the validation errors → one full retry with the
 //! next seed → [`LlmError::InvalidOutput`] naming stage, model key and reason.
-//! A repair the backend refuses (its prompt outgrew the context) goes on to the retry.
+//! A repair the backend refuses for good (its prompt outgrew the context) goes on to the retry.
 //! Prose stages that ask for drafts sample the prompt once per draft instead.
 //! The policy awaits a [`Generate`]: a native worker drives a blocking backend
 //! through it, the browser a `fetch` one as a task of the page.
@@ -381,11 +381,16 @@ impl<B: Generate> Attempter<'_, B> {
             .await;
         match run {
             Ok(text) => Ok(validate(contract, job.check.as_ref(), &text)),
-            // A repair the model could not take (its prompt, which carries the whole
-            // contract and the invalid answer, outgrew the context) leaves the
-            // stage to its fresh retry; only a cancel ends the call here.
-            Err(e @ LlmError::Cancelled { .. }) => Err(e),
-            Err(e) => Ok(Err(vec![format!("the repair attempt failed: {e}")])),
+            // A repair the backend refused for good (its prompt, which carries the
+            // whole contract and the invalid answer, outgrew the context) leaves the
+            // stage to its fresh retry. A cancel, or a failure the backend calls
+            // temporary (it has retried those itself), ends the call as it is.
+            Err(
+                e @ LlmError::Backend {
+                    transient: false, ..
+                },
+            ) => Ok(Err(vec![format!("the repair attempt failed: {e}")])),
+            Err(e) => Err(e),
         }
     }
 

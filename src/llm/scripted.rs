@@ -2,7 +2,8 @@
 //!
 //! A script is JSON: `{"replies": [{"stage": "narrator", "text": "…"}, …]}`. Each
 //! call takes the first unused reply whose `stage` (and `prompt`, `stage@version`,
-//! if given) matches; replies without either match any call, in order. Replies
+//! if given) matches; replies without either match any call, in order. A repair
+//! asks under its stage's name with the repair prompt's id (`repair@v1`). Replies
 //! stream word by word like a real model.
 
 use std::path::{Path, PathBuf};

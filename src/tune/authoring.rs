@@ -53,8 +53,9 @@ pub struct Talk {
     pub brainstorm: Discussion,
 }
 
-/// One stage's discussion: the collaborator opens, the author may reply, the collaborator
-/// has the last word (the pipeline's loop), then the summary.
+/// One stage's discussion: the collaborator opens, the author may reply and the
+/// collaborator answers each reply, then the summary. (The pipeline's loop can also end
+/// on an author's reply, in its last round; the corpus keeps to answered ones.)
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Discussion {
@@ -70,26 +71,30 @@ impl Discussion {
     fn fault(&self) -> Option<String> {
         let you = self.turns.iter().filter(|t| t.who == Who::You).count();
         if self.turns.is_empty() || self.turns.last().map(|t| t.who) != Some(Who::You) {
-            return Some("the collaborator has the last word before the summary".into());
+            return Some(
+                "the collaborator answers the author's last reply before the summary".into(),
+            );
         }
+        // The pipeline trims what each side says, so a turn or brief is kept trimmed.
+        let trimmed = |t: &str| !t.is_empty() && t.trim() == t;
         if let Some(i) = (0..self.turns.len()).find(|&i| {
             let want = if i % 2 == 0 { Who::You } else { Who::Author };
-            self.turns[i].who != want || self.turns[i].text.trim().is_empty()
+            self.turns[i].who != want || !trimmed(&self.turns[i].text)
         }) {
             return Some(format!(
-                "turn {i}: the collaborator opens, then author and collaborator alternate, none empty"
+                "turn {i}: the collaborator opens, then author and collaborator alternate, none empty or untrimmed"
             ));
         }
         if you > MAX_ROUNDS {
             return Some(format!("{you} rounds; the pipeline stops at {MAX_ROUNDS}"));
         }
-        let lines: Vec<&str> = self.brief.lines().collect();
-        if lines.is_empty()
+        let lines: Vec<&str> = self.brief.split('\n').collect();
+        if !trimmed(&self.brief)
             || lines.len() > BRIEF_LINES
             || lines.iter().any(|l| l.trim().is_empty())
         {
             return Some(format!(
-                "a brief of {} lines; the summary writes 1 to {BRIEF_LINES}, none empty",
+                "a brief of {} lines; the summary writes 1 to {BRIEF_LINES}, trimmed, none empty",
                 lines.len()
             ));
         }
@@ -146,9 +151,9 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
     let brainstorm: BrainstormAnswer = typed(chain, "brainstorm", &chain.brainstorm)?;
     let seed: SeedAnswer = typed(chain, "seed", &chain.seed)?;
     let shape = Shape::of(chain.scope);
-    let fail = |stage: &'static str| move |e: String| chain_error(chain, stage, e);
-    // The answer as the model writes it: structured stages' JSON, the discussion's plain text.
-    let example = |stage: &'static str, vars: Value, answer: String| {
+    // The answer as the model writes it: structured stages' JSON, the discussion's plain
+    // text. A failure names the chain's part (`talk.dream turn 2`, `seed`).
+    let example = |stage: &'static str, part: &str, vars: Value, answer: String| {
         chat(registry, stage, vars, answer)
             .map(|messages| Example {
                 stage: stage.to_owned(),
@@ -156,7 +161,7 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
                 index: 0,
                 messages,
             })
-            .map_err(fail(stage))
+            .map_err(|e| chain_error(chain, part, format!("{stage}: {e}")))
     };
     // Each discussion as the pipeline holds it: a `discuss` call per collaborator turn
     // (the turns before it its conversation), then the summary, whose brief the stage reads.
@@ -172,11 +177,18 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
         for (i, turn) in talk.turns.iter().enumerate() {
             if turn.who == Who::You {
                 let vars = discuss_vars(stage, &chain.spark, context, &talk.turns[..i]);
-                out.push(example("author/discuss", vars, turn.text.clone())?);
+                let part = format!("{name} turn {i}");
+                out.push(example("author/discuss", &part, vars, turn.text.clone())?);
             }
         }
         let vars = summary_vars(stage, &chain.spark, &talk.turns);
-        out.push(example("author/summarize", vars, talk.brief.clone())?);
+        let part = format!("{name} brief");
+        out.push(example(
+            "author/summarize",
+            &part,
+            vars,
+            talk.brief.clone(),
+        )?);
         Ok(out)
     };
     let mut out = Vec::new();
@@ -196,6 +208,7 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
     };
     out.push(example(
         "author/dream",
+        "dream",
         dream_vars(&chain.spark, chain.scope, dream_brief),
         chain.dream.to_string(),
     )?);
@@ -211,6 +224,7 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
     }
     out.push(example(
         "author/brainstorm",
+        "brainstorm",
         brainstorm_vars(&chain.spark, &vision, brainstorm_brief, shape),
         chain.brainstorm.to_string(),
     )?);
@@ -251,6 +265,7 @@ fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>
     let (entities, dilemmas) = seed_inputs(&graph).map_err(graph_error("seed"))?;
     out.push(example(
         "author/seed",
+        "seed",
         seed_vars(&chain.spark, &vision, &entities, &dilemmas, shape),
         chain.seed.to_string(),
     )?);

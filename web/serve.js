@@ -109,6 +109,11 @@ function ownHosts(server) {
   return [`127.0.0.1:${port}`, `localhost:${port}`];
 }
 
+// A connection of its own for each model call. Node's default agent keeps connections
+// alive, and llama-server closes one idle for 5 s: a call sent on it as it closes was
+// reset, and the page saw a 502 (a session test run did).
+const FRESH = new http.Agent({ keepAlive: false });
+
 /// A model call from the page, forwarded with the key; refused when it comes
 /// from anywhere but the page's own origin.
 function forward(model, server, req, res) {
@@ -134,13 +139,13 @@ function forward(model, server, req, res) {
     accept: req.headers.accept || '*/*',
     authorization: `Bearer ${model.key}`,
   };
-  const out = http.request(upstream, { method: req.method, headers }, (answer) => {
+  const out = http.request(upstream, { method: req.method, headers, agent: FRESH }, (answer) => {
     const kept = {};
     for (const h of ['content-type', 'cache-control']) if (answer.headers[h]) kept[h] = answer.headers[h];
     res.writeHead(answer.statusCode || 502, kept);
     answer.pipe(res);
   });
-  out.on('error', () => { if (!res.headersSent) res.writeHead(502).end('the model server did not answer'); else res.destroy(); });
+  out.on('error', (e) => { if (!res.headersSent) res.writeHead(502).end(`the model server did not answer (${e.code || e.message})`); else res.destroy(); });
   let sent = 0;
   req.on('data', (chunk) => {
     sent += chunk.length;

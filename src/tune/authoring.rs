@@ -145,51 +145,79 @@ fn chain_error(chain: &Chain, stage: &str, message: String) -> CorpusError {
     }
 }
 
+/// One example: the stage's chat for `vars`, then `answer` as the model writes it
+/// (structured stages' JSON, the discussion's plain text). A failure names the chain's
+/// part (`talk.dream turn 2`, `seed`).
+fn example(
+    chain: &Chain,
+    registry: &PromptRegistry,
+    stage: &'static str,
+    part: &str,
+    vars: Value,
+    answer: String,
+) -> Result<Example, CorpusError> {
+    chat(registry, stage, vars, answer)
+        .map(|messages| Example {
+            stage: stage.to_owned(),
+            setting: chain.id.clone(),
+            index: 0,
+            messages,
+        })
+        .map_err(|e| chain_error(chain, part, format!("{stage}: {e}")))
+}
+
+/// A discussion as the pipeline holds it: a `discuss` call per collaborator turn (the
+/// turns before it its conversation), then the summary, whose brief the stage reads.
+fn discussion(
+    chain: &Chain,
+    registry: &PromptRegistry,
+    stage: Stage,
+    name: &str,
+    talk: &Discussion,
+    context: &[String],
+) -> Result<Vec<Example>, CorpusError> {
+    if let Some(fault) = talk.fault() {
+        return Err(chain_error(chain, name, fault));
+    }
+    let mut out = Vec::new();
+    for (i, turn) in talk.turns.iter().enumerate() {
+        if turn.who == Who::You {
+            let vars = discuss_vars(stage, &chain.spark, context, &talk.turns[..i]);
+            let part = format!("{name} turn {i}");
+            out.push(example(
+                chain,
+                registry,
+                "author/discuss",
+                &part,
+                vars,
+                turn.text.clone(),
+            )?);
+        }
+    }
+    let vars = summary_vars(stage, &chain.spark, &talk.turns);
+    let part = format!("{name} brief");
+    out.push(example(
+        chain,
+        registry,
+        "author/summarize",
+        &part,
+        vars,
+        talk.brief.clone(),
+    )?);
+    Ok(out)
+}
+
 /// A chain's examples (its discussions, DREAM, BRAINSTORM, SEED), each the chat the pipeline sends.
 fn render_chain(chain: &Chain, registry: &PromptRegistry) -> Result<Vec<Example>, CorpusError> {
     let dream: DreamAnswer = typed(chain, "dream", &chain.dream)?;
     let brainstorm: BrainstormAnswer = typed(chain, "brainstorm", &chain.brainstorm)?;
     let seed: SeedAnswer = typed(chain, "seed", &chain.seed)?;
     let shape = Shape::of(chain.scope);
-    // The answer as the model writes it: structured stages' JSON, the discussion's plain
-    // text. A failure names the chain's part (`talk.dream turn 2`, `seed`).
     let example = |stage: &'static str, part: &str, vars: Value, answer: String| {
-        chat(registry, stage, vars, answer)
-            .map(|messages| Example {
-                stage: stage.to_owned(),
-                setting: chain.id.clone(),
-                index: 0,
-                messages,
-            })
-            .map_err(|e| chain_error(chain, part, format!("{stage}: {e}")))
+        example(chain, registry, stage, part, vars, answer)
     };
-    // Each discussion as the pipeline holds it: a `discuss` call per collaborator turn
-    // (the turns before it its conversation), then the summary, whose brief the stage reads.
-    let talked = |stage: Stage,
-                  name: &'static str,
-                  talk: &Discussion,
-                  context: &[String]|
-     -> Result<Vec<Example>, CorpusError> {
-        if let Some(fault) = talk.fault() {
-            return Err(chain_error(chain, name, fault));
-        }
-        let mut out = Vec::new();
-        for (i, turn) in talk.turns.iter().enumerate() {
-            if turn.who == Who::You {
-                let vars = discuss_vars(stage, &chain.spark, context, &talk.turns[..i]);
-                let part = format!("{name} turn {i}");
-                out.push(example("author/discuss", &part, vars, turn.text.clone())?);
-            }
-        }
-        let vars = summary_vars(stage, &chain.spark, &talk.turns);
-        let part = format!("{name} brief");
-        out.push(example(
-            "author/summarize",
-            &part,
-            vars,
-            talk.brief.clone(),
-        )?);
-        Ok(out)
+    let talked = |stage: Stage, name: &str, talk: &Discussion, context: &[String]| {
+        discussion(chain, registry, stage, name, talk, context)
     };
     let mut out = Vec::new();
     let (dream_brief, brainstorm_brief) = match &chain.talk {

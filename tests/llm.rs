@@ -134,11 +134,8 @@ fn a_valid_structured_reply_is_parsed_streamed_and_recorded() {
     assert_eq!(back.output, r.output);
 }
 
-#[test]
-fn invalid_output_gets_one_repair_with_the_errors_then_is_accepted() {
-    let data = tempfile::tempdir().unwrap();
-    let gw = gateway(data.path());
-    scripted(&gw, &[r#"{"intent_tags": ["calm"]}"#, VALID]);
+/// The reflection call, whose answer is the valid one; its record.
+fn accepted(gw: &Gateway) -> loreloom::llm::CallRecord {
     let outcome = gw
         .call(CallRequest::new("reflection", KEY, reflection_vars()))
         .wait();
@@ -146,7 +143,15 @@ fn invalid_output_gets_one_repair_with_the_errors_then_is_accepted() {
         outcome.result.unwrap()["action_text"],
         "Mara relights the lantern with a steady hand."
     );
-    let r = &outcome.record;
+    outcome.record
+}
+
+#[test]
+fn invalid_output_gets_one_repair_with_the_errors_then_is_accepted() {
+    let data = tempfile::tempdir().unwrap();
+    let gw = gateway(data.path());
+    scripted(&gw, &[r#"{"intent_tags": ["calm"]}"#, VALID]);
+    let r = &accepted(&gw);
     let kinds: Vec<_> = r.attempts.iter().map(|a| a.kind).collect();
     assert_eq!(kinds, [AttemptKind::First, AttemptKind::Repair]);
     assert!(
@@ -189,14 +194,7 @@ fn a_repair_the_backend_refuses_goes_on_to_the_fresh_retry() {
         replies: vec![reply(r#"{"intent_tags": ["calm"]}"#), reply(VALID)],
     });
     gw.register_script(KEY, backend.clone());
-    let outcome = gw
-        .call(CallRequest::new("reflection", KEY, reflection_vars()))
-        .wait();
-    assert_eq!(
-        outcome.result.unwrap()["action_text"],
-        "Mara relights the lantern with a steady hand."
-    );
-    let r = &outcome.record;
+    let r = &accepted(&gw);
     let kinds: Vec<_> = r.attempts.iter().map(|a| a.kind).collect();
     assert_eq!(
         kinds,

@@ -120,7 +120,16 @@ impl Rig {
         }
         let binary = dir.path().join("bin/loreloom");
         std::fs::create_dir_all(binary.parent().unwrap()).unwrap();
-        std::fs::copy(env!("CARGO_BIN_EXE_loreloom"), &binary).unwrap();
+        // Copied by `cp`, not in this process: a copy written here is open for writing
+        // in any child the other test's thread forks meanwhile, and exec'ing it then
+        // fails with ETXTBSY ("Text file busy") until that child execs.
+        let ok = Command::new("cp")
+            .arg(env!("CARGO_BIN_EXE_loreloom"))
+            .arg(&binary)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "copying the binary");
         open_to_all(&binary, 0o755);
         // "Keys" the player's user can read: only the sandbox stands between.
         let secret_dir = dir.path().join("dot-ssh");
@@ -185,40 +194,18 @@ impl Rig {
     }
 
     fn loreloom(&self, args: &[&str]) -> Output {
-        // The other test's thread may fork while this one's copy of the binary is
-        // still open for writing: its child holds the descriptor until it execs,
-        // and exec of the copy meanwhile fails with ETXTBSY. Try again briefly.
-        let mut tries = 0;
-        loop {
-            let run = command(self.user, &self.binary)
-                .args(args)
-                .arg("--dir")
-                .arg(&self.skills)
-                .current_dir(self.dir.path())
-                .env_clear()
-                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-                .env("LORELOOM_DATA_DIR", &self.data)
-                .env("OPENAI_API_KEY", "sk-player-secret")
-                .stdin(Stdio::null())
-                .output();
-            match run {
-                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                // Under setpriv the same failure is setpriv's own exec.
-                Ok(out)
-                    if self.user.0.is_some()
-                        && !out.status.success()
-                        && String::from_utf8_lossy(&out.stderr).contains("Text file busy")
-                        && tries < 50 =>
-                {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                run => return run.unwrap(),
-            }
-        }
+        command(self.user, &self.binary)
+            .args(args)
+            .arg("--dir")
+            .arg(&self.skills)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("LORELOOM_DATA_DIR", &self.data)
+            .env("OPENAI_API_KEY", "sk-player-secret")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
     }
 
     fn input(&self) -> Value {

@@ -234,8 +234,12 @@ fn range_text((lo, hi): (usize, usize), word: &str) -> String {
     }
 }
 
-fn vision(project: &Project) -> Result<Node, ProjectError> {
-    project.graph.node("vision")?.ok_or(ProjectError::NoVision)
+fn vision(project: &Project) -> Result<Value, ProjectError> {
+    let node = project
+        .graph
+        .node("vision")?
+        .ok_or(ProjectError::NoVision)?;
+    Ok(Value::Object(node.data))
 }
 
 /// What DREAM settled, as the discussions after it are told (shared with the corpus, `tune`).
@@ -260,7 +264,7 @@ pub fn brainstorm(
     model: &str,
     author: &mut dyn Author,
 ) -> Result<(), ProjectError> {
-    let vision = Value::Object(vision(project)?.data);
+    let vision = vision(project)?;
     let brief = discuss(
         project,
         Stage::Brainstorm,
@@ -292,7 +296,6 @@ pub fn seed(project: &mut Project, gateway: &Gateway, model: &str) -> Result<(),
     let vision = vision(project)?;
     let (entities, dilemmas) = seed_inputs(&project.graph)?;
     let shape = Shape::of(project.scope()?);
-    let vision = Value::Object(vision.data);
     let vars = seed_vars(&project.spark()?, &vision, &entities, &dilemmas, shape);
     let answer: SeedAnswer = call_with(
         gateway,
@@ -404,7 +407,7 @@ pub fn dress(
     let ask: &mut Ask = &mut on_gateway;
     let step = match passed {
         None => {
-            let mut context = vision_lines(&Value::Object(vision(project)?.data));
+            let mut context = vision_lines(&vision(project)?);
             if let Some(voice) = project.graph.node("voice")? {
                 context.push(format!(
                     "voice: {}, {}",

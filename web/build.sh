@@ -8,6 +8,10 @@
 # llvm-22, and wasm-bindgen-cli at the lockfile's version in
 # ~/.cache/loreloom/tools (installed without --locked: its own lockfile names a
 # webpki-roots the registry mirror here lacks).
+# The narrator inside the page (#45) needs web/node_modules (npm ci --prefix web: wllama)
+# and the merged model file (run.sh's need_page_model):
+#   LORELOOM_PAGE_MODEL=FILE.gguf    the page's model, copied to models/ with its hash in
+#                                    models/manifest.json (without it the page plays stories only)
 #   LORELOOM_WEB_PROFILE=release   a faster build, three times the size (default: web)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +35,23 @@ rm -rf "$dist" && mkdir -p "$dist/assets"
 "$bindgen" --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$dist" \
     "$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile/loreloom-web.wasm"
 wasm="$dist/loreloom-web_bg.wasm"
-cp web/index.html web/audio-unlock.js web/storage.js "$dist/"
+cp web/index.html web/audio-unlock.js web/storage.js web/model.js "$dist/"
+# llama.cpp in WebAssembly (wllama's ES module and its one wasm, with threads and SIMD).
+wllama=web/node_modules/@wllama/wllama/esm
+[ -f "$wllama/index.js" ] || { echo "loreloom: web/node_modules lacks @wllama/wllama: npm ci --prefix web" >&2; exit 1; }
+mkdir -p "$dist/wllama"
+cp "$wllama/index.js" "$dist/wllama/wllama.js"
+cp "$wllama/wasm/wllama.wasm" "$dist/wllama/wllama.wasm"
+model="${LORELOOM_PAGE_MODEL:-}"
+if [ -n "$model" ] && [ -f "$model" ]; then
+    mkdir -p "$dist/models"
+    name=loreloom-narrator.gguf
+    cp "$model" "$dist/models/$name"
+    printf '{"narrator": {"file": "models/%s", "bytes": %s, "sha256": "%s", "context": 8192}}\n' \
+        "$name" "$(stat -c %s "$model")" "$(sha256sum "$model" | cut -d' ' -f1)" >"$dist/models/manifest.json"
+else
+    echo "loreloom: no LORELOOM_PAGE_MODEL: this page plays stories; its sessions need a model server (Narrator model…)" >&2
+fi
 cp -r assets/sfx "$dist/assets/"
 # The campaigns' text, the prompts and schemas as bundle.json (read before the game
 # starts); their pictures and music beside it, fetched when shown or played.

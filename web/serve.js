@@ -4,7 +4,11 @@
 // (compressed once, kept beside the file as .br / .gz). Nothing outside its
 // folder is served (no `..`, encoded separators or links leading out), a
 // malformed request is answered 400 and the server stays up, only GET and HEAD
-// are answered, and only for this machine's names (the Host header).
+// are answered, and only for this machine's names (the Host header). Every file is
+// sent cross-origin isolated (COOP same-origin, COEP require-corp): the page's model
+// (web/model.js) runs on threads only in an isolated page (SharedArrayBuffer); any
+// static host that sends these two headers serves web/dist as well, and one that does
+// not still plays, the model on one thread.
 // With a model server (LORELOOM_MODEL_UPSTREAM, its key in the file
 // LORELOOM_MODEL_KEY_FILE) it also answers the page's model calls at /v1/…,
 // forwarding them with the key: only requests from the page's own origin are
@@ -24,7 +28,13 @@ const MAX_CALL = 4 << 20;
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
   '.wasm': 'application/wasm', '.json': 'application/json', '.png': 'image/png',
-  '.jpg': 'image/jpeg', '.ogg': 'audio/ogg', '.ttf': 'font/ttf',
+  '.jpg': 'image/jpeg', '.ogg': 'audio/ogg', '.ttf': 'font/ttf', '.gguf': 'application/octet-stream',
+};
+/// Threads in the page (the model's workers share memory) need it cross-origin isolated.
+const ISOLATED = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+  'Cross-Origin-Resource-Policy': 'same-origin',
 };
 // Pictures and Vorbis are compressed already.
 const COMPRESSIBLE = new Set(['.html', '.js', '.wasm', '.json', '.ttf']);
@@ -184,7 +194,7 @@ function answer(root, server, req, res) {
   }
   if (!fs.statSync(file).isFile()) { res.writeHead(404).end('not found'); return; }
   const ext = path.extname(file);
-  const headers = { 'Content-Type': TYPES[ext] || 'application/octet-stream', 'Cache-Control': 'no-cache' };
+  const headers = { 'Content-Type': TYPES[ext] || 'application/octet-stream', 'Cache-Control': 'no-cache', ...ISOLATED };
   const accepts = String(req.headers['accept-encoding'] || '');
   let body = file;
   if (COMPRESSIBLE.has(ext)) {

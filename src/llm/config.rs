@@ -168,10 +168,9 @@ pub struct ModelsConfig {
 }
 
 /// Where the browser build's built-in keys find the default model: the
-/// page's own server at `/v1`, which forwards the page's calls (and only
-/// its own) to the llama-server `./run.sh play --web` starts beside it, with
-/// that run's key (#43); a page cannot run the model in-process; `models.ron`
-/// in the page's storage overrides it.
+/// page's own `/v1`, answered inside the page by the narrator model running
+/// in WebAssembly (`web/model.js`, #45); a `models.ron` in the page's storage
+/// (which the page's "Narrator model…" setting writes) points them at a server.
 pub const BROWSER_MODEL_SERVER: &str = "/v1";
 
 impl Default for ModelsConfig {

@@ -1,7 +1,9 @@
 //! The browser's model backend (issue #26): an OpenAI-compatible server called with `fetch`.
 //!
-//! The server is llama-server on the player's machine; its server-sent
-//! events are read from the response's stream as they arrive.
+//! By default the page's own `/v1`, which the page answers itself with the
+//! narrator model running in WebAssembly (`web/model.js`), or a server the
+//! player names; the server-sent events are read from the response's stream
+//! as they arrive.
 //!
 //! The page has no threads to block, so this backend is a [`Generate`]: the
 //! gateway runs its call policy as a task of the page and the frame polls the
@@ -44,7 +46,7 @@ impl FetchBackend {
                 backoff: Duration::from_millis(500),
             }),
             _ => Err(BackendError::Fatal(
-                "in the browser a model key must name an OpenAI-compatible server (OpenAi { url: \"/v1\", … } in models.ron: the page's own server, which forwards to llama-server): the in-process model and script files do not run in a page".into(),
+                "in the browser a model key must name an OpenAI-compatible endpoint (OpenAi { url: \"/v1\", … } in models.ron: the page's own model, or a server's URL): llama.cpp in-process and script files do not run in a page".into(),
             )),
         }
     }

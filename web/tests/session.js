@@ -1,19 +1,19 @@
 // Plays one turn of an open-ended session in the browser build (web/dist), in Debian's
-// headless Chromium driven by playwright-core, against llama.cpp's llama-server on
-// loopback with the default model (SmolLM2-135M-Instruct and the narrator adapter): the
-// page's models.ron (in localStorage) points the model keys at the server; on the
-// title screen it starts a new session of "Lanterns on the Drowned Reach" (session zero,
-// Begin), types a move into the session's text field and presses Enter, and checks the
-// narration streams into the page (the published state's `streaming` grows over several
-// reads) and the turn is committed. Then it reloads the page, clicks the campaign's
-// Continue and checks the turn is there: the save is the SQLite database kept in
-// IndexedDB (src/store, web/storage.js). Screenshots must show a picture.
-// The model server runs with a key made for the run and the page reaches it only
-// through its own server's /v1 (#43): a page of another origin is refused by both.
+// headless Chromium driven by playwright-core, narrated by the model inside the page
+// (web/model.js: SmolLM2-135M-Instruct with the narrator adapter merged in, on llama.cpp
+// in WebAssembly): no model server runs. On the title screen it starts a new session of
+// "Lanterns on the Drowned Reach" (session zero, Begin); the page downloads its model
+// from its own origin (a progress bar), checks its hash and keeps it; it types a move
+// into the session's text field and presses Enter, and checks the narration streams into
+// the page (the published state's `streaming` grows over several reads) and the turn is
+// committed. Then it reloads the page, clicks the campaign's Continue and checks the
+// turn is there (the save is the SQLite database kept in IndexedDB: src/store,
+// web/storage.js) and that the model came from the page's cache (no request for it).
+// No request may leave the page's origin. Screenshots must show a picture.
 // Last, IndexedDB is made to refuse writes and a second turn is played: the page
 // must say "this turn was not kept", and stop saying it once writes work again.
-// Prints a JSON report; exits non-zero on any failure.
-// Usage: LORELOOM_LLAMA_SERVER=BIN node web/tests/session.js DIST SHOT_DIR MODEL_GGUF [ADAPTER_GGUF]
+// Prints a JSON report (with the page model's timings); exits non-zero on any failure.
+// Usage: node web/tests/session.js DIST SHOT_DIR
 'use strict';
 const fs = require('fs');
 const net = require('net');
@@ -25,67 +25,28 @@ const kit = require('./page.js');
 const { state, waitFor, click, launch, watchErrors } = kit;
 const clickUntil = (page, name, what, pred, report, timeout) => kit.clickUntil(page, name, what, pred, report, shots, timeout);
 
-const [dist, shots, model, adapter] = process.argv.slice(2);
+const [dist, shots] = process.argv.slice(2);
 const shoot = (page, name) => kit.shoot(page, shots, name);
 const CAMPAIGN = 'Lanterns on the Drowned Reach';
 const MOVE = 'I raise my lantern and look for the ferryman';
-const TURN_MS = 6 * 60000; // a whole turn of the small model on a shared core
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function llamaServer() {
-  const bin = process.env.LORELOOM_LLAMA_SERVER;
-  if (!bin || !fs.existsSync(bin)) throw new Error('LORELOOM_LLAMA_SERVER is not set to a llama-server binary (./run.sh test builds one)');
-  if (!fs.existsSync(model)) throw new Error(`the default model is missing at ${model} (./run.sh test installs it)`);
-  const port = await freePort();
-  const key = require('crypto').randomBytes(24).toString('hex');
-  const keyFile = path.join(fs.mkdtempSync(path.join(require('os').tmpdir(), 'loreloom-key-')), 'key');
-  fs.writeFileSync(keyFile, key, { mode: 0o600 });
-  const args = ['-m', model, '--host', '127.0.0.1', '--port', String(port), '-c', '8192', '-t', '1', '-np', '2', '--no-webui', '--api-key-file', keyFile];
-  if (adapter) args.push('--lora', adapter);
-  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr.on('data', (d) => { log = (log + d).slice(-4000); });
-  const until = Date.now() + 120000;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`llama-server exited (${child.exitCode}) before it was ready:\n${log}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
-    if (ok) return { child, port, key };
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  child.kill();
-  throw new Error(`llama-server was not ready in 120 s:\n${log}`);
-}
-
-/// The page's models.ron: both tiers on the page's own /v1 (forwarded to the
-/// server with its key), prompts in their compact form (the small model).
-function modelsRon() {
-  const key = (what) => `(backend: OpenAi(url: "/v1", model: "default"), compact_prompts: true, lanes: 2, description: "${what}")`;
-  return `(small: "local-small", large: "local-large", models: {"local-small": ${key('the small tier, on llama-server')}, "local-large": ${key('the narrator, on llama-server')}})`;
-}
+const TURN_MS = 12 * 60000; // a whole turn of the small model in WebAssembly on two shared cores
 
 (async () => {
   fs.mkdirSync(shots, { recursive: true });
   precompress(dist);
-  const llama = await llamaServer();
-  const server = await serve(dist, 0, { upstream: `http://127.0.0.1:${llama.port}`, key: llama.key });
-  const url = `http://127.0.0.1:${server.address().port}/`;
+  if (!fs.existsSync(path.join(dist, 'models/manifest.json'))) throw new Error(`${dist} was built without the page's model (LORELOOM_PAGE_MODEL; ./run.sh test makes it)`);
+  const server = await serve(dist, 0);
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const url = `${origin}/`;
   const browser = await launch(chromium);
-  const report = { url, model: path.basename(model), adapter: adapter ? path.basename(adapter) : null };
+  const report = { url, manifest: JSON.parse(fs.readFileSync(path.join(dist, 'models/manifest.json'), 'utf8')) };
+  // Every request the page makes: none may leave its origin; the model's are counted per load.
+  const requests = [];
   let page = null;
   const errors = [];
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-    await context.addInitScript((ron) => {
-      if (!localStorage.getItem('loreloom:.loreloom/models.ron')) localStorage.setItem('loreloom:.loreloom/models.ron', ron);
-    }, modelsRon());
+    context.on('request', (r) => requests.push(r.url()));
     page = await context.newPage();
     watchErrors(page, errors);
 
@@ -123,6 +84,13 @@ function modelsRon() {
     }
     report.turnMs = Date.now() - started;
     report.firstWordsMs = firstWordsMs;
+    report.pageModel = await page.evaluate(() => window.loreloomModel.status);
+    if (report.pageModel.state !== 'ready' || report.pageModel.fromCache !== false || report.pageModel.calls < 1) {
+      throw new Error(`the page's model did not download and answer: ${JSON.stringify(report.pageModel)}`);
+    }
+    const modelUrl = new URL(report.manifest.narrator.file, url).href;
+    report.modelRequestsFirstLoad = requests.filter((r) => r.startsWith(modelUrl)).length;
+    if (report.modelRequestsFirstLoad !== 1) throw new Error(`the model was requested ${report.modelRequestsFirstLoad} times on the first load`);
     // Each narration of the turn (the player's, then the people's who act) streams
     // on its own: the lengths read grow, and start again for the next one.
     const runs = [];
@@ -149,6 +117,7 @@ function modelsRon() {
     if (!report.kept.files.some((f) => /saves\/.+\.db$/.test(f))) throw new Error(`no session save in IndexedDB: ${JSON.stringify(report.kept)}`);
 
     // Reload: the campaign offers Continue, and the save holds the turn.
+    const before = requests.length;
     await page.reload();
     s = await waitFor(page, 'Continue on the title screen after a reload', (t) => t.screen === 'Title' && t.targets[`continue-session-${index}`]);
     await page.waitForTimeout(1500);
@@ -159,28 +128,28 @@ function modelsRon() {
     if (!back.some((e) => e.kind === 'narration' && e.text === narration)) throw new Error(`the turn's narration is not in the save after a reload: ${JSON.stringify(back)}`);
     if (s.session.scene_index !== report.sceneIndex) throw new Error(`reopened at scene ${s.session.scene_index}, the turn made scene ${report.sceneIndex}`);
     report.reopened = back.map((e) => e.kind);
+    // The model is read from the page's cache: loaded again, with no request for it.
+    await page.evaluate(() => window.loreloomModel.start());
+    report.pageModelAfterReload = await page.evaluate(() => window.loreloomModel.status);
+    if (report.pageModelAfterReload.fromCache !== true) throw new Error(`after a reload the model did not come from the page's cache: ${JSON.stringify(report.pageModelAfterReload)}`);
+    const again = requests.slice(before).filter((r) => r.startsWith(modelUrl));
+    if (again.length) throw new Error(`after a reload the model was requested again: ${JSON.stringify(again)}`);
     report.shots.push(await shoot(page, 'session-reopened'));
 
-    // Another website, open while the player plays, cannot drive the model:
-    // the page's server refuses its origin, the model server wants the key.
+    // Another website, open while the player plays, cannot reach the model: it lives
+    // in the page, and the page's server answers no /v1 call.
     const elsewhere = require('http').createServer((_q, r) => r.end('<!doctype html><title>elsewhere</title>'));
     await new Promise((r) => elsewhere.listen(0, '127.0.0.1', r));
+    report.crossOriginPort = elsewhere.address().port;
     const other = await context.newPage();
     await other.goto(`http://127.0.0.1:${elsewhere.address().port}/`);
-    report.crossOrigin = await other.evaluate(async ([pagePort, modelPort]) => {
-      const call = (url) => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ messages: [{ role: 'user', content: 'Say yes.' }], max_tokens: 4 }) })
-        .then(async (r) => ({ status: r.status, body: (await r.text()).slice(0, 80) }), (e) => ({ refused: String(e) }));
-      return { viaPage: await call(`http://127.0.0.1:${pagePort}/v1/chat/completions`),
-               direct: await call(`http://127.0.0.1:${modelPort}/v1/chat/completions`) };
-    }, [server.address().port, llama.port]);
+    report.crossOrigin = await other.evaluate(async (pagePort) => fetch(`http://127.0.0.1:${pagePort}/v1/chat/completions`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Say yes.' }], max_tokens: 4 }) })
+      .then(async (r) => ({ status: r.status, body: (await r.text()).slice(0, 80) }), (e) => ({ refused: String(e) })), server.address().port);
     await other.close();
     elsewhere.close();
-    const answered = (r) => r.status === 200 || /choices/.test(r.body || '');
-    if (answered(report.crossOrigin.viaPage)) throw new Error(`another origin drove the model through the page's server: ${JSON.stringify(report.crossOrigin)}`);
-    if (answered(report.crossOrigin.direct) || (report.crossOrigin.direct.status && report.crossOrigin.direct.status !== 401)) {
-      throw new Error(`the model server answered another origin without the key: ${JSON.stringify(report.crossOrigin)}`);
-    }
+    if (report.crossOrigin.status === 200 || /choices/.test(report.crossOrigin.body || '')) throw new Error(`another origin drove a model through the page's server: ${JSON.stringify(report.crossOrigin)}`);
 
     // IndexedDB refuses the next writes (as a full disk would): the turn is
     // played, the page says it was not kept, and stops once writes work again.
@@ -201,10 +170,15 @@ function modelsRon() {
     report.keptAgain = await page.evaluate((n) => window.loreloomFiles.written - n, writtenBefore);
     if (!(report.keptAgain > 0)) throw new Error('the warning went but no write reached IndexedDB');
     errors.splice(0, errors.length, ...errors.filter((e) => !/IndexedDB|not kept|disk is full/.test(e)));
+    const outside = requests.filter((r) => !r.startsWith(`${origin}/`) && !r.startsWith(`blob:${origin}/`) && !r.startsWith('data:')
+      && !r.startsWith(`http://127.0.0.1:${report.crossOriginPort}`));
+    report.requests = requests.length;
+    if (outside.length) throw new Error(`requests left the page's origin: ${JSON.stringify(outside.slice(0, 5))}`);
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join('\n')}`);
     console.log(JSON.stringify(report, null, 1));
   } catch (err) {
     if (page) await page.screenshot({ path: path.join(shots, 'session-failure.png') }).catch(() => {});
+    if (page) report.pageModelAtFailure = await page.evaluate(() => window.loreloomModel && window.loreloomModel.status).catch(() => null);
     console.log(JSON.stringify(report, null, 1));
     console.error(`web session test: ${err.message}`);
     if (errors.length) console.error(errors.join('\n'));
@@ -212,6 +186,5 @@ function modelsRon() {
   } finally {
     await browser.close();
     server.close();
-    llama.child.kill();
   }
 })();

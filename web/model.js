@@ -1,0 +1,231 @@
+// The page's own model (#45): the narrator (SmolLM2-135M-Instruct with Loreloom's adapter
+// merged into its weights by web/build.sh) runs inside the page, in llama.cpp compiled to
+// WebAssembly (wllama: llama-server's own request handling, so the page's calls get the
+// native server's sampling, JSON-schema-constrained output and prompt-prefix reuse), in
+// workers of its own, so the game's frame keeps drawing while it thinks.
+//
+// The game's model keys in the page name `/v1` (src/llm/config.rs). This module answers
+// the page's own `POST /v1/chat/completions` itself, as the server-sent events llama-server
+// would send (src/llm/fetch.rs reads them unchanged); nothing leaves the page. A player who
+// prefers a model server sets one in "Narrator model…" (this page's settings): then the
+// calls go to that server and this module stays out of the way.
+//
+// The model file comes from the page's own origin (models/, listed with its size and
+// SHA-256 in models/manifest.json), the first time a session needs it, with a progress
+// bar (size, speed, time left); it is checked against its hash and kept in Cache Storage,
+// so later loads, and play offline, read it from there. A page without the file (or a
+// browser that cannot run it) still plays stories; sessions then say why they cannot.
+import { Wllama } from './wllama/wllama.js';
+
+const CACHE = 'loreloom-models';
+const SOURCE_KEY = 'loreloom:page-model'; // "page" (default) or "server"
+const CHAT = '/v1/chat/completions';
+
+const panel = document.getElementById('model-status');
+const bar = panel.querySelector('progress');
+const label = panel.querySelector('span');
+
+/// What the page's model is doing, for the page and its tests.
+const status = { state: 'idle', file: null, bytes: 0, loaded: 0, fromCache: null, error: null,
+  threads: null, multithread: null, loadMs: null, calls: 0,
+  // The last calls' figures: wall time, first text, and llama.cpp's own timings.
+  recent: [] };
+
+const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+const show = (text, fraction) => {
+  panel.hidden = false;
+  label.textContent = text;
+  if (fraction === undefined) bar.removeAttribute('value'); else bar.value = fraction;
+};
+const hide = () => { panel.hidden = true; };
+
+const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/// The model file's blob: from Cache Storage when it is there, else downloaded with a
+/// progress bar, checked against its hash and kept. Throws with a message for the player.
+async function modelBlob(entry) {
+  const key = new URL(`${entry.file}?sha256=${entry.sha256}`, document.baseURI).href;
+  const cache = self.caches ? await caches.open(CACHE) : null;
+  if (cache) {
+    const hit = await cache.match(key);
+    if (hit) {
+      status.fromCache = true;
+      return hit.blob();
+    }
+  }
+  status.fromCache = false;
+  const response = await fetch(entry.file, { cache: 'no-store' });
+  if (!response.ok) throw new Error(`${entry.file} answered HTTP ${response.status}`);
+  const reader = response.body.getReader();
+  const chunks = [];
+  const started = performance.now();
+  let shown = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    status.loaded += value.byteLength;
+    const now = performance.now();
+    if (now - shown > 200) {
+      shown = now;
+      const rate = status.loaded / Math.max(1, now - started) * 1000;
+      const left = Math.max(0, entry.bytes - status.loaded) / Math.max(rate, 1);
+      show(`Downloading the narrator model (once): ${mb(status.loaded)} of ${mb(entry.bytes)} · ${mb(rate)}/s · ${Math.ceil(left)} s left`,
+        status.loaded / entry.bytes);
+    }
+  }
+  show('Checking the narrator model…');
+  const blob = new Blob(chunks);
+  if (blob.size !== entry.bytes) throw new Error(`${entry.file} is ${blob.size} bytes, not the ${entry.bytes} the page expects; reload to fetch it again`);
+  const digest = hex(await crypto.subtle.digest('SHA-256', await blob.arrayBuffer()));
+  if (digest !== entry.sha256) throw new Error(`${entry.file} does not match its SHA-256 (${digest}); it was not kept; reload to fetch it again`);
+  if (cache) {
+    // Only this version is kept: an older model's bytes go.
+    for (const old of await cache.keys()) if (old.url !== key) await cache.delete(old);
+    await cache.put(key, new Response(blob, { headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(blob.size) } }))
+      .catch((e) => console.warn(`loreloom: the narrator model could not be kept (${e}); it will be downloaded again next time`));
+  }
+  return blob;
+}
+
+let starting = null;
+let wllama = null;
+
+/// Downloads (once) and loads the model; resolves when it can answer.
+function start() {
+  starting ??= (async () => {
+    try {
+      status.state = 'loading';
+      const manifest = await fetch('models/manifest.json').then((r) => {
+        if (!r.ok) throw new Error(`this page was built without its model (models/manifest.json: HTTP ${r.status}); ./run.sh play --web builds it, or choose a model server in "Narrator model…"`);
+        return r.json();
+      });
+      const entry = manifest.narrator;
+      status.file = entry.file;
+      status.bytes = entry.bytes;
+      const blob = await modelBlob(entry);
+      show('Starting the narrator model…');
+      const began = performance.now();
+      wllama = new Wllama({ default: new URL('wllama/wllama.wasm', document.baseURI).href }, { suppressNativeLog: true });
+      // Never the CDN fallback for browsers without JSPI or 64-bit memory: nothing leaves the page.
+      wllama.setCompat(null);
+      await wllama.loadModel([blob], {
+        n_ctx: entry.context || 8192,
+        // Two calls at once, as the game's two lanes, sharing one cache of the whole context.
+        n_parallel: 2,
+        kv_unified: true,
+        n_threads: Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8)),
+        // The CPU: WebGPU's shaders are slower than SIMD for a model this small, and absent headless.
+        n_gpu_layers: 0,
+      });
+      status.loadMs = Math.round(performance.now() - began);
+      status.threads = wllama.getNumThreads();
+      status.multithread = wllama.isMultithread();
+      status.state = 'ready';
+      hide();
+    } catch (e) {
+      status.state = 'failed';
+      status.error = String(e && e.message ? e.message : e);
+      show(`The narrator model cannot run in this page: ${status.error}`);
+      console.warn(`loreloom: ${status.error}`);
+      throw e;
+    }
+  })();
+  return starting;
+}
+
+const usePage = () => (localStorage.getItem(SOURCE_KEY) || 'page') === 'page';
+const isChat = (url) => {
+  try {
+    const u = new URL(url, document.baseURI);
+    return u.origin === location.origin && u.pathname === new URL(CHAT, document.baseURI).pathname;
+  } catch { return false; }
+};
+
+const encoder = new TextEncoder();
+const event = (data) => encoder.encode(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+const refuse = (status, message) => new Response(JSON.stringify({ error: { message } }), { status, headers: { 'Content-Type': 'application/json' } });
+
+/// One chat completion, answered in the page as llama-server's event stream.
+async function answer(body) {
+  let request;
+  try { request = JSON.parse(body); } catch { return refuse(400, 'the request body is not JSON'); }
+  if (!request || !Array.isArray(request.messages)) return refuse(400, 'the request has no messages');
+  try { await start(); } catch (e) { return refuse(503, `the page's model: ${status.error}`); }
+  status.calls++;
+  const abort = new AbortController();
+  const began = performance.now();
+  const call = { ms: null, firstMs: null, promptN: null, cachedN: null, predictedN: null, prefillPerS: null, decodePerS: null };
+  const stream = new ReadableStream({
+    async start(controller) {
+      try {
+        const chunks = await wllama.createChatCompletion({ ...request, stream: true, abortSignal: abort.signal });
+        for await (const chunk of chunks) {
+          if (call.firstMs === null && chunk.choices && chunk.choices[0] && chunk.choices[0].delta && chunk.choices[0].delta.content) {
+            call.firstMs = Math.round(performance.now() - began);
+          }
+          const t = chunk.timings;
+          if (t) Object.assign(call, { promptN: t.prompt_n, cachedN: t.cache_n, predictedN: t.predicted_n,
+            prefillPerS: Math.round(t.prompt_per_second * 10) / 10, decodePerS: Math.round(t.predicted_per_second * 10) / 10 });
+          controller.enqueue(event(chunk));
+        }
+        controller.enqueue(event('[DONE]'));
+        controller.close();
+      } catch (e) {
+        if (!abort.signal.aborted) controller.error(e);
+      } finally {
+        call.ms = Math.round(performance.now() - began);
+        status.recent.push(call);
+        if (status.recent.length > 100) status.recent.shift();
+      }
+    },
+    cancel() { abort.abort(); },
+  });
+  return new Response(stream, { headers: { 'Content-Type': 'text/event-stream' } });
+}
+
+// The page's calls to its own /v1 are answered here while the page's model is chosen.
+const fetchOut = window.fetch.bind(window);
+window.fetch = (input, init) => {
+  const url = input instanceof Request ? input.url : String(input);
+  const method = (init && init.method) || (input instanceof Request ? input.method : 'GET');
+  if (usePage() && method.toUpperCase() === 'POST' && isChat(url)) {
+    const body = init && init.body !== undefined ? Promise.resolve(String(init.body)) : input.text();
+    return body.then(answer);
+  }
+  return fetchOut(input, init);
+};
+
+// A session needs the model soon: start fetching and loading it when one opens, so the
+// first turn does not wait for the download as well. Stories never touch it.
+new MutationObserver(() => {
+  if (usePage() && !starting && /"screen":"Session/.test(document.body.dataset.loreloom || '')) start().catch(() => {});
+}).observe(document.body, { attributes: true, attributeFilter: ['data-loreloom'] });
+
+// "Narrator model…": the page's own model, or an OpenAI-compatible server the player names.
+const dialog = document.getElementById('model-dialog');
+const form = dialog.querySelector('form');
+document.getElementById('model-open').addEventListener('click', () => {
+  const source = localStorage.getItem(SOURCE_KEY) || 'page';
+  form.elements.source.value = source;
+  form.elements.url.value = localStorage.getItem('loreloom:page-model-url') || 'http://127.0.0.1:8080/v1';
+  dialog.showModal();
+});
+form.addEventListener('submit', (e) => {
+  if (e.submitter && e.submitter.value === 'cancel') return;
+  const source = form.elements.source.value;
+  const url = form.elements.url.value.trim();
+  localStorage.setItem(SOURCE_KEY, source);
+  if (source === 'server' && url) {
+    localStorage.setItem('loreloom:page-model-url', url);
+    const key = (what) => `(backend: OpenAi(url: ${JSON.stringify(url)}, model: "default"), compact_prompts: true, lanes: 2, description: "${what}")`;
+    localStorage.setItem('loreloom:.loreloom/models.ron',
+      `(small: "local-small", large: "local-large", models: {"local-small": ${key('the small tier, on the server the player chose')}, "local-large": ${key('the narrator, on the server the player chose')}})`);
+  } else {
+    localStorage.removeItem('loreloom:.loreloom/models.ron');
+  }
+  // The game reads its model settings when it starts.
+  location.reload();
+});
+
+window.loreloomModel = { status, start, usePage };

@@ -47,7 +47,7 @@ if [ -n "$model" ] && [ -f "$model" ]; then
     mkdir -p "$dist/models"
     name=loreloom-narrator.gguf
     cp "$model" "$dist/models/$name"
-    printf '{"narrator": {"file": "models/%s", "bytes": %s, "sha256": "%s", "context": 8192}}\n' \
+    printf '{"narrator": {"file": "models/%s", "bytes": %s, "sha256": "%s", "context": 12288}}\n' \
         "$name" "$(stat -c %s "$model")" "$(sha256sum "$model" | cut -d' ' -f1)" >"$dist/models/manifest.json"
 else
     echo "loreloom: no LORELOOM_PAGE_MODEL: this page plays stories; its sessions need a model server (Narrator model…)" >&2

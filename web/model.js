@@ -110,11 +110,15 @@ function start() {
       // Never the CDN fallback for browsers without JSPI or 64-bit memory: nothing leaves the page.
       wllama.setCompat(null);
       await wllama.loadModel([blob], {
-        n_ctx: entry.context || 8192,
-        // Two calls at once, as the game's two lanes, sharing one cache of the whole context.
-        n_parallel: 2,
+        // Four slots over one unified cache: the game's two lanes call at once, and a
+        // stage's next prompt finds the slot that still holds its prefix (llama-server
+        // picks the slot whose cached prompt shares the most).
+        n_ctx: entry.context || 12288,
+        n_parallel: 4,
         kv_unified: true,
-        n_threads: Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8)),
+        // Half the cores: the page draws the game on the others (measured on two cores,
+        // two model threads beside the game's frame made every call slower, not faster).
+        n_threads: Math.max(1, Math.min(Math.floor((navigator.hardwareConcurrency || 2) / 2), 8)),
         // The CPU: WebGPU's shaders are slower than SIMD for a model this small, and absent headless.
         n_gpu_layers: 0,
       });

@@ -46,11 +46,31 @@ async function waitFor(page, what, pred, timeout = STEP_MS) {
   fail(`timed out waiting for ${what}; the page's state: ${JSON.stringify(last)}`);
 }
 
-/// Click the control `name` where the page last said it was (`seen`: a state already read).
+/// Controls whose place changed between two reads just before a click (a window
+/// that opened this frame is laid out again on the next: egui sizes it first).
+const settling = { moved: 0 };
+
+/// Where `name` is once it stays put for two reads 100 ms apart (at most 2 s).
+async function settled(page, name, box) {
+  const until = Date.now() + 2000;
+  while (Date.now() < until) {
+    await page.waitForTimeout(100);
+    const again = await state(page);
+    const next = again && again.targets[name];
+    if (!next) return box;
+    if (next.every((v, i) => Math.abs(v - box[i]) < 0.5)) return box;
+    settling.moved++;
+    box = next;
+  }
+  return box;
+}
+
+/// Click the control `name` where the page says it is (`seen`: a state already read).
 async function click(page, name, seen = null) {
   const s = seen || await state(page);
-  const box = s && s.targets[name];
+  let box = s && s.targets[name];
   if (!box) fail(`no "${name}" on screen; targets: ${JSON.stringify(s && Object.keys(s.targets))}`);
+  box = await settled(page, name, box);
   // As a hand clicks: over the control first, then press and release a moment apart
   // (a press and release inside one slow frame is not what players do).
   await page.mouse.move(box[0] + box[2] / 2, box[1] + box[3] / 2);
@@ -97,4 +117,4 @@ async function shoot(page, dir, name) {
   return { file, spread: Math.round(spread * 10) / 10 };
 }
 
-module.exports = { STEP_MS, fail, launch, watchErrors, state, waitFor, click, clickUntil, shoot };
+module.exports = { STEP_MS, settling, fail, launch, watchErrors, state, waitFor, click, clickUntil, shoot };

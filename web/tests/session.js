@@ -10,8 +10,8 @@
 // turn is there (the save is the SQLite database kept in IndexedDB: src/store,
 // web/storage.js) and that the model came from the page's cache (no request for it).
 // No request may leave the page's origin. Screenshots must show a picture.
-// Last, IndexedDB is made to refuse writes and a second turn is played: the page
-// must say "this turn was not kept", and stop saying it once writes work again.
+// Last, IndexedDB is made to refuse writes and the player rewinds to the opening (a
+// commit): the page must say "this turn was not kept", and stop once writes work again.
 // Prints a JSON report (with the page model's timings); exits non-zero on any failure.
 // Usage: node web/tests/session.js DIST SHOT_DIR
 'use strict';
@@ -29,7 +29,7 @@ const [dist, shots] = process.argv.slice(2);
 const shoot = (page, name) => kit.shoot(page, shots, name);
 const CAMPAIGN = 'Lanterns on the Drowned Reach';
 const MOVE = 'I raise my lantern and look for the ferryman';
-const TURN_MS = 12 * 60000; // a whole turn of the small model in WebAssembly on two shared cores
+const TURN_MS = 20 * 60000; // a whole turn of the small model in WebAssembly on two shared cores
 
 (async () => {
   fs.mkdirSync(shots, { recursive: true });
@@ -67,10 +67,13 @@ const TURN_MS = 12 * 60000; // a whole turn of the small model in WebAssembly on
     await page.keyboard.press('Enter');
     const started = Date.now();
     const streamed = [];
+    const frames = []; // the page's mean frame time, read once a second, while the model works
     let firstWordsMs = null;
     const until = started + TURN_MS;
     for (;;) {
       s = await state(page);
+      const ms = Number(await page.evaluate(() => document.body.dataset.loreloomFrameMs));
+      if (ms > 0) frames.push(ms);
       const sess = s && s.session;
       if (sess && sess.streaming && (streamed.length === 0 || streamed[streamed.length - 1] !== sess.streaming.length)) {
         if (firstWordsMs === null) firstWordsMs = Date.now() - started;
@@ -84,6 +87,8 @@ const TURN_MS = 12 * 60000; // a whole turn of the small model in WebAssembly on
     }
     report.turnMs = Date.now() - started;
     report.firstWordsMs = firstWordsMs;
+    frames.sort((a, b) => a - b);
+    report.frameMsDuringTurn = frames.length ? { p50: frames[Math.floor(frames.length / 2)], max: frames[frames.length - 1] } : null;
     report.pageModel = await page.evaluate(() => window.loreloomModel.status);
     if (report.pageModel.state !== 'ready' || report.pageModel.fromCache !== false || report.pageModel.calls < 1) {
       throw new Error(`the page's model did not download and answer: ${JSON.stringify(report.pageModel)}`);
@@ -151,6 +156,11 @@ const TURN_MS = 12 * 60000; // a whole turn of the small model in WebAssembly on
     elsewhere.close();
     if (report.crossOrigin.status === 200 || /choices/.test(report.crossOrigin.body || '')) throw new Error(`another origin drove a model through the page's server: ${JSON.stringify(report.crossOrigin)}`);
 
+    // The reopened session writes its "Previously…" recap with the model first; the
+    // field takes the keyboard once that is done.
+    s = await waitFor(page, 'the reopened session idle (its recap written)', (t) => t.session && !t.session.busy && t.targets['session-input'], TURN_MS);
+    report.recap = (s.session.entries.find((e) => e.kind === 'recap') || {}).text || null;
+
     // IndexedDB refuses the next writes (as a full disk would): the turn is
     // played, the page says it was not kept, and stops once writes work again.
     await page.evaluate(() => {
@@ -158,7 +168,9 @@ const TURN_MS = 12 * 60000; // a whole turn of the small model in WebAssembly on
       IDBObjectStore.prototype.put = function refuse() { throw new DOMException('the disk is full (test)', 'QuotaExceededError'); };
     });
     await clickUntil(page, 'session-input', 'the text field to take the keyboard', (t) => t.typing, report);
-    await page.keyboard.type('I wait and listen', { delay: 20 });
+    // A rewind to the opening: a commit with no model call (a second turn of the page's
+    // model takes as long as the first: minutes on two cores).
+    await page.keyboard.type('/rewind 0', { delay: 20 });
     await page.keyboard.press('Enter');
     s = await waitFor(page, '"this turn was not kept" on the page', (t) => t.session && typeof t.session.not_kept === 'string', TURN_MS);
     report.notKept = s.session.not_kept;
@@ -175,10 +187,12 @@ const TURN_MS = 12 * 60000; // a whole turn of the small model in WebAssembly on
     report.requests = requests.length;
     if (outside.length) throw new Error(`requests left the page's origin: ${JSON.stringify(outside.slice(0, 5))}`);
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join('\n')}`);
+    report.movedTargets = kit.settling.moved;
     console.log(JSON.stringify(report, null, 1));
   } catch (err) {
     if (page) await page.screenshot({ path: path.join(shots, 'session-failure.png') }).catch(() => {});
     if (page) report.pageModelAtFailure = await page.evaluate(() => window.loreloomModel && window.loreloomModel.status).catch(() => null);
+    report.movedTargets = kit.settling.moved;
     console.log(JSON.stringify(report, null, 1));
     console.error(`web session test: ${err.message}`);
     if (errors.length) console.error(errors.join('\n'));

@@ -148,9 +148,11 @@ async function readToEnd(page) {
     report.picked = picked;
     report.shots.push(await shoot(page, 'shelf-after-reload'));
     if (errors.length) fail(`the page reported errors:\n${errors.join('\n')}`);
+    report.movedTargets = kit.settling.moved;
     console.log(JSON.stringify(report, null, 1));
   } catch (err) {
     if (lastPage) await lastPage.screenshot({ path: path.join(shots, 'failure.png') }).catch(() => {});
+    report.movedTargets = kit.settling.moved;
     console.log(JSON.stringify(report, null, 1));
     console.error(`web story test: ${err.message}`);
     if (errors.length) console.error(errors.join('\n'));

@@ -319,6 +319,27 @@ fn print(label: &str, r: &Report) {
     );
 }
 
+/// `MERGED=a.gguf,b.gguf`: models with the adapter merged into their weights
+/// (the page's, `web/build.sh`), measured on the same prompts.
+fn merged(
+    threads: u32,
+    registry: &PromptRegistry,
+    examples: &[&Example],
+    labels: &[OutcomeLabel],
+    shingles: &Shingles,
+    seeds: u32,
+) {
+    for file in std::env::var("MERGED").unwrap_or_default().split(',') {
+        if file.is_empty() {
+            continue;
+        }
+        let mut model = LlamaCppBackend::open(std::path::Path::new(file), 2048, threads, 4)
+            .expect("a merged model");
+        let rep = run(&mut model, registry, examples, labels, shingles, seeds);
+        print(&format!("merged {file}"), &rep);
+    }
+}
+
 fn main() {
     let model = loreloom::files::data_dir()
         .join("models")
@@ -398,16 +419,7 @@ fn main() {
     assert!(tuned.has_adapter(), "{:?}", tuned.adapter_error());
     let t = run(&mut tuned, &registry, &picked, &labels, &shingles, seeds);
     print("tuned", &t);
-    // Models with the adapter merged in (the page's), on the same prompts.
-    for file in std::env::var("MERGED").unwrap_or_default().split(',') {
-        if file.is_empty() {
-            continue;
-        }
-        let mut merged = LlamaCppBackend::open(std::path::Path::new(file), 2048, threads, 4)
-            .expect("a merged model");
-        let rep = run(&mut merged, &registry, &picked, &labels, &shingles, seeds);
-        print(&format!("merged {file}"), &rep);
-    }
+    merged(threads, &registry, &picked, &labels, &shingles, seeds);
     for (label, rep) in [("base", r.as_ref()), ("tuned", Some(&t))] {
         let Some(rep) = rep else { continue };
         println!("\n{label} samples:");

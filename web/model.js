@@ -15,7 +15,6 @@
 // bar (size, speed, time left); it is checked against its hash and kept in Cache Storage,
 // so later loads, and play offline, read it from there. A page without the file (or a
 // browser that cannot run it) still plays stories; sessions then say why they cannot.
-import { Wllama } from './wllama/wllama.js';
 
 const CACHE = 'loreloom-models';
 const SOURCE_KEY = 'loreloom:page-model'; // "page" (default) or "server"
@@ -106,6 +105,8 @@ function start() {
       const blob = await modelBlob(entry);
       show('Starting the narrator model…');
       const began = performance.now();
+      // Fetched only now: stories never need it, and it is not part of the first screen.
+      const { Wllama } = await import('./wllama/wllama.js');
       wllama = new Wllama({ default: new URL('wllama/wllama.wasm', document.baseURI).href }, { suppressNativeLog: true });
       // Never the CDN fallback for browsers without JSPI or 64-bit memory: nothing leaves the page.
       wllama.setCompat(null);

@@ -120,7 +120,7 @@ function start() {
         // Half the cores: the page draws the game on the others (measured on two cores,
         // two model threads beside the game's frame made every call slower, not faster).
         n_threads: Math.max(1, Math.min(Math.floor((navigator.hardwareConcurrency || 2) / 2), 8)),
-        // The CPU: WebGPU's shaders are slower than SIMD for a model this small, and absent headless.
+        // The CPU only: WebGPU is untested here (headless Chromium has only SwiftShader).
         n_gpu_layers: 0,
       });
       status.loadMs = Math.round(performance.now() - began);
@@ -131,7 +131,7 @@ function start() {
     } catch (e) {
       status.state = 'failed';
       status.error = String(e && e.message ? e.message : e);
-      show(`The narrator model cannot run in this page: ${status.error}`);
+      show(`The narrator model cannot run in this page: ${status.error} (reload the page to try again)`);
       console.warn(`loreloom: ${status.error}`);
       throw e;
     }

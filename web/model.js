@@ -55,14 +55,20 @@ async function modelBlob(entry) {
   status.fromCache = false;
   const response = await fetch(entry.file, { cache: 'no-store' });
   if (!response.ok) throw new Error(`${entry.file} answered HTTP ${response.status}`);
+  // Read into one buffer of the size the manifest names: a longer answer is refused as
+  // soon as it overruns (never unbounded memory), and the hash reads it without a copy.
+  const bytes = new Uint8Array(entry.bytes);
   const reader = response.body.getReader();
-  const chunks = [];
   const started = performance.now();
   let shown = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    chunks.push(value);
+    if (status.loaded + value.byteLength > entry.bytes) {
+      reader.cancel();
+      throw new Error(`${entry.file} is longer than the ${entry.bytes} bytes the page expects; reload to fetch it again`);
+    }
+    bytes.set(value, status.loaded);
     status.loaded += value.byteLength;
     const now = performance.now();
     if (now - shown > 200) {
@@ -74,10 +80,10 @@ async function modelBlob(entry) {
     }
   }
   show('Checking the narrator model…');
-  const blob = new Blob(chunks);
-  if (blob.size !== entry.bytes) throw new Error(`${entry.file} is ${blob.size} bytes, not the ${entry.bytes} the page expects; reload to fetch it again`);
-  const digest = hex(await crypto.subtle.digest('SHA-256', await blob.arrayBuffer()));
+  if (status.loaded !== entry.bytes) throw new Error(`${entry.file} is ${status.loaded} bytes, not the ${entry.bytes} the page expects; reload to fetch it again`);
+  const digest = hex(await crypto.subtle.digest('SHA-256', bytes));
   if (digest !== entry.sha256) throw new Error(`${entry.file} does not match its SHA-256 (${digest}); it was not kept; reload to fetch it again`);
+  const blob = new Blob([bytes]);
   if (cache) {
     // Only this version is kept: an older model's bytes go.
     for (const old of await cache.keys()) if (old.url !== key) await cache.delete(old);
@@ -114,7 +120,7 @@ function start() {
         // Four slots over one unified cache: the game's two lanes call at once, and a
         // stage's next prompt finds the slot that still holds its prefix (llama-server
         // picks the slot whose cached prompt shares the most).
-        n_ctx: entry.context || 12288,
+        n_ctx: entry.context,
         n_parallel: 4,
         kv_unified: true,
         // Half the cores: the page draws the game on the others (measured on two cores,
@@ -143,7 +149,7 @@ const usePage = () => (localStorage.getItem(SOURCE_KEY) || 'page') === 'page';
 const isChat = (url) => {
   try {
     const u = new URL(url, document.baseURI);
-    return u.origin === location.origin && u.pathname === new URL(CHAT, document.baseURI).pathname;
+    return u.origin === location.origin && u.pathname === CHAT;
   } catch { return false; }
 };
 
@@ -195,17 +201,25 @@ window.fetch = (input, init) => {
   const url = input instanceof Request ? input.url : String(input);
   const method = (init && init.method) || (input instanceof Request ? input.method : 'GET');
   if (usePage() && method.toUpperCase() === 'POST' && isChat(url)) {
-    const body = init && init.body !== undefined ? Promise.resolve(String(init.body)) : input.text();
+    const body = init && init.body !== undefined ? Promise.resolve(String(init.body))
+      : input instanceof Request ? input.text() : Promise.resolve('');
     return body.then(answer);
   }
   return fetchOut(input, init);
 };
 
 // A session needs the model soon: start fetching and loading it when one opens, so the
-// first turn does not wait for the download as well. Stories never touch it.
-new MutationObserver(() => {
-  if (usePage() && !starting && /"screen":"Session/.test(document.body.dataset.loreloom || '')) start().catch(() => {});
-}).observe(document.body, { attributes: true, attributeFilter: ['data-loreloom'] });
+// first turn does not wait for the download as well. Stories never touch it. The page's
+// state changes with every streamed token, so the watch ends once the model is started.
+// (The source is chosen before the page loads: changing it reloads the page.)
+const opened = new MutationObserver(() => {
+  if (starting) { opened.disconnect(); return; }
+  if (/"screen":"Session/.test(document.body.dataset.loreloom || '')) {
+    opened.disconnect();
+    start().catch(() => {});
+  }
+});
+if (usePage()) opened.observe(document.body, { attributes: true, attributeFilter: ['data-loreloom'] });
 
 // "Narrator model…": the page's own model, or an OpenAI-compatible server the player names.
 const dialog = document.getElementById('model-dialog');

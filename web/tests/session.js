@@ -16,9 +16,7 @@
 // Usage: node web/tests/session.js DIST SHOT_DIR
 'use strict';
 const fs = require('fs');
-const net = require('net');
 const path = require('path');
-const { spawn } = require('child_process');
 const { chromium } = require(path.join(__dirname, '../../tools/ship-check/node_modules/playwright-core'));
 const { serve, precompress } = require('../serve.js');
 const kit = require('./page.js');

@@ -15,10 +15,16 @@
 // bar (size, speed, time left); it is checked against its hash and kept in Cache Storage,
 // so later loads, and play offline, read it from there. A page without the file (or a
 // browser that cannot run it) still plays stories; sessions then say why they cannot.
+//
+// The model has few threads, so this module orders its work (src/llm/fetch.rs marks each
+// call with its stage and lane for it; no other server sees the marks): calls on the
+// foreground lane first, the background lane's while the foreground has none, and the
+// next turn's prompts (primers) while the player reads and nothing else runs.
 
 const CACHE = 'loreloom-models';
 const SOURCE_KEY = 'loreloom:page-model'; // "page" (default) or "server"
 const CHAT = '/v1/chat/completions';
+const THREADS_KEY = 'loreloom:page-model-threads';
 
 const panel = document.getElementById('model-status');
 const bar = panel.querySelector('progress');
@@ -28,7 +34,10 @@ const label = panel.querySelector('span');
 const status = { state: 'idle', file: null, bytes: 0, loaded: 0, fromCache: null, error: null,
   threads: null, multithread: null, loadMs: null, calls: 0,
   // The last calls' figures: wall time, first text, and llama.cpp's own timings.
-  recent: [] };
+  recent: [],
+  // Primers (the next turn's prompts read while the player reads): read, given up for a
+  // call, and their prompt tokens read.
+  primes: { read: 0, dropped: 0, tokens: 0, waiting: 0 } };
 
 const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
 const show = (text, fraction) => {
@@ -125,7 +134,14 @@ function start() {
         kv_unified: true,
         // Half the cores: the page draws the game on the others (measured on two cores,
         // two model threads beside the game's frame made every call slower, not faster).
-        n_threads: Math.max(1, Math.min(Math.floor((navigator.hardwareConcurrency || 2) / 2), 8)),
+        // `loreloom:page-model-threads` overrides it (for measuring).
+        n_threads: Number(localStorage.getItem(THREADS_KEY)) > 0
+          ? Math.min(Number(localStorage.getItem(THREADS_KEY)), 16)
+          : Math.max(1, Math.min(Math.floor((navigator.hardwareConcurrency || 2) / 2), 8)),
+        // The server loop reads at most this many prompt tokens between two looks at its
+        // queue: a call that comes while a primer is read waits for one batch, not the
+        // whole primer (a ~600-token prompt takes a minute on two cores).
+        n_batch: 128,
         // The CPU only: WebGPU is untested here (headless Chromium has only SwiftShader).
         n_gpu_layers: 0,
       });
@@ -163,13 +179,33 @@ async function answer(body) {
   try { request = JSON.parse(body); } catch { return refuse(400, 'the request body is not JSON'); }
   if (!request || !Array.isArray(request.messages)) return refuse(400, 'the request has no messages');
   try { await start(); } catch (e) { return refuse(503, `the page's model: ${status.error}`); }
+  const stage = typeof request.loreloom_stage === 'string' ? request.loreloom_stage : null;
+  const background = request.loreloom_lane === 'background';
+  const primer = request.loreloom_prime === true;
+  delete request.loreloom_stage;
+  delete request.loreloom_lane;
+  delete request.loreloom_prime;
+  if (primer) return prime(request);
   status.calls++;
+  // The player has moved: what was being primed for this move is read as far as it got,
+  // and the rest is no use now (the next commit primes again).
+  active++;
+  if (priming) priming.abort();
+  for (const waiting of primes.splice(0)) waiting.resolve(false);
+  status.primes.waiting = 0;
   const abort = new AbortController();
   const began = performance.now();
-  const call = { ms: null, firstMs: null, promptN: null, cachedN: null, predictedN: null, prefillPerS: null, decodePerS: null };
+  const call = { stage, lane: background ? 'background' : 'foreground', ms: null, waitedMs: null, firstMs: null,
+    promptN: null, cachedN: null, predictedN: null, prefillPerS: null, decodePerS: null };
+  if (!background) foreground++;
   const stream = new ReadableStream({
     async start(controller) {
       try {
+        // The model's threads go to the foreground lane (the move's resolution, then its
+        // narration: the player's first words) while it has a call; the background lane's
+        // calls (extractors, lore) are read when it has none.
+        if (background) await foregroundIdle();
+        call.waitedMs = Math.round(performance.now() - began);
         const chunks = await wllama.createChatCompletion({ ...request, stream: true, abortSignal: abort.signal });
         for await (const chunk of chunks) {
           if (call.firstMs === null && chunk.choices && chunk.choices[0] && chunk.choices[0].delta && chunk.choices[0].delta.content) {
@@ -188,11 +224,68 @@ async function answer(body) {
         call.ms = Math.round(performance.now() - began);
         status.recent.push(call);
         if (status.recent.length > 100) status.recent.shift();
+        active--;
+        if (!background) {
+          foreground--;
+          if (foreground === 0) for (const go of idleWaiters.splice(0)) go();
+        }
+        pump();
       }
     },
     cancel() { abort.abort(); },
   });
   return new Response(stream, { headers: { 'Content-Type': 'text/event-stream' } });
+}
+
+// Primers: the game sends the next turn's prompts after each commit (src/llm/gateway.rs,
+// `prime`), each marked `loreloom_prime`, to be read into the model's cache while the
+// player reads; the call that later starts alike reads only what differs. The model has
+// few threads, so primers are read one at a time, only while no call runs, and the one
+// being read is given up when a call comes (its batches read so far stay cached).
+let active = 0; // calls being answered
+let foreground = 0; // of which on the foreground lane
+const idleWaiters = []; // background calls waiting for the foreground lane to be idle
+const foregroundIdle = () => (foreground === 0 ? Promise.resolve() : new Promise((go) => idleWaiters.push(go)));
+const primes = []; // primers waiting: { request, resolve }
+let priming = null; // the AbortController of the primer being read
+
+// Each commit or rewind primes the next turn again; what waits longer than the newest
+// few is for a world that has moved on.
+const PRIMES_KEPT = 8;
+
+function prime(request) {
+  return new Promise((resolve) => {
+    primes.push({ request, resolve });
+    for (const stale of primes.splice(0, Math.max(0, primes.length - PRIMES_KEPT))) {
+      status.primes.dropped++;
+      stale.resolve(false);
+    }
+    status.primes.waiting = primes.length;
+    pump();
+  }).then((read) => new Response(JSON.stringify({ primed: read }), { headers: { 'Content-Type': 'application/json' } }));
+}
+
+async function pump() {
+  if (priming || active > 0 || primes.length === 0) return;
+  const { request, resolve } = primes.shift();
+  status.primes.waiting = primes.length;
+  const abort = new AbortController();
+  priming = abort;
+  let read = false;
+  try {
+    const chunks = await wllama.createChatCompletion({ ...request, max_tokens: 1, stream: true, abortSignal: abort.signal });
+    for await (const chunk of chunks) {
+      if (chunk.timings) status.primes.tokens += chunk.timings.prompt_n || 0;
+    }
+    read = !abort.signal.aborted;
+  } catch (e) {
+    if (!abort.signal.aborted) console.warn(`loreloom: a primer failed: ${e && e.message ? e.message : e}`);
+  } finally {
+    priming = null;
+    if (read) status.primes.read++; else status.primes.dropped++;
+    resolve(read);
+    pump();
+  }
 }
 
 // The page's calls to its own /v1 are answered here while the page's model is chosen.

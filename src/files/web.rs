@@ -5,8 +5,9 @@
 //! synchronous; what ships with the page (`bundle.json`) is read like a file.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
+use std::ops::Bound;
 use std::path::{Component, Path, PathBuf};
 
 use wasm_bindgen::prelude::*;
@@ -42,7 +43,24 @@ struct Shipped {
     #[serde(default)]
     files: BTreeMap<String, String>,
     #[serde(default)]
-    assets: Vec<String>,
+    assets: BTreeSet<String>,
+}
+
+impl Shipped {
+    /// Every shipped path beneath `prefix` (a folder's key and `/`): two
+    /// range reads of the sorted keys, not a walk of the whole bundle.
+    fn beneath<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a String> + 'a {
+        let files = self
+            .files
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .map(|(k, _)| k);
+        let assets = self
+            .assets
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded));
+        files
+            .take_while(move |k| k.starts_with(prefix))
+            .chain(assets.take_while(move |k| k.starts_with(prefix)))
+    }
 }
 
 thread_local! {
@@ -176,14 +194,7 @@ pub fn list(dir: &Path) -> Vec<PathBuf> {
     } else {
         format!("{dir_key}/")
     };
-    let bundled: Vec<String> = with_bundled(|b| {
-        b.files
-            .keys()
-            .chain(b.assets.iter())
-            .filter(|k| k.starts_with(&prefix))
-            .cloned()
-            .collect()
-    });
+    let bundled: Vec<String> = with_bundled(|b| b.beneath(&prefix).cloned().collect());
     stored_keys()
         .into_iter()
         .chain(blob_names())

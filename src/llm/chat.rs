@@ -114,13 +114,26 @@ pub fn body(model: &str, request: &GenerateRequest) -> Value {
 
 /// The request body as sent: [`body`] with the output contract's fields in
 /// the order the model should write them ([`super::contract::schema_text`]).
+pub fn body_text(model: &str, request: &GenerateRequest) -> String {
+    marked_body_text(model, request, serde_json::Map::new())
+}
+
+/// [`body_text`] with `marks` added: fields only the page's own model reads
+/// (`web/model.js`: the call's stage and lane), never sent to another server.
 #[expect(
     clippy::indexing_slicing,
     reason = "serde_json's `Value` index reads give `Null` for what is missing, and the body written here is an object: neither panics"
 )]
-pub fn body_text(model: &str, request: &GenerateRequest) -> String {
+pub fn marked_body_text(
+    model: &str,
+    request: &GenerateRequest,
+    marks: serde_json::Map<String, Value>,
+) -> String {
     const SCHEMA: &str = "\u{0}loreloom-schema\u{0}";
     let mut body = body(model, request);
+    if let Some(fields) = body.as_object_mut() {
+        fields.extend(marks);
+    }
     let Some(schema) = request.json_schema.as_ref() else {
         return body.to_string();
     };
@@ -130,6 +143,26 @@ pub fn body_text(model: &str, request: &GenerateRequest) -> String {
         &super::contract::schema_text(schema),
         1,
     )
+}
+
+/// The body that primes a server's prompt cache with `request`'s prompt
+/// (the gateway's [`prime`](super::Gateway::prime) for the page's own model):
+/// its messages as the call will send them, one token to write, no output
+/// contract (a grammar changes nothing in the cache), and `loreloom_prime`,
+/// which tells the page's model to read it only while no call waits and to
+/// give it up when one comes. llama-server ignores the field.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "serde_json's `Value` index reads give `Null` for what is missing, and the body written here is an object: neither panics"
+)]
+pub fn prime_body(model: &str, request: &GenerateRequest) -> String {
+    let mut request = request.clone();
+    request.json_schema = None;
+    request.sampling.max_tokens = 1;
+    let mut body = body(model, &request);
+    body["loreloom_prime"] = json!(true);
+    body["loreloom_stage"] = json!(request.stage);
+    body.to_string()
 }
 
 /// What a refused request means: worth retrying (timeouts, rate limits,
@@ -295,6 +328,46 @@ mod tests {
             Lines::new(&at[..]).next_line().unwrap().map(str::len),
             Some(LINE_CAP)
         );
+    }
+
+    #[test]
+    fn a_primer_reads_the_calls_prompt_and_writes_one_token() {
+        use crate::llm::backend::{Message, Role, Sampling};
+        let request = GenerateRequest {
+            stage: "resolve".into(),
+            prompt_id: "resolve@3".into(),
+            messages: vec![
+                Message::new(Role::System, "rules"),
+                Message::new(Role::User, "the move"),
+            ],
+            sampling: Sampling {
+                max_tokens: 200,
+                stop: vec!["\n\n".into()],
+                ..Sampling::default()
+            },
+            json_schema: Some(json!({"type": "object"})),
+            cache_slot: "resolve".into(),
+        };
+        let call: Value = serde_json::from_str(&body_text("m", &request)).unwrap();
+        let primer: Value = serde_json::from_str(&prime_body("m", &request)).unwrap();
+        // The prompt is the call's, token for token: the same messages and template.
+        assert_eq!(primer["messages"], call["messages"]);
+        assert_eq!(primer["model"], call["model"]);
+        assert_eq!(primer["max_tokens"], json!(1));
+        assert_eq!(call["max_tokens"], json!(200));
+        assert!(call.get("response_format").is_some());
+        assert!(primer.get("response_format").is_none());
+        assert_eq!(primer["loreloom_prime"], json!(true));
+        assert!(call.get("loreloom_prime").is_none());
+        assert_eq!(primer["loreloom_stage"], json!("resolve"));
+        // The page's own model is told the stage and lane; the body is otherwise the call's.
+        let mut marks = serde_json::Map::new();
+        marks.insert("loreloom_lane".into(), json!("background"));
+        let marked: Value = serde_json::from_str(&marked_body_text("m", &request, marks)).unwrap();
+        assert_eq!(marked["loreloom_lane"], json!("background"));
+        let mut unmarked = marked.clone();
+        unmarked.as_object_mut().unwrap().remove("loreloom_lane");
+        assert_eq!(unmarked, call);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct FetchBackend {
     model: String,
     retries: u32,
     backoff: Duration,
+    /// Runs on the model key's background lane (told to the page's own model).
+    background: bool,
 }
 
 impl FetchBackend {
@@ -44,11 +46,44 @@ impl FetchBackend {
                 model: model.clone(),
                 retries: (*retries).clamp(1, super::chat::MAX_RETRIES),
                 backoff: Duration::from_millis(500),
+                background: false,
             }),
             _ => Err(BackendError::Fatal(
                 "in the browser a model key must name an OpenAI-compatible endpoint (OpenAi { url: \"/v1\", … } in models.ron: the page's own model, or a server's URL): llama.cpp in-process and script files do not run in a page".into(),
             )),
         }
+    }
+
+    /// Calls made through this backend run on the background lane: the page's
+    /// own model reads them while no foreground call runs (its one or two
+    /// threads would otherwise split between the lanes, and the player's
+    /// first words wait for both).
+    pub fn on_lane(mut self, background: bool) -> Self {
+        self.background = background;
+        self
+    }
+
+    /// Whether this is the page's own model (a path on the page's origin),
+    /// not a server the player named.
+    pub fn is_the_pages(&self) -> bool {
+        !self.endpoint.contains("://") && !self.endpoint.starts_with("//")
+    }
+
+    /// Reads `request`'s prompt into the page's model's cache, writing one
+    /// token ([`super::chat::prime_body`]); the page's model runs primers
+    /// only while no call waits. A server the player named is never primed:
+    /// it may bill each call, and its cache is its own business.
+    pub async fn prefill(&self, request: &GenerateRequest) -> Result<(), BackendError> {
+        if !self.is_the_pages() {
+            return Ok(());
+        }
+        let response = self
+            .post(&super::chat::prime_body(&self.model, request))
+            .await?;
+        if let Ok(text) = response.text() {
+            let _ = JsFuture::from(text).await;
+        }
+        Ok(())
     }
 
     async fn post(&self, body: &str) -> Result<web_sys::Response, BackendError> {
@@ -125,7 +160,19 @@ impl Generate for FetchBackend {
         on_token: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Generated, BackendError> {
         let start = Instant::now();
-        let body = super::chat::body_text(&self.model, request);
+        let body = if self.is_the_pages() {
+            let mut marks = serde_json::Map::new();
+            marks.insert("loreloom_stage".into(), request.stage.clone().into());
+            let lane = if self.background {
+                "background"
+            } else {
+                "foreground"
+            };
+            marks.insert("loreloom_lane".into(), lane.into());
+            super::chat::marked_body_text(&self.model, request, marks)
+        } else {
+            super::chat::body_text(&self.model, request)
+        };
         let response = self.post(&body).await?;
         let broke = |e: &JsValue| {
             BackendError::Transient(format!(

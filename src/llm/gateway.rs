@@ -413,11 +413,36 @@ impl Gateway {
         }
     }
 
-    /// In the browser the server keeps its own prompt cache: nothing to prime.
+    /// In the browser the page's own model is primed as natively (#45): the
+    /// prompt is sent to be read, and the page's model reads primers one at a
+    /// time while no call waits (`web/model.js`). A setup problem is skipped
+    /// quietly; the call itself will say what is wrong.
     #[cfg(target_family = "wasm")]
     fn dispatch_prime(&self, job: Box<Job>, done: Sender<()>) {
-        drop(job);
-        let _ = done.send(());
+        let backend = self
+            .models
+            .get(&job.model_key, &self.data_dir)
+            .map_err(|e| e.to_string())
+            .and_then(|m| super::fetch::FetchBackend::open(&m.backend).map_err(|e| e.to_string()));
+        let backend = match backend {
+            Ok(b) if b.is_the_pages() => b,
+            _ => {
+                let _ = done.send(());
+                return;
+            }
+        };
+        let request = job.request(
+            job.prompt_id(),
+            job.messages.clone(),
+            job.sampling.clone(),
+            &job.cache_slot,
+        );
+        super::fetch::spawn(async move {
+            if let Err(e) = backend.prefill(&request).await {
+                tracing::debug!("priming `{}` failed: {e}", request.stage);
+            }
+            let _ = done.send(());
+        });
     }
 
     /// Runs a call as a task of the page: the browser has no threads to block,
@@ -426,7 +451,7 @@ impl Gateway {
     #[cfg(target_family = "wasm")]
     fn dispatch(&self, job: Box<Job>) -> Result<(), SetupError> {
         let model = self.models.get(&job.model_key, &self.data_dir)?;
-        let mut backend = super::fetch::FetchBackend::open(&model.backend)?;
+        let mut backend = super::fetch::FetchBackend::open(&model.backend)?.on_lane(job.background);
         super::fetch::spawn(async move {
             super::policy::run_call(&mut backend, *job).await;
         });

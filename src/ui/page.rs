@@ -34,27 +34,32 @@ pub(super) fn plugin(app: &mut App) {
         .add_systems(Last, (publish_state, publish_frame_time));
 }
 
-/// Once a second, the mean frame time in milliseconds (`body[data-loreloom-frame-ms]`),
-/// for the frame-time measurement while the typewriter runs.
+/// Each frame's number (`body[data-loreloom-frame]`: a test waits for frames,
+/// not for time, before it trusts a control's place), and once a second the
+/// mean frame time in milliseconds (`body[data-loreloom-frame-ms]`), for the
+/// frame-time measurement while the typewriter runs.
 fn publish_frame_time(
     diagnostics: Res<bevy::diagnostic::DiagnosticsStore>,
     time: Res<Time<Real>>,
     mut next: Local<f32>,
+    mut frame: Local<u64>,
 ) {
+    let Some(body) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.body())
+    else {
+        return;
+    };
+    *frame += 1;
+    let _ = body.dataset().set("loreloomFrame", &frame.to_string());
     let now = time.elapsed_secs();
     if now < *next {
         return;
     }
     *next = now + 1.0;
-    let Some(ms) = diagnostics
+    if let Some(ms) = diagnostics
         .get(&bevy::diagnostic::FrameTimeDiagnosticsPlugin::FRAME_TIME)
         .and_then(bevy::diagnostic::Diagnostic::smoothed)
-    else {
-        return;
-    };
-    if let Some(body) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.body())
     {
         let _ = body.dataset().set("loreloomFrameMs", &format!("{ms:.1}"));
     }
@@ -199,7 +204,13 @@ struct SessionShown<'w> {
     scene: Res<'w, SceneView>,
 }
 
-/// Publish the screen's state when it changes.
+/// What the published state is made from besides resources: the controls'
+/// places, whether a text field has the keyboard, CSS pixels per point.
+type Unwatched = (Vec<(String, bevy_egui::egui::Rect)>, bool, f32);
+
+/// Publish the screen's state when it changes: built only in a frame where
+/// something it is made from changed (a session's whole transcript is not
+/// turned into JSON every frame).
 fn publish_state(
     screen: Res<State<Screen>>,
     active: Option<Res<ActiveStory>>,
@@ -210,7 +221,7 @@ fn publish_state(
     (campaigns, session): (Res<Campaigns>, SessionShown),
     mut contexts: EguiContexts,
     windows: Query<&Window, With<PrimaryWindow>>,
-    mut last: Local<String>,
+    (mut last, mut last_unwatched): (Local<String>, Local<Option<Unwatched>>),
 ) {
     let scale = windows.single().map_or(1.0, Window::scale_factor);
     // CSS pixels per egui point, and whether a text field has the keyboard
@@ -221,6 +232,22 @@ fn publish_state(
             ctx.egui_wants_keyboard_input(),
         )
     });
+    let unwatched = (targets.0.clone(), typing, points_to_css);
+    let changed = screen.is_changed()
+        || active.as_ref().is_some_and(Res::is_changed)
+        || stage.is_changed()
+        || overlays.is_changed()
+        || library.as_ref().is_some_and(Res::is_changed)
+        || campaigns.is_changed()
+        || session.transcript.is_changed()
+        || session.prompt.is_changed()
+        || session.progress.is_changed()
+        || session.scene.is_changed()
+        || last_unwatched.as_ref() != Some(&unwatched);
+    if !changed {
+        return;
+    }
+    *last_unwatched = Some(unwatched);
     let boxes: serde_json::Map<String, serde_json::Value> = targets
         .0
         .iter()

@@ -46,21 +46,44 @@ async function waitFor(page, what, pred, timeout = STEP_MS) {
   fail(`timed out waiting for ${what}; the page's state: ${JSON.stringify(last)}`);
 }
 
-/// Controls whose place changed between two reads just before a click (a window
-/// that opened this frame is laid out again on the next: egui sizes it first).
+/// Controls whose place changed between two frames just before a click.
 const settling = { moved: 0 };
 
-/// Where `name` is once it stays put for two reads 100 ms apart (at most 2 s).
+const frameNo = async (page) => Number(await page.evaluate(() => document.body.dataset.loreloomFrame || 0));
+
+/// Where `name` is once its corner stays put for two frames drawn after it was read, or once the
+/// page draws no frame for half a second (it sleeps when nothing moves). Time alone is no
+/// test: a window that opens lays itself out over its first frames (egui sizes it, then
+/// anchors it by the size it found; Session zero's Begin crossed 170 px), and on SwiftShader
+/// two frames can be 300 ms apart, so two reads 100 ms apart saw one frame's place twice
+/// and the click went where the button had been (the lost first click of #45).
 async function settled(page, name, box) {
-  const until = Date.now() + 2000;
+  const until = Date.now() + 5000;
+  let frame = await frameNo(page);
+  let quietSince = Date.now();
+  let still = 0;
   while (Date.now() < until) {
-    await page.waitForTimeout(100);
+    await page.waitForTimeout(50);
+    const now = await frameNo(page);
+    if (now === frame) {
+      if (Date.now() - quietSince >= 500) return box;
+      continue;
+    }
+    frame = now;
+    quietSince = Date.now();
     const again = await state(page);
     const next = again && again.targets[name];
     if (!next) return box;
-    if (next.every((v, i) => Math.abs(v - box[i]) < 0.5)) return box;
-    settling.moved++;
-    box = next;
+    // Its corner, not its size: text typing out grows its box where it stands.
+    if (Math.abs(next[0] - box[0]) < 0.5 && Math.abs(next[1] - box[1]) < 0.5) {
+      box = next;
+      if (++still >= 2) return box;
+    } else {
+      if (process.env.SETTLE_DEBUG) console.error(`${name} moved: ${JSON.stringify(box)} -> ${JSON.stringify(next)} (frame ${frame})`);
+      settling.moved++;
+      box = next;
+      still = 0;
+    }
   }
   return box;
 }
@@ -80,18 +103,15 @@ async function click(page, name, seen = null) {
   await page.mouse.up();
 }
 
-/// Click `name` and wait until `pred` holds. Seen now and then in headless Chromium:
-/// a click nothing answers (the hover registers, the press does not); it is counted
-/// in `report.lostClicks`, screenshotted into `dir`, and clicked once more; a second
-/// loss fails.
+/// Click `name` and wait until `pred` holds; a click nothing answers fails, with a
+/// screenshot in `dir` (`lost-click-N.png`) and `report.lostClicks` counted.
 async function clickUntil(page, name, what, pred, report, dir, timeout = STEP_MS) {
   await click(page, name);
-  const s = await waitFor(page, what, pred, 15000).catch(() => null);
+  const s = await waitFor(page, what, pred, timeout).catch(() => null);
   if (s) return s;
   report.lostClicks = (report.lostClicks || 0) + 1;
   await page.screenshot({ path: path.join(dir, `lost-click-${report.lostClicks}.png`) });
-  await click(page, name);
-  return waitFor(page, `${what} (clicked twice)`, pred, timeout);
+  fail(`a click on "${name}" went unanswered: no ${what} within ${timeout / 1000} s (screenshot lost-click-${report.lostClicks}.png)`);
 }
 
 /// A screenshot into `dir`, and how much it varies: a blank (one-colour) canvas has a spread near 0.

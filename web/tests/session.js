@@ -3,7 +3,8 @@
 // (web/model.js: SmolLM2-135M-Instruct with the narrator adapter merged in, on llama.cpp
 // in WebAssembly): no model server runs. On the title screen it starts a new session of
 // "Lanterns on the Drowned Reach" (session zero, Begin); the page downloads its model
-// from its own origin (a progress bar), checks its hash and keeps it; it types a move
+// from its own origin (a progress bar), checks its hash and keeps it; it reads the opening
+// for a minute (the page's model reads the next turn's prompts meanwhile); it types a move
 // into the session's text field and presses Enter, and checks the narration streams into
 // the page (the published state's `streaming` grows over several reads) and the turn is
 // committed. Then it reloads the page, clicks the campaign's Continue and checks the
@@ -13,7 +14,7 @@
 // Last, IndexedDB is made to refuse writes and the player rewinds to the opening (a
 // commit): the page must say "this turn was not kept", and stop once writes work again.
 // Prints a JSON report (with the page model's timings); exits non-zero on any failure.
-// Usage: node web/tests/session.js DIST SHOT_DIR
+// Usage: [READ_MS=60000] [MODEL_THREADS=N] node web/tests/session.js DIST SHOT_DIR
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -28,6 +29,11 @@ const shoot = (page, name) => kit.shoot(page, shots, name);
 const CAMPAIGN = 'Lanterns on the Drowned Reach';
 const MOVE = 'I raise my lantern and look for the ferryman';
 const TURN_MS = 20 * 60000; // a whole turn of the small model in WebAssembly on two shared cores
+// The player reads the opening this long before moving (the page's model reads the next
+// turn's prompts meanwhile: its primers); READ_MS=0 moves at once.
+const READ_MS = Number(process.env.READ_MS ?? 60000);
+// MODEL_THREADS=N gives the page's model N threads (default: the page's choice).
+const MODEL_THREADS = process.env.MODEL_THREADS || '';
 
 (async () => {
   fs.mkdirSync(shots, { recursive: true });
@@ -49,6 +55,7 @@ const TURN_MS = 20 * 60000; // a whole turn of the small model in WebAssembly on
     watchErrors(page, errors);
 
     await page.goto(url);
+    if (MODEL_THREADS) await page.evaluate((n) => localStorage.setItem('loreloom:page-model-threads', n), MODEL_THREADS);
     let s = await waitFor(page, 'the campaigns on the title screen', (t) => t.screen === 'Title' && (t.campaigns || []).some((c) => c.title === CAMPAIGN));
     const index = s.campaigns.findIndex((c) => c.title === CAMPAIGN);
     report.campaigns = s.campaigns.map((c) => c.title);
@@ -58,6 +65,9 @@ const TURN_MS = 20 * 60000; // a whole turn of the small model in WebAssembly on
       (t) => t.screen === 'Session' && t.session && t.targets['session-input'] && !t.session.busy, report);
     report.opening = s.session.entries.map((e) => e.kind);
     report.shots = [await shoot(page, 'session-opening')];
+    report.readMs = READ_MS;
+    await page.waitForTimeout(READ_MS);
+    report.primesBeforeMove = await page.evaluate(() => ({ ...window.loreloomModel.status.primes }));
 
     // A move, typed as a player types it.
     await clickUntil(page, 'session-input', 'the text field to take the keyboard', (t) => t.typing, report);

@@ -301,7 +301,7 @@ pub fn text_box(
     }
     ui.horizontal(|ui| {
         if let Some(words) = busy_words {
-            ui.spinner();
+            quiet_spinner(ui);
             ui.label(egui::RichText::new(words).weak().italics());
         }
         if reader.revealed() && reader.page + 1 < reader.pages.len() {
@@ -317,6 +317,29 @@ pub fn text_box(
             });
         }
     });
+}
+
+/// A spinner that turns as frames come and asks for none: egui's own asks
+/// for every frame, and while the model works the screen draws only a few a
+/// second (`screen.rs`'s `WAITING_TICK`), leaving the CPU to the model.
+fn quiet_spinner(ui: &mut egui::Ui) {
+    let size = ui.style().spacing.interact_size.y;
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
+    if !ui.is_rect_visible(rect) {
+        return;
+    }
+    let color = ui.visuals().strong_text_color();
+    let radius = rect.height() / 2.0 - 2.0;
+    // Half a turn a second: an eighth of a turn between two waiting frames.
+    let start = ui.input(|i| i.time) * std::f64::consts::PI;
+    let points: Vec<egui::Pos2> = (0..=16)
+        .map(|i| {
+            let a = (start + f64::from(i) / 16.0 * std::f64::consts::PI * 1.5) as f32;
+            rect.center() + radius * egui::vec2(a.cos(), a.sin())
+        })
+        .collect();
+    ui.painter()
+        .add(egui::Shape::line(points, egui::Stroke::new(3.0, color)));
 }
 
 /// A roll as dice on the table: a small face per die, tumbling through

@@ -13,6 +13,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::input::mouse::MouseWheel;
 use bevy::prelude::*;
 use bevy::window::{PrimaryWindow, RequestRedraw};
+use bevy::winit::{UpdateMode, WinitSettings};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 
 use super::backdrop::Shades;
@@ -41,6 +42,7 @@ pub(super) fn plugin(app: &mut App) {
             )
                 .run_if(in_state(Screen::Session)),
         )
+        .add_systems(OnExit(Screen::Session), sleep_again)
         .add_systems(
             EguiPrimaryContextPass,
             (tumble_dice, session_screen, failure_dialog, not_kept_banner)
@@ -160,15 +162,50 @@ fn forward_log(log: Res<DebugLog>, mut seen: Local<usize>, mut lines: MessageWri
     *seen = log.lines.len();
 }
 
-/// Frames keep coming while a turn runs or a backdrop fades in.
+/// How often the screen looks for a turn's news while the model works and
+/// nothing on it moves. Drawing frames that show nothing new took a two-core
+/// machine's CPU from the model in the page (#45): a software-rendered frame
+/// costs a core a third of a second.
+const WAITING_TICK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Frames keep coming while text is typed out, the dice tumble or a backdrop
+/// fades in; while a turn runs and nothing moves, a frame every
+/// [`WAITING_TICK`] shows its news (a token starts the typewriter again).
 fn keep_awake(
     progress: Res<TurnProgress>,
     scenery: Res<SessionScenery>,
+    reader: Res<SessionReader>,
     time: Res<Time>,
+    mut winit: ResMut<WinitSettings>,
     mut redraw: MessageWriter<RequestRedraw>,
 ) {
-    if progress.busy || !scenery.settled(time.elapsed_secs() - 0.1) {
+    if !reader.revealed() || !scenery.settled(time.elapsed_secs() - 0.1) {
         redraw.write(RequestRedraw);
+    }
+    let mode = if progress.busy {
+        UpdateMode::reactive(WAITING_TICK)
+    } else {
+        WinitSettings::desktop_app().focused_mode
+    };
+    set_update_mode(&mut winit, mode);
+}
+
+/// Leaving the session: the window sleeps as every other screen's does.
+fn sleep_again(mut winit: ResMut<WinitSettings>) {
+    set_update_mode(&mut winit, WinitSettings::desktop_app().focused_mode);
+}
+
+/// Sets how the window wakes, focused or not (a player who looks away from a
+/// running turn still gets its words), touching the resource only on a change.
+fn set_update_mode(winit: &mut ResMut<WinitSettings>, focused: UpdateMode) {
+    let unfocused = if focused == WinitSettings::desktop_app().focused_mode {
+        WinitSettings::desktop_app().unfocused_mode
+    } else {
+        focused
+    };
+    if winit.focused_mode != focused || winit.unfocused_mode != unfocused {
+        winit.focused_mode = focused;
+        winit.unfocused_mode = unfocused;
     }
 }
 

@@ -52,7 +52,7 @@ const settling = { moved: 0 };
 const frameNo = async (page) => Number(await page.evaluate(() => document.body.dataset.loreloomFrame || 0));
 
 /// Where `name` is once its corner stays put for two frames drawn after it was read, or once the
-/// page draws no frame for half a second (it sleeps when nothing moves). Time alone is no
+/// page draws no frame for a second (it sleeps when nothing moves). Time alone is no
 /// test: a window that opens lays itself out over its first frames (egui sizes it, then
 /// anchors it by the size it found; Session zero's Begin crossed 170 px), and on SwiftShader
 /// two frames can be 300 ms apart, so two reads 100 ms apart saw one frame's place twice
@@ -66,7 +66,7 @@ async function settled(page, name, box) {
     await page.waitForTimeout(50);
     const now = await frameNo(page);
     if (now === frame) {
-      if (Date.now() - quietSince >= 500) return box;
+      if (Date.now() - quietSince >= 1000) return box;
       continue;
     }
     frame = now;

@@ -102,6 +102,8 @@ async function modelBlob(entry) {
   return blob;
 }
 
+const defaultThreads = (cores) => (cores <= 2 ? cores : Math.min(Math.floor(cores / 2), 8));
+
 let starting = null;
 let wllama = null;
 
@@ -132,12 +134,14 @@ function start() {
         n_ctx: entry.context,
         n_parallel: 4,
         kv_unified: true,
-        // Half the cores: the page draws the game on the others (measured on two cores,
-        // two model threads beside the game's frame made every call slower, not faster).
-        // `loreloom:page-model-threads` overrides it (for measuring).
+        // Half the cores, or both of two: the page draws the game on the rest. Measured on
+        // two cores in one session.js run each: while a turn's frames drew continuously, two
+        // threads made calls slower; since a waiting turn draws four frames a second, two
+        // threads gave first words in 93 s and the turn in 684 s against one thread's 108 and
+        // 743. `loreloom:page-model-threads` overrides it (for measuring).
         n_threads: Number(localStorage.getItem(THREADS_KEY)) > 0
           ? Math.min(Number(localStorage.getItem(THREADS_KEY)), 16)
-          : Math.max(1, Math.min(Math.floor((navigator.hardwareConcurrency || 2) / 2), 8)),
+          : defaultThreads(navigator.hardwareConcurrency || 2),
         // The server loop reads at most this many prompt tokens between two looks at its
         // queue: a call that comes while a primer is read waits for one batch, not the
         // whole primer (a ~600-token prompt takes a minute on two cores).

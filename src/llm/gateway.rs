@@ -422,14 +422,11 @@ impl Gateway {
         let backend = self
             .models
             .get(&job.model_key, &self.data_dir)
-            .map_err(|e| e.to_string())
-            .and_then(|m| super::fetch::FetchBackend::open(&m.backend).map_err(|e| e.to_string()));
-        let backend = match backend {
-            Ok(b) if b.is_the_pages() => b,
-            _ => {
-                let _ = done.send(());
-                return;
-            }
+            .ok()
+            .and_then(|m| super::fetch::FetchBackend::open(&m.backend).ok());
+        let Some(backend) = backend else {
+            let _ = done.send(());
+            return;
         };
         let request = job.request(
             job.prompt_id(),

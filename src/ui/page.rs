@@ -232,7 +232,9 @@ fn publish_state(
             ctx.egui_wants_keyboard_input(),
         )
     });
-    let unwatched = (targets.0.clone(), typing, points_to_css);
+    let unchanged_unwatched = last_unwatched
+        .as_ref()
+        .is_some_and(|(t, k, p)| *t == targets.0 && *k == typing && *p == points_to_css);
     let changed = screen.is_changed()
         || active.as_ref().is_some_and(Res::is_changed)
         || stage.is_changed()
@@ -243,11 +245,11 @@ fn publish_state(
         || session.prompt.is_changed()
         || session.progress.is_changed()
         || session.scene.is_changed()
-        || last_unwatched.as_ref() != Some(&unwatched);
+        || !unchanged_unwatched;
     if !changed {
         return;
     }
-    *last_unwatched = Some(unwatched);
+    *last_unwatched = Some((targets.0.clone(), typing, points_to_css));
     let boxes: serde_json::Map<String, serde_json::Value> = targets
         .0
         .iter()

@@ -60,6 +60,11 @@ def encode(tokenizer, messages, max_len, eot):
     return ids, labels
 
 
+def autocast(device, fast):
+    """bf16 autocast where asked for on a GPU; otherwise f32 as the recipe has always run."""
+    return torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=fast)
+
+
 def batches(items, size, shuffle, rng):
     order = list(range(len(items)))
     if shuffle:
@@ -81,21 +86,27 @@ def collate(group, pad, device):
 
 
 @torch.no_grad()
-def heldout_loss(model, items, pad, device, size):
+def heldout_loss(model, items, pad, device, size, fast, stages):
+    """Mean loss per answer token over the held-out examples, and the same for each stage."""
     model.eval()
-    total, tokens = 0.0, 0
-    for group in batches(items, size, False, None):
+    total, tokens = {}, {}
+    for start in range(0, len(items), size):
+        group = items[start : start + size]
         ids, labels, mask = collate(group, pad, device)
-        out = model(input_ids=ids, attention_mask=mask)
+        with autocast(device, fast):
+            out = model(input_ids=ids, attention_mask=mask)
         logits = out.logits[:, :-1].float()
         target = labels[:, 1:]
         loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.size(-1)), target.reshape(-1), ignore_index=-100, reduction="sum"
-        )
-        total += loss.item()
-        tokens += (target != -100).sum().item()
+            logits.reshape(-1, logits.size(-1)), target.reshape(-1), ignore_index=-100, reduction="none"
+        ).view(target.shape)
+        for row in range(len(group)):
+            stage = stages[start + row]
+            total[stage] = total.get(stage, 0.0) + loss[row].sum().item()
+            tokens[stage] = tokens.get(stage, 0) + (target[row] != -100).sum().item()
     model.train()
-    return total / max(tokens, 1)
+    per_stage = {k: total[k] / max(tokens[k], 1) for k in sorted(total)}
+    return sum(total.values()) / max(sum(tokens.values()), 1), per_stage
 
 
 def main():
@@ -113,6 +124,11 @@ def main():
     ap.add_argument("--max-len", type=int, default=1024)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: torch's)")
+    ap.add_argument(
+        "--bf16", action="store_true",
+        help="on a CUDA GPU: compute in bf16 (autocast; the weights and the adapter stay f32) with TF32 matmuls",
+    )
+    ap.add_argument("--limit", type=int, default=0, help="train on the first N examples only (a smoke test of the recipe)")
     args = ap.parse_args()
 
     random.seed(args.seed)
@@ -120,6 +136,10 @@ def main():
     if args.threads:
         torch.set_num_threads(args.threads)
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    fast = args.bf16 and device == "cuda"
+    if fast:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     stages = [s for s in args.stages.split(",") if s]
 
     folder, name = os.path.split(os.path.abspath(os.path.expanduser(args.model)))
@@ -130,20 +150,28 @@ def main():
 
     eot = end_of_turn(tokenizer)
     print(f"answers end with {eot!r} (id {tokenizer.convert_tokens_to_ids(eot)}); transformers' eos is {tokenizer.eos_token!r}")
-    train = [encode(tokenizer, r["messages"], args.max_len, eot) for r in load(os.path.join(args.data, "train.jsonl"), stages)]
-    held = [encode(tokenizer, r["messages"], args.max_len, eot) for r in load(os.path.join(args.data, "heldout.jsonl"), stages)]
+    rows = load(os.path.join(args.data, "train.jsonl"), stages)
+    held_rows = load(os.path.join(args.data, "heldout.jsonl"), stages)
+    if args.limit:
+        rows, held_rows = rows[: args.limit], held_rows[: args.limit]
+    train = [encode(tokenizer, r["messages"], args.max_len, eot) for r in rows]
+    held = [encode(tokenizer, r["messages"], args.max_len, eot) for r in held_rows]
+    cut = sum(1 for r in rows if len(encode(tokenizer, r["messages"], 1 << 20, eot)[0]) > args.max_len)
+    if cut:
+        print(f"warning: {cut} train examples are longer than --max-len {args.max_len} and lose their prompt's start", flush=True)
     # Similar lengths together: less padding, the same batches every run.
     train.sort(key=lambda x: len(x[0]))
     tokens = sum(len(i) for i, _ in train)
-    print(f"device {device}; {len(train)} train examples ({tokens} tokens), {len(held)} held out", flush=True)
+    print(f"device {device}{' (bf16 autocast)' if fast else ''}; {len(train)} train examples ({tokens} tokens), {len(held)} held out", flush=True)
 
     config = LoraConfig(
         r=args.rank, lora_alpha=args.alpha, lora_dropout=args.dropout, target_modules=TARGETS, task_type="CAUSAL_LM"
     )
     model = get_peft_model(model, config)
     model.print_trainable_parameters()
-    before = heldout_loss(model, held, pad, device, args.batch)
-    print(f"held-out loss before: {before:.4f}", flush=True)
+    held_stages = [r["stage"] for r in held_rows]
+    before, before_stages = heldout_loss(model, held, pad, device, args.batch, fast, held_stages)
+    print(f"held-out loss before: {before:.4f} {fmt(before_stages)}", flush=True)
     losses = []
 
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr, weight_decay=0.0)
@@ -166,7 +194,8 @@ def main():
             if step >= total_steps:
                 break
             ids, labels, mask = collate(group, pad, device)
-            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+            with autocast(device, fast):
+                loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
@@ -178,17 +207,22 @@ def main():
             if step % 20 == 0:
                 rate = seen / (time.time() - start)
                 print(f"step {step}/{total_steps} loss {sum(running[-20:]) / len(running[-20:]):.4f} ({rate:.0f} tokens/s)", flush=True)
-        h = heldout_loss(model, held, pad, device, args.batch)
+        h, h_stages = heldout_loss(model, held, pad, device, args.batch, fast, held_stages)
         train_loss = sum(running) / max(len(running), 1)
-        print(f"epoch {epoch + 1}: train loss {train_loss:.4f}, held-out loss {h:.4f}", flush=True)
-        losses.append({"epoch": epoch + 1, "train_loss": train_loss, "heldout_loss": h})
-        log = {"args": vars(args), "heldout_loss_before": before, "epochs": losses, "train_examples": len(train),
+        print(f"epoch {epoch + 1}: train loss {train_loss:.4f}, held-out loss {h:.4f} {fmt(h_stages)}", flush=True)
+        losses.append({"epoch": epoch + 1, "train_loss": train_loss, "heldout_loss": h, "heldout_by_stage": h_stages})
+        log = {"args": vars(args), "heldout_loss_before": before, "heldout_before_by_stage": before_stages,
+               "epochs": losses, "train_examples": len(train),
                "train_tokens": tokens, "device": device, "seconds": time.time() - start}
         # Every epoch is kept: the one that measures best is shipped.
         save(model, tokenizer, os.path.join(args.out, f"epoch-{epoch + 1}"), log)
     del steps
 
     print(f"done in {time.time() - start:.0f} s", flush=True)
+
+
+def fmt(per_stage):
+    return "(" + ", ".join(f"{k} {v:.3f}" for k, v in per_stage.items()) + ")"
 
 
 def save(model, tokenizer, out, log):

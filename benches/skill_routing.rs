@@ -1,15 +1,17 @@
 //! Skill routing (#42): how many labelled moves reach the skill they call for, and none the rest.
 //!
 //! Each move of `benches/data/skill-moves.json` (the test set, written blind
-//! by someone who saw only the skills' descriptions) and of
-//! `skill-moves-dev.json` (the set the triggers were written beside) is
+//! by someone who saw only the skills' descriptions), of `skill-moves-test2.json`
+//! (a second such set of 40, written when the first had been measured and its
+//! misses read) and of `skill-moves-dev.json` (the set the triggers, the
+//! threshold and its near rule were chosen on) is
 //! routed among the bundled
 //! skills as a turn routes it (`skills::route`: all-MiniLM-L6-v2 against the
 //! moves each skill lists). A move the router fits to a skill makes the
 //! planner's contract call that skill and only it (`skills::planner`: the
 //! tool paths narrowed to it, at least one tool, its input to the script's
 //! schema), so the plan calls a fitting skill exactly when the routing is
-//! right. Target: at least 80% of the test set routed right (measured: 70%).
+//! right. Target: at least 80% of the test set routed right.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -26,36 +28,34 @@ fn main() {
     let embedder = MiniLm::load(&default_model_dir())
         .unwrap_or_else(|e| panic!("{e} (run `./run.sh test`, which installs it)"));
     let mut router = Router::new(Arc::new(embedder));
-    // Every skill's closest move with its score; each threshold decides on them.
-    router.threshold = -1.0;
-    let dev = routed(
-        &router,
-        &found,
-        &root.join("benches/data/skill-moves-dev.json"),
-    );
-    let test = routed(&router, &found, &root.join("benches/data/skill-moves.json"));
-    for t in [0.45, 0.5, 0.55, MATCH] {
-        println!(
-            "threshold {t:.2}: development set {:.0}% routed right, test set {:.0}%",
-            share(&dev, t),
-            share(&test, t)
-        );
+    let sets = [
+        "benches/data/skill-moves-dev.json",
+        "benches/data/skill-moves.json",
+        "benches/data/skill-moves-test2.json",
+    ];
+    for t in [0.45, 0.55, MATCH] {
+        router.threshold = t;
+        let shares: Vec<String> = sets
+            .iter()
+            .map(|s| format!("{s} {:.0}%", share(&routed(&router, &found, &root.join(s)))))
+            .collect();
+        println!("threshold {t:.2}: {}", shares.join(", "));
     }
-    let dev = measure(&dev, MATCH, "benches/data/skill-moves-dev.json");
-    let test = measure(&test, MATCH, "benches/data/skill-moves.json");
+    router.threshold = MATCH;
+    let [dev, test, test2] = sets.map(|s| measure(&routed(&router, &found, &root.join(s)), s));
     println!(
-        "at the shipped threshold {MATCH}: development set {dev:.0}% routed right; test set {test:.0}%"
+        "at the shipped threshold {MATCH}: development set {dev:.0}% routed right; test set {test:.0}%; second test set {test2:.0}%"
     );
-    // #42's target is 80%; measured blind it is 70% (from 37% before the
-    // skills named triggers and the threshold moved), so it is reported, and
-    // what is guarded is that it does not fall back.
     println!(
         "#42 target: 80% of the test set routed right: {}",
         if test >= 80.0 { "met" } else { "not met" }
     );
+    // What is guarded is that routing does not fall back below what was
+    // measured (#42: test 70% → 80%, second test 65% → 78%, development
+    // 89% → 94% when triggers needed a likeness and near moves stood clear).
     assert!(
-        test >= 70.0 && dev >= 88.0,
-        "routing fell back below what was measured (test 70%, development 88.9%)"
+        test >= 80.0 && test2 >= 77.5 && dev >= 93.0,
+        "routing fell back below what was measured (test 80%, second test 77.5%, development 94.4%)"
     );
 }
 
@@ -67,9 +67,9 @@ struct Routed {
 }
 
 impl Routed {
-    /// The skill the move goes to at `threshold` (the closest fit at or above it).
-    fn choice(&self, threshold: f32) -> Option<&Fit> {
-        self.fits.first().filter(|f| f.score >= threshold)
+    /// The skill the move goes to (the closest fit; a trigger's comes first).
+    fn choice(&self) -> Option<&Fit> {
+        self.fits.first()
     }
 }
 
@@ -98,21 +98,21 @@ fn pct(a: usize, b: usize) -> f64 {
         / f64::from(u32::try_from(b.max(1)).unwrap_or(u32::MAX))
 }
 
-/// The share of `set` routed right at `threshold`.
-fn share(set: &[Routed], threshold: f32) -> f64 {
+/// The share of `set` routed right.
+fn share(set: &[Routed]) -> f64 {
     let right = set
         .iter()
-        .filter(|m| m.choice(threshold).map(|f| f.skill.as_str()) == m.label.as_deref())
+        .filter(|m| m.choice().map(|f| f.skill.as_str()) == m.label.as_deref())
         .count();
     pct(right, set.len())
 }
 
-/// Prints each move of `set` as routed at `threshold` and answers the share routed right.
-fn measure(set: &[Routed], threshold: f32, name: &str) -> f64 {
+/// Prints each move of `set` as routed and answers the share routed right.
+fn measure(set: &[Routed], name: &str) -> f64 {
     println!("{name}:");
     let (mut right, mut called, mut wanted, mut stray) = (0usize, 0usize, 0usize, 0usize);
     for m in set {
-        let first = m.choice(threshold).map(|f| f.skill.as_str());
+        let first = m.choice().map(|f| f.skill.as_str());
         let ok = first == m.label.as_deref();
         right += usize::from(ok);
         if m.label.is_some() {

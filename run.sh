@@ -152,7 +152,7 @@ need_model() {
 # corpus (training/, tools/tune/), shipped in the repository and installed beside
 # the model after checking the sha256 its manifest (assets/models/*.json) names.
 ADAPTER_FILE=assets/models/loreloom-narrator-lora.gguf
-ADAPTER_SHA256=62b72a67d9c35be72dd4034232c3ac249f97c07719ce34a4c8212038882ee452
+ADAPTER_SHA256=bbb16952292547d610452d8664375287c3e1018a20625d25b2175bd5af4bce02
 
 need_adapter() {
     local dest="$DATA_DIR/models/${ADAPTER_FILE##*/}"

@@ -33,7 +33,8 @@ fn main() {
         "benches/data/skill-moves.json",
         "benches/data/skill-moves-test2.json",
     ];
-    for t in [0.45, 0.55, MATCH] {
+    // The thresholds either side of the shipped one; the shipped one is measured move by move below.
+    for t in [0.45, 0.55] {
         router.threshold = t;
         let shares: Vec<String> = sets
             .iter()

@@ -173,8 +173,8 @@ pub fn likeness(cues: &[(String, String, Vec<f32>)], vector: &[f32]) -> Vec<Fit>
 /// Which skills of `likeness` (closest first) a move fits at `threshold`:
 /// every one at it or above, and the closest one [`NEAR`] below it where it
 /// stands [`CLEAR`] ahead of the next.
-pub fn decide(likeness: Vec<Fit>, threshold: f32) -> Routing {
-    let near = match likeness.as_slice() {
+pub fn decide(likeness: &[Fit], threshold: f32) -> Routing {
+    let near = match likeness {
         [first, rest @ ..] => {
             first.score < threshold
                 && first.score >= threshold - NEAR
@@ -184,23 +184,15 @@ pub fn decide(likeness: Vec<Fit>, threshold: f32) -> Routing {
         }
         [] => false,
     };
-    let mut fits = Vec::new();
-    let mut passed = Vec::new();
-    for (i, f) in likeness.into_iter().enumerate() {
+    let mut routing = Routing::default();
+    for (i, f) in likeness.iter().enumerate() {
         if f.score >= threshold || (near && i == 0) {
-            fits.push(f);
+            routing.fits.push(f.clone());
         } else {
-            passed.push(f.skill);
+            routing.passed.push(f.skill.clone());
         }
     }
-    Routing { fits, passed }
-}
-
-/// Route `vector` (a move's) among `cues` (skill, move, vector): each skill
-/// scores its closest move; at `threshold` or above it fits (and just below
-/// it, the closest where it stands clear: [`decide`]).
-pub fn route(cues: &[(String, String, Vec<f32>)], vector: &[f32], threshold: f32) -> Routing {
-    decide(likeness(cues, vector), threshold)
+    routing
 }
 
 /// The router of a play session: an embedder and the vectors of the skills'
@@ -275,7 +267,7 @@ impl Router {
             .collect();
         let all = likeness(&cues, &vector);
         Ok(with_triggers(
-            decide(all.clone(), self.threshold),
+            decide(&all, self.threshold),
             found,
             text,
             Some(&all),
@@ -319,7 +311,7 @@ mod tests {
             ("dice".to_owned(), "I toss a coin".into(), unit(1.0, 0.3)),
             ("weather".to_owned(), "I wait".into(), unit(0.0, 1.0)),
         ];
-        let r = route(&cues, &unit(1.0, 0.35), 0.6);
+        let r = decide(&likeness(&cues, &unit(1.0, 0.35)), 0.6);
         assert_eq!(r.fits.len(), 1);
         assert_eq!(r.fits[0].skill, "dice");
         assert_eq!(r.fits[0].cue, "I toss a coin");
@@ -328,7 +320,7 @@ mod tests {
         assert!(r.calls_for("dice") && r.passes_over("weather") && !r.passes_over("dice"));
 
         // Between both: each fits, the closer first.
-        let r = route(&cues, &unit(0.7, 1.0), 0.6);
+        let r = decide(&likeness(&cues, &unit(0.7, 1.0)), 0.6);
         assert_eq!(
             r.fits.iter().map(|f| f.skill.as_str()).collect::<Vec<_>>(),
             ["weather", "dice"]
@@ -348,19 +340,19 @@ mod tests {
     fn just_under_the_threshold_only_a_move_clear_of_the_rest_fits() {
         let skills = |r: &Routing| r.fits.iter().map(|f| f.skill.clone()).collect::<Vec<_>>();
         // 0.47: near, and 0.2 ahead of the next: it fits.
-        let r = decide(vec![fit("dice", 0.47), fit("weather", 0.27)], 0.5);
+        let r = decide(&[fit("dice", 0.47), fit("weather", 0.27)], 0.5);
         assert_eq!(skills(&r), ["dice"]);
         assert_eq!(r.passed, ["weather"]);
         // Near but not clear of the next: neither fits.
-        let r = decide(vec![fit("dice", 0.47), fit("weather", 0.4)], 0.5);
+        let r = decide(&[fit("dice", 0.47), fit("weather", 0.4)], 0.5);
         assert!(r.fits.is_empty(), "{r:?}");
         // Clear but too far under: no fit.
-        let r = decide(vec![fit("dice", 0.44), fit("weather", 0.1)], 0.5);
+        let r = decide(&[fit("dice", 0.44), fit("weather", 0.1)], 0.5);
         assert!(r.fits.is_empty(), "{r:?}");
         // A lone skill just under fits; at the threshold every one that reaches it does.
-        assert_eq!(skills(&decide(vec![fit("dice", 0.46)], 0.5)), ["dice"]);
+        assert_eq!(skills(&decide(&[fit("dice", 0.46)], 0.5)), ["dice"]);
         let r = decide(
-            vec![
+            &[
                 fit("dice", 0.6),
                 fit("weather", 0.55),
                 fit("portraits", 0.2),
@@ -368,7 +360,7 @@ mod tests {
             0.5,
         );
         assert_eq!(skills(&r), ["dice", "weather"]);
-        assert!(decide(Vec::new(), 0.5).fits.is_empty());
+        assert!(decide(&[], 0.5).fits.is_empty());
     }
 
     #[test]

@@ -49,15 +49,19 @@ def end_of_turn(tokenizer):
     return tail
 
 
-def encode(tokenizer, messages, max_len, eot):
+def encode(tokenizer, messages, eot):
     """Token ids and labels: -100 on the prompt, the answer and its end-of-turn token learned."""
     prompt = tokenizer.apply_chat_template(messages[:-1], add_generation_prompt=True, tokenize=False)
     answer = messages[-1]["content"] + eot
     p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
     a = tokenizer(answer, add_special_tokens=False)["input_ids"]
-    ids = (p + a)[-max_len:]
-    labels = ([-100] * len(p) + a)[-max_len:]
-    return ids, labels
+    return p + a, [-100] * len(p) + a
+
+
+def clip(example, max_len):
+    """The last `max_len` tokens of an example: a long one loses its prompt's start, never its answer's end."""
+    ids, labels = example
+    return ids[-max_len:], labels[-max_len:]
 
 
 def autocast(device, fast):
@@ -100,10 +104,11 @@ def heldout_loss(model, items, pad, device, size, fast, stages):
         loss = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.size(-1)), target.reshape(-1), ignore_index=-100, reduction="none"
         ).view(target.shape)
-        for row in range(len(group)):
-            stage = stages[start + row]
-            total[stage] = total.get(stage, 0.0) + loss[row].sum().item()
-            tokens[stage] = tokens.get(stage, 0) + (target[row] != -100).sum().item()
+        # One transfer per batch: each row's summed loss and answer-token count.
+        sums, counts = loss.sum(1).tolist(), (target != -100).sum(1).tolist()
+        for stage, row_sum, row_count in zip(stages[start : start + len(group)], sums, counts):
+            total[stage] = total.get(stage, 0.0) + row_sum
+            tokens[stage] = tokens.get(stage, 0) + row_count
     model.train()
     per_stage = {k: total[k] / max(tokens[k], 1) for k in sorted(total)}
     return sum(total.values()) / max(sum(tokens.values()), 1), per_stage
@@ -154,9 +159,10 @@ def main():
     held_rows = load(os.path.join(args.data, "heldout.jsonl"), stages)
     if args.limit:
         rows, held_rows = rows[: args.limit], held_rows[: args.limit]
-    train = [encode(tokenizer, r["messages"], args.max_len, eot) for r in rows]
-    held = [encode(tokenizer, r["messages"], args.max_len, eot) for r in held_rows]
-    cut = sum(1 for r in rows if len(encode(tokenizer, r["messages"], 1 << 20, eot)[0]) > args.max_len)
+    train = [encode(tokenizer, r["messages"], eot) for r in rows]
+    cut = sum(1 for ids, _ in train if len(ids) > args.max_len)
+    train = [clip(e, args.max_len) for e in train]
+    held = [clip(encode(tokenizer, r["messages"], eot), args.max_len) for r in held_rows]
     if cut:
         print(f"warning: {cut} train examples are longer than --max-len {args.max_len} and lose their prompt's start", flush=True)
     # Similar lengths together: less padding, the same batches every run.

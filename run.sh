@@ -263,9 +263,10 @@ play)
         need_model
         need_adapter
         need_page_model
+        need_embedder
         need_web_packages
-        LORELOOM_PAGE_MODEL="$PAGE_MODEL" web/build.sh
-        # A static site: the narrator runs inside the page (web/model.js); nothing else runs.
+        LORELOOM_PAGE_MODEL="$PAGE_MODEL" LORELOOM_PAGE_EMBEDDER="$EMBED_DIR" web/build.sh
+        # A static site: the narrator (web/model.js) and the embedder (src/memory/page.rs) run inside the page; nothing else runs.
         exec node web/serve.js "${2:-8080}"
     fi
     need_apt "${PLAY_PACKAGES[@]}"
@@ -314,7 +315,7 @@ test)
     node web/tests/serve.js >/dev/null
     # The browser build, played by clicking in headless Chromium.
     need_wasm_bindgen
-    time LORELOOM_PAGE_MODEL="$PAGE_MODEL" web/build.sh
+    time LORELOOM_PAGE_MODEL="$PAGE_MODEL" LORELOOM_PAGE_EMBEDDER="$EMBED_DIR" web/build.sh
     time node web/tests/story.js web/dist "$CARGO_TARGET_DIR/web-shots" ../shared/fixtures/questfoundry-runtime/keepers-bargain.json
     # A session turn narrated by the model inside the page, kept across a reload; the model from the page's cache the second time.
     time node web/tests/session.js web/dist "$CARGO_TARGET_DIR/web-shots"

@@ -12,6 +12,8 @@
 # and the merged model file (run.sh's need_page_model):
 #   LORELOOM_PAGE_MODEL=FILE.gguf    the page's model, copied to models/ with its hash in
 #                                    models/manifest.json (without it the page plays stories only)
+#   LORELOOM_PAGE_EMBEDDER=DIR       all-MiniLM-L6-v2's three files (run.sh's need_embedder), for
+#                                    lore and memory by meaning (without it: by their words)
 #   LORELOOM_WEB_PROFILE=release   a faster build, three times the size (default: web)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,15 +44,36 @@ wllama=web/node_modules/@wllama/wllama/esm
 mkdir -p "$dist/wllama"
 cp "$wllama/index.js" "$dist/wllama/wllama.js"
 cp "$wllama/wasm/wllama.wasm" "$dist/wllama/wllama.wasm"
+# The page's models, each listed in models/manifest.json with its size and SHA-256
+# (web/model.js checks them before it keeps them).
+listed() { # NAME FILE: a manifest entry for dist/models/NAME
+    printf '"file": "models/%s", "bytes": %s, "sha256": "%s"' "$1" "$(stat -c %s "$2")" "$(sha256sum "$2" | cut -d' ' -f1)"
+}
+entries=()
 model="${LORELOOM_PAGE_MODEL:-}"
 if [ -n "$model" ] && [ -f "$model" ]; then
     mkdir -p "$dist/models"
-    name=loreloom-narrator.gguf
-    cp "$model" "$dist/models/$name"
-    printf '{"narrator": {"file": "models/%s", "bytes": %s, "sha256": "%s", "context": 12288}}\n' \
-        "$name" "$(stat -c %s "$model")" "$(sha256sum "$model" | cut -d' ' -f1)" >"$dist/models/manifest.json"
+    cp "$model" "$dist/models/loreloom-narrator.gguf"
+    entries+=("\"narrator\": {$(listed loreloom-narrator.gguf "$model"), \"context\": 12288}")
 else
     echo "loreloom: no LORELOOM_PAGE_MODEL: this page plays stories; its sessions need a model server (Narrator model…)" >&2
+fi
+embedder="${LORELOOM_PAGE_EMBEDDER:-}"
+if [ -n "$embedder" ] && [ -f "$embedder/model.safetensors" ] && [ -f "$embedder/tokenizer.json" ] && [ -f "$embedder/config.json" ]; then
+    mkdir -p "$dist/models/all-MiniLM-L6-v2"
+    files=
+    for part in config:config.json tokenizer:tokenizer.json weights:model.safetensors; do
+        cp "$embedder/${part#*:}" "$dist/models/all-MiniLM-L6-v2/"
+        files="$files${files:+, }\"${part%%:*}\": {$(listed "all-MiniLM-L6-v2/${part#*:}" "$embedder/${part#*:}")}"
+    done
+    entries+=("\"embedder\": {\"files\": {$files}}")
+else
+    echo "loreloom: no LORELOOM_PAGE_EMBEDDER: lore and memory in this page's sessions are recalled by their words" >&2
+fi
+if [ ${#entries[@]} -gt 0 ]; then
+    mkdir -p "$dist/models"
+    (IFS=,; echo "{${entries[*]}}") >"$dist/models/manifest.json"
+    node -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))' "$dist/models/manifest.json"
 fi
 cp -r assets/sfx "$dist/assets/"
 # The campaigns' text, the prompts and schemas as bundle.json (read before the game

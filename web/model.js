@@ -16,6 +16,11 @@
 // so later loads, and play offline, read it from there. A page without the file (or a
 // browser that cannot run it) still plays stories; sessions then say why they cannot.
 //
+// The embedding model (all-MiniLM-L6-v2: three files in models/all-MiniLM-L6-v2/, listed
+// in the same manifest) is fetched, checked and kept the same way when the first session
+// opens (`embedderFiles`), and handed to the game, which runs it itself on candle
+// (src/memory/page.rs), so lore and memory are recalled by meaning in the page as natively.
+//
 // The model has few threads, so this module orders its work (src/llm/fetch.rs marks each
 // call with its stage and lane for it; no other server sees the marks): calls on the
 // foreground lane first, the background lane's while the foreground has none, and the
@@ -37,7 +42,9 @@ const status = { state: 'idle', file: null, bytes: 0, loaded: 0, fromCache: null
   recent: [],
   // Primers (the next turn's prompts read while the player reads): read, given up for a
   // call, and their prompt tokens read.
-  primes: { read: 0, dropped: 0, tokens: 0, waiting: 0 } };
+  primes: { read: 0, dropped: 0, tokens: 0, waiting: 0 },
+  // The embedding model (all-MiniLM-L6-v2, run by the game itself: src/memory/page.rs).
+  embedder: { state: 'idle', bytes: 0, loaded: 0, fromCache: null, loadMs: null, error: null } };
 
 const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
 const show = (text, fraction) => {
@@ -49,19 +56,22 @@ const hide = () => { panel.hidden = true; };
 
 const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
-/// The model file's blob: from Cache Storage when it is there, else downloaded with a
-/// progress bar, checked against its hash and kept. Throws with a message for the player.
-async function modelBlob(entry) {
+/// A model file's blob: from Cache Storage when it is there, else downloaded with a
+/// progress bar, checked against its hash and kept. `progress` counts what was read
+/// (`loaded`, `fromCache`); `what` names the model for the player; `keep` says which of the
+/// cache's entries stay when this one is put (an older version's bytes go). Throws with a
+/// message for the player.
+async function modelBlob(entry, { cacheName, what, progress, keep }) {
   const key = new URL(`${entry.file}?sha256=${entry.sha256}`, document.baseURI).href;
-  const cache = self.caches ? await caches.open(CACHE) : null;
+  const cache = self.caches ? await caches.open(cacheName) : null;
   if (cache) {
     const hit = await cache.match(key);
     if (hit) {
-      status.fromCache = true;
+      progress.fromCache = true;
       return hit.blob();
     }
   }
-  status.fromCache = false;
+  progress.fromCache = false;
   const response = await fetch(entry.file, { cache: 'no-store' });
   if (!response.ok) throw new Error(`${entry.file} answered HTTP ${response.status}`);
   // Read into one buffer of the size the manifest names: a longer answer is refused as
@@ -69,38 +79,49 @@ async function modelBlob(entry) {
   const bytes = new Uint8Array(entry.bytes);
   const reader = response.body.getReader();
   const started = performance.now();
+  let read = 0;
   let shown = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (status.loaded + value.byteLength > entry.bytes) {
+    if (read + value.byteLength > entry.bytes) {
       reader.cancel();
       throw new Error(`${entry.file} is longer than the ${entry.bytes} bytes the page expects; reload to fetch it again`);
     }
-    bytes.set(value, status.loaded);
-    status.loaded += value.byteLength;
+    bytes.set(value, read);
+    read += value.byteLength;
+    progress.loaded += value.byteLength;
     const now = performance.now();
     if (now - shown > 200) {
       shown = now;
-      const rate = status.loaded / Math.max(1, now - started) * 1000;
-      const left = Math.max(0, entry.bytes - status.loaded) / Math.max(rate, 1);
-      show(`Downloading the narrator model (once): ${mb(status.loaded)} of ${mb(entry.bytes)} · ${mb(rate)}/s · ${Math.ceil(left)} s left`,
-        status.loaded / entry.bytes);
+      const rate = read / Math.max(1, now - started) * 1000;
+      const left = Math.max(0, entry.bytes - read) / Math.max(rate, 1);
+      show(`Downloading the ${what} (once): ${mb(read)} of ${mb(entry.bytes)} · ${mb(rate)}/s · ${Math.ceil(left)} s left`,
+        read / entry.bytes);
     }
   }
-  show('Checking the narrator model…');
-  if (status.loaded !== entry.bytes) throw new Error(`${entry.file} is ${status.loaded} bytes, not the ${entry.bytes} the page expects; reload to fetch it again`);
+  show(`Checking the ${what}…`);
+  if (read !== entry.bytes) throw new Error(`${entry.file} is ${read} bytes, not the ${entry.bytes} the page expects; reload to fetch it again`);
   const digest = hex(await crypto.subtle.digest('SHA-256', bytes));
   if (digest !== entry.sha256) throw new Error(`${entry.file} does not match its SHA-256 (${digest}); it was not kept; reload to fetch it again`);
   const blob = new Blob([bytes]);
   if (cache) {
-    // Only this version is kept: an older model's bytes go.
-    for (const old of await cache.keys()) if (old.url !== key) await cache.delete(old);
+    for (const old of await cache.keys()) if (old.url !== key && !keep(old.url)) await cache.delete(old);
     await cache.put(key, new Response(blob, { headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(blob.size) } }))
-      .catch((e) => console.warn(`loreloom: the narrator model could not be kept (${e}); it will be downloaded again next time`));
+      .catch((e) => console.warn(`loreloom: the ${what} could not be kept (${e}); it will be downloaded again next time`));
   }
   return blob;
 }
+
+/// The page's models/manifest.json (fetched once; a page built without models has none).
+let manifestRead = null;
+const manifest = () => {
+  manifestRead ??= fetch('models/manifest.json').then((r) => {
+    if (!r.ok) throw new Error(`this page was built without its model (models/manifest.json: HTTP ${r.status}); ./run.sh play --web builds it, or choose a model server in "Narrator model…"`);
+    return r.json();
+  });
+  return manifestRead;
+};
 
 const defaultThreads = (cores) => (cores <= 2 ? cores : Math.min(Math.floor(cores / 2), 8));
 
@@ -112,14 +133,13 @@ function start() {
   starting ??= (async () => {
     try {
       status.state = 'loading';
-      const manifest = await fetch('models/manifest.json').then((r) => {
-        if (!r.ok) throw new Error(`this page was built without its model (models/manifest.json: HTTP ${r.status}); ./run.sh play --web builds it, or choose a model server in "Narrator model…"`);
-        return r.json();
-      });
-      const entry = manifest.narrator;
+      const entry = (await manifest()).narrator;
+      if (!entry) throw new Error('this page was built without its narrator model (LORELOOM_PAGE_MODEL); choose a model server in "Narrator model…"');
       status.file = entry.file;
       status.bytes = entry.bytes;
-      const blob = await modelBlob(entry);
+      status.loaded = 0;
+      // Only this version is kept: an older model's bytes go.
+      const blob = await modelBlob(entry, { cacheName: CACHE, what: 'narrator model', progress: status, keep: () => false });
       show('Starting the narrator model…');
       const began = performance.now();
       // Fetched only now: stories never need it, and it is not part of the first screen.
@@ -163,6 +183,52 @@ function start() {
     }
   })();
   return starting;
+}
+
+const EMBED_CACHE = 'loreloom-embedder';
+const EMBED_FILES = ['config', 'tokenizer', 'weights'];
+let embedding = null;
+
+/// The embedding model's three files (all-MiniLM-L6-v2, run by candle inside the game:
+/// src/memory/page.rs asks for them when the first session opens): `{config, tokenizer,
+/// weights}` as bytes, or null when the page was built without it. Fetched once from the
+/// page's own origin, checked against their hashes and kept, as the narrator's file is.
+function embedderFiles() {
+  embedding ??= (async () => {
+    const e = status.embedder;
+    try {
+      e.state = 'loading';
+      let listed = {};
+      try { listed = await manifest(); } catch { /* a page without models: no embedder either */ }
+      const entry = listed.embedder;
+      if (!entry || !entry.files) { e.state = 'absent'; return null; }
+      const files = EMBED_FILES.map((n) => entry.files[n]);
+      if (files.some((f) => !f || typeof f.file !== 'string')) throw new Error('models/manifest.json names the memory model without its three files');
+      e.bytes = files.reduce((n, f) => n + f.bytes, 0);
+      e.loaded = 0;
+      const keys = new Set(files.map((f) => new URL(`${f.file}?sha256=${f.sha256}`, document.baseURI).href));
+      const began = performance.now();
+      const parts = {};
+      let fromCache = true;
+      for (const [i, name] of EMBED_FILES.entries()) {
+        const blob = await modelBlob(files[i], { cacheName: EMBED_CACHE, what: 'memory model', progress: e, keep: (url) => keys.has(url) });
+        fromCache = fromCache && e.fromCache;
+        parts[name] = new Uint8Array(await blob.arrayBuffer());
+      }
+      e.fromCache = fromCache;
+      e.loadMs = Math.round(performance.now() - began);
+      e.state = 'ready';
+      hide();
+      return parts;
+    } catch (err) {
+      e.state = 'failed';
+      e.error = String(err && err.message ? err.message : err);
+      show(`The memory model cannot load in this page: ${e.error} (lore and memories are recalled by their words; reload the page to try again)`);
+      console.warn(`loreloom: ${e.error}`);
+      throw err;
+    }
+  })();
+  return embedding;
 }
 
 const usePage = () => (localStorage.getItem(SOURCE_KEY) || 'page') === 'page';
@@ -345,4 +411,4 @@ form.addEventListener('submit', (e) => {
   location.reload();
 });
 
-window.loreloomModel = { status, start, usePage };
+window.loreloomModel = { status, start, usePage, embedderFiles };

@@ -29,6 +29,7 @@ const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
   '.wasm': 'application/wasm', '.json': 'application/json', '.png': 'image/png',
   '.jpg': 'image/jpeg', '.ogg': 'audio/ogg', '.ttf': 'font/ttf', '.gguf': 'application/octet-stream',
+  '.safetensors': 'application/octet-stream',
 };
 /// Threads in the page (the model's workers share memory) need it cross-origin isolated.
 const ISOLATED = {

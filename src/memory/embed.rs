@@ -44,17 +44,34 @@ impl MiniLm {
         if files.iter().any(|f| !dir.join(f).is_file()) {
             return Err(EmbedError::Missing(dir.to_path_buf()));
         }
+        let read = |name: &str| {
+            std::fs::read(dir.join(name)).map_err(|e| EmbedError::Load {
+                path: dir.to_path_buf(),
+                reason: format!("{name}: {e}"),
+            })
+        };
+        let config = read("config.json")?;
+        let tokenizer = read("tokenizer.json")?;
+        let weights = read("model.safetensors")?;
+        Self::from_bytes(dir, &config, &tokenizer, weights)
+    }
+
+    /// The model from the three files' bytes (the page hands them over from
+    /// its cache); `origin` names where they came from, for errors.
+    pub fn from_bytes(
+        origin: &Path,
+        config: &[u8],
+        tokenizer: &[u8],
+        weights: Vec<u8>,
+    ) -> Result<Self, EmbedError> {
         let fail = |reason: String| EmbedError::Load {
-            path: dir.to_path_buf(),
+            path: origin.to_path_buf(),
             reason,
         };
-        let config: Config = std::fs::read_to_string(dir.join("config.json"))
-            .map_err(|e| fail(format!("config.json: {e}")))
-            .and_then(|t| {
-                serde_json::from_str(&t).map_err(|e| fail(format!("config.json: {e}")))
-            })?;
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| fail(format!("tokenizer.json: {e}")))?;
+        let config: Config =
+            serde_json::from_slice(config).map_err(|e| fail(format!("config.json: {e}")))?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(tokenizer).map_err(|e| fail(format!("tokenizer.json: {e}")))?;
         tokenizer.with_padding(Some(PaddingParams {
             strategy: PaddingStrategy::BatchLongest,
             ..PaddingParams::default()
@@ -66,8 +83,6 @@ impl MiniLm {
             }))
             .map_err(|e| fail(format!("tokenizer.json: {e}")))?;
         let device = Device::Cpu;
-        let weights = std::fs::read(dir.join("model.safetensors"))
-            .map_err(|e| fail(format!("model.safetensors: {e}")))?;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(|e| fail(format!("model.safetensors: {e}")))?;
         let model = BertModel::load(vb, &config).map_err(|e| fail(e.to_string()))?;

@@ -4,7 +4,7 @@
 //! lore chunks, memory events and the ranking that picks what a stage is shown.
 //!
 //! Plain Rust except [`embed`] (the only module that touches candle, feature
-//! `embed`). Vectors live in memory as one contiguous `f32` slab per index
+//! `embed`) and, in the browser build, `page` (the embedder's files from the page). Vectors live in memory as one contiguous `f32` slab per index
 //! ([`VectorIndex`]) and are searched exactly: at 384 dimensions a scan over
 //! 10,000 vectors is a few million multiply-adds. The save (feature `store`)
 //! keeps the rows, the vectors as blobs and an FTS5 index for keywords; this
@@ -13,6 +13,8 @@
 pub mod chunk;
 #[cfg(feature = "embed")]
 pub mod embed;
+#[cfg(all(feature = "embed", target_family = "wasm"))]
+pub mod page;
 pub mod recall;
 
 use std::path::PathBuf;
@@ -55,9 +57,14 @@ pub fn default_model_dir() -> PathBuf {
         .join("all-MiniLM-L6-v2")
 }
 
-/// The default embedder when this build has one and its files are installed.
+/// The default embedder when this build has one and its files are installed
+/// (in the page: when the page has loaded it, [`page`]).
 pub fn default_embedder() -> Result<Arc<dyn Embedder>, EmbedError> {
-    #[cfg(feature = "embed")]
+    #[cfg(all(feature = "embed", target_family = "wasm"))]
+    {
+        page::embedder()
+    }
+    #[cfg(all(feature = "embed", not(target_family = "wasm")))]
     {
         embed::MiniLm::load(&default_model_dir()).map(|m| Arc::new(m) as Arc<dyn Embedder>)
     }

@@ -192,6 +192,8 @@ fn session_state(view: &SessionShown) -> serde_json::Value {
         "failure": view.prompt.failure.as_ref().map(|f| format!("{}: {}", f.stage, f.reason)),
         "not_kept": view.prompt.not_kept,
         "scene_index": view.scene.scene_index,
+        // Lore and memory recalled by "meaning" (the page's embedder) or by their "words".
+        "recall": view.active.as_ref().map(|a| if a.recall_by_meaning() { "meaning" } else { "words" }),
     })
 }
 
@@ -202,6 +204,7 @@ struct SessionShown<'w> {
     prompt: Res<'w, TurnPrompt>,
     progress: Res<'w, TurnProgress>,
     scene: Res<'w, SceneView>,
+    active: Option<Res<'w, crate::engine::session::ActiveSession>>,
 }
 
 /// What the published state is made from besides resources: the controls'

@@ -10,6 +10,9 @@
 // committed. Then it reloads the page, clicks the campaign's Continue and checks the
 // turn is there (the save is the SQLite database kept in IndexedDB: src/store,
 // web/storage.js) and that the model came from the page's cache (no request for it).
+// The embedding model (all-MiniLM-L6-v2 on candle in the game's wasm) is fetched once when
+// the first session opens, and the session recalls lore and memory by meaning; after the
+// reload it comes from the page's cache too.
 // No request may leave the page's origin. Screenshots must show a picture.
 // Last, IndexedDB is made to refuse writes and the player rewinds to the opening (a
 // commit): the page must say "this turn was not kept", and stop once writes work again.
@@ -32,6 +35,9 @@ const TURN_MS = 20 * 60000; // a whole turn of the small model in WebAssembly on
 // The player reads the opening this long before moving (the page's model reads the next
 // turn's prompts meanwhile: its primers); READ_MS=0 moves at once.
 const READ_MS = Number(process.env.READ_MS ?? 60000);
+// The first session waits for the embedding model (fetched, checked, loaded) and embeds the
+// campaign's lore in the page's wasm on two shared cores.
+const OPEN_MS = 4 * 60000;
 // MODEL_THREADS=N gives the page's model N threads (default: the page's choice).
 const MODEL_THREADS = process.env.MODEL_THREADS || '';
 
@@ -61,8 +67,19 @@ const MODEL_THREADS = process.env.MODEL_THREADS || '';
     report.campaigns = s.campaigns.map((c) => c.title);
     await page.waitForTimeout(1500); // the cover arrives
     await clickUntil(page, `new-session-${index}`, 'session zero', (t) => t.targets['begin-session'], report);
+    const opening = Date.now();
     s = await clickUntil(page, 'begin-session', 'the session screen',
-      (t) => t.screen === 'Session' && t.session && t.targets['session-input'] && !t.session.busy, report);
+      (t) => t.screen === 'Session' && t.session && t.targets['session-input'] && !t.session.busy, report, OPEN_MS);
+    // The first session fetched the embedding model (once), and recall is by meaning.
+    report.openMs = Date.now() - opening;
+    report.embedder = await page.evaluate(() => ({ ...window.loreloomModel.status.embedder }));
+    if (report.embedder.state !== 'ready' || report.embedder.fromCache !== false) {
+      throw new Error(`the page's embedding model did not download and load: ${JSON.stringify(report.embedder)}`);
+    }
+    if (s.session.recall !== 'meaning') throw new Error(`the session recalls by ${s.session.recall}, not by meaning, with the embedder loaded`);
+    const embedderUrls = Object.values(report.manifest.embedder.files).map((f) => new URL(f.file, url).href);
+    report.embedderRequestsFirstLoad = embedderUrls.map((u) => requests.filter((r) => r.startsWith(u)).length);
+    if (report.embedderRequestsFirstLoad.some((n) => n !== 1)) throw new Error(`the embedder's files were requested ${JSON.stringify(report.embedderRequestsFirstLoad)} times on the first load`);
     report.opening = s.session.entries.map((e) => e.kind);
     report.shots = [await shoot(page, 'session-opening')];
     report.readMs = READ_MS;
@@ -135,12 +152,19 @@ const MODEL_THREADS = process.env.MODEL_THREADS || '';
     s = await waitFor(page, 'Continue on the title screen after a reload', (t) => t.screen === 'Title' && t.targets[`continue-session-${index}`]);
     await page.waitForTimeout(1500);
     s = await clickUntil(page, `continue-session-${index}`, 'the session reopened',
-      (t) => t.screen === 'Session' && t.session && t.session.entries.length > 0, report);
+      (t) => t.screen === 'Session' && t.session && t.session.entries.length > 0, report, OPEN_MS);
     const back = s.session.entries;
     if (!back.some((e) => e.kind === 'intention' && e.text === MOVE)) throw new Error(`the move is not in the save after a reload: ${JSON.stringify(back)}`);
     if (!back.some((e) => e.kind === 'narration' && e.text === narration)) throw new Error(`the turn's narration is not in the save after a reload: ${JSON.stringify(back)}`);
     if (s.session.scene_index !== report.sceneIndex) throw new Error(`reopened at scene ${s.session.scene_index}, the turn made scene ${report.sceneIndex}`);
     report.reopened = back.map((e) => e.kind);
+    // The embedder came from the page's cache: no request for its files after the reload.
+    report.embedderAfterReload = await page.evaluate(() => ({ ...window.loreloomModel.status.embedder }));
+    if (report.embedderAfterReload.state !== 'ready' || report.embedderAfterReload.fromCache !== true || s.session.recall !== 'meaning') {
+      throw new Error(`after a reload the embedder did not come from the page's cache: ${JSON.stringify(report.embedderAfterReload)}, recall by ${s.session.recall}`);
+    }
+    const embedderAgain = requests.slice(before).filter((r) => embedderUrls.some((u) => r.startsWith(u)));
+    if (embedderAgain.length) throw new Error(`after a reload the embedder's files were requested again: ${JSON.stringify(embedderAgain)}`);
     // The model is read from the page's cache: loaded again, with no request for it.
     await page.evaluate(() => window.loreloomModel.start());
     report.pageModelAfterReload = await page.evaluate(() => window.loreloomModel.status);

@@ -130,6 +130,8 @@ pub struct ActiveSession {
     /// Portraits the `character-portraits` skill drew for characters the
     /// campaign gives none, by character id (in the save's asset store).
     drawn_portraits: BTreeMap<String, PathBuf>,
+    /// Whether lore and memory are recalled by meaning (an embedder loaded at open).
+    by_meaning: bool,
 }
 
 impl std::fmt::Debug for ActiveSession {
@@ -175,6 +177,7 @@ impl ActiveSession {
     pub fn open(save: PathBuf) -> Result<Self, ControllerError> {
         let controller = Controller::open(&save)?;
         let dirs = crate::session::skills::skill_dirs(&controller.info()?.campaign_path);
+        let by_meaning = controller.memory.has_embedder();
         Ok(Self {
             controller: Some(SyncCell::new(controller)),
             committing: None,
@@ -187,7 +190,14 @@ impl ActiveSession {
             watcher: crate::skills::manifest::Watcher::watch(dirs),
             portraits: None,
             drawn_portraits: BTreeMap::new(),
+            by_meaning,
         })
+    }
+
+    /// Whether lore and memory are recalled by meaning (the embedder loaded
+    /// when the session opened), or by their words.
+    pub fn recall_by_meaning(&self) -> bool {
+        self.by_meaning
     }
 
     /// The orchestrator, unless a commit has it off the frame thread (for a

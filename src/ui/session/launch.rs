@@ -26,6 +26,16 @@ pub(super) fn plugin(app: &mut App) {
             EguiPrimaryContextPass,
             enrichment_window.run_if(resource_exists::<Enriching>),
         );
+    #[cfg(target_family = "wasm")]
+    app.add_systems(
+        EguiPrimaryContextPass,
+        embedder_window.run_if(|| {
+            matches!(
+                crate::memory::page::state(),
+                crate::memory::page::PageEmbedder::Loading
+            )
+        }),
+    );
 }
 
 /// A campaign on the shelf.
@@ -164,10 +174,17 @@ fn open_session(
     mut toasts: ResMut<Toasts>,
     mut script_exit: MessageWriter<AppExit>,
     script: Option<Res<SessionScript>>,
+    mut waiting: Local<Option<OpenSession>>,
 ) {
-    let Some(open) = opens.read().last().cloned() else {
+    let Some(open) = opens.read().last().cloned().or_else(|| waiting.take()) else {
         return;
     };
+    // In the page, a session opens once the page's embedder is in (or cannot be).
+    #[cfg(target_family = "wasm")]
+    if embedder_pending() {
+        *waiting = Some(open);
+        return;
+    }
     let gateway = match gateway_or_start(gateway.as_deref(), &mut commands) {
         Ok(g) => g,
         Err(e) => {
@@ -201,14 +218,49 @@ fn open_session(
             Err(e) => toasts.push(format!("{}: {e}", file.display())),
         }
     }
-    if cfg!(target_family = "wasm") {
-        toasts.push(
-            "In the browser, lore and memories are recalled by their words: the embedding model does not run in a page"
-                .to_owned(),
-        );
+    if cfg!(target_family = "wasm")
+        && !session.recall_by_meaning()
+        && let Err(e) = crate::memory::default_embedder()
+    {
+        toasts.push(format!(
+            "In this page, lore and memories are recalled by their words, not their meaning: {e}"
+        ));
     }
     commands.insert_resource(session);
     next.set(Screen::Session);
+}
+
+/// Whether a session asked for now waits for the page's embedder: asked
+/// for on the first session, loading until its files are in and loaded.
+#[cfg(target_family = "wasm")]
+fn embedder_pending() -> bool {
+    use crate::memory::page::{self, PageEmbedder};
+    if matches!(page::state(), PageEmbedder::NotAsked) {
+        page::request();
+    }
+    matches!(page::state(), PageEmbedder::Loading)
+}
+
+/// While the page's embedder loads, before the first session opens: what is
+/// happening and for how long (the page's own bar shows a download).
+#[cfg(target_family = "wasm")]
+fn embedder_window(
+    mut contexts: EguiContexts,
+    mut since: Local<Option<web_time::Instant>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    let started = *since.get_or_insert_with(web_time::Instant::now);
+    centered_window("Opening the session").show(&ctx, |ui| {
+        ui.label(
+            "Loading the memory model, so that lore and memories are recalled by their meaning…",
+        );
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(format!("{:.0} s", started.elapsed().as_secs_f64()));
+        });
+    });
+    ctx.request_repaint();
+    Ok(())
 }
 
 /// Leaving the session screen ends the play session.

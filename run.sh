@@ -2,7 +2,7 @@
 # Loreloom's two entry points on a fresh Debian/Ubuntu machine:
 #   ./run.sh play [PATH]                     play a story in the window (default: the bundled one)
 #   ./run.sh play --web [PORT]               build the browser version and serve it at http://127.0.0.1:PORT/,
-#                                            a static site whose sessions' narrator runs inside the page
+#                                            a static site whose sessions' models run inside the page
 #   ./run.sh test                            run every check and test CI runs
 # Both install what they need (Debian packages via apt, Rust crates via cargo)
 # or stop with a message saying exactly what is missing.

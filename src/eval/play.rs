@@ -132,6 +132,7 @@ pub fn play(gateway: &Gateway, options: &PlayOptions) -> Result<PlayReport, Play
         campaign_path: options.campaign.clone(),
         scenario: options.scenario.clone(),
         model: options.model.clone(),
+        weights: super::report::weights_of(&[small.as_str(), large.as_str()]),
         seed: options.seed,
         turns: options.turns,
         invalid_every: options.invalid_every,

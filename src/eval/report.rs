@@ -27,6 +27,8 @@ pub struct Setup {
     pub campaign_path: PathBuf,
     pub scenario: Option<String>,
     pub model: Option<String>,
+    /// The files behind the model keys played (`weights_of`).
+    pub weights: Vec<String>,
     pub seed: u64,
     pub turns: usize,
     pub invalid_every: usize,
@@ -42,6 +44,10 @@ pub struct PlayReport {
     pub scenario: Option<String>,
     /// The model key, or `default` (the campaign's local keys).
     pub model: String,
+    /// Each model file and adapter behind the keys played, with the start of
+    /// its sha256: two reports of one key with different adapters differ here.
+    #[serde(default)]
+    pub weights: Vec<String>,
     pub seed: u64,
     pub turns_per_run: usize,
     pub invalid_every: usize,
@@ -69,6 +75,65 @@ pub enum ReportError {
     },
 }
 
+/// The model file and adapter behind each of `keys` in the data dir's
+/// `models.ron`, as `key: file (sha256 first 16 hex) + LoRA file (…)`;
+/// keys it does not name, or that are not llama files, are said as they are.
+pub fn weights_of(keys: &[&str]) -> Vec<String> {
+    let data_dir = crate::files::data_dir();
+    let Ok(config) = crate::llm::config::ModelsConfig::load(&data_dir) else {
+        return Vec::new();
+    };
+    let mut said = Vec::new();
+    for key in keys {
+        let Ok(model) = config.get(key, &data_dir) else {
+            continue;
+        };
+        let file = |p: &Path| {
+            let name = p
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            match sha256_prefix(p) {
+                Some(h) => format!("{name} ({h})"),
+                None => format!("{name} (missing)"),
+            }
+        };
+        let line = match (
+            model.backend.model_path(&data_dir),
+            model.backend.adapter_path(&data_dir),
+        ) {
+            (Some(m), Some(a)) => format!("{key}: {} + LoRA {}", file(&m), file(&a)),
+            (Some(m), None) => format!("{key}: {}", file(&m)),
+            _ => format!("{key}: {}", model.backend.describe(&data_dir)),
+        };
+        if !said.contains(&line) {
+            said.push(line);
+        }
+    }
+    said
+}
+
+/// The first 16 hex digits of a file's sha256, read in blocks.
+fn sha256_prefix(path: &Path) -> Option<String> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hash = sha2::Sha256::new();
+    let mut block = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut block).ok()?;
+        if n == 0 {
+            break;
+        }
+        hash.update(&block[..n]);
+    }
+    let digest = hash.finalize();
+    let mut hex = String::with_capacity(16);
+    for b in digest.iter().take(8) {
+        let _ = write!(hex, "{b:02x}");
+    }
+    Some(hex)
+}
+
 /// The commit of the checkout Loreloom runs from (`git describe`), else `unknown`.
 pub fn commit() -> String {
     std::process::Command::new("git")
@@ -92,6 +157,7 @@ impl PlayReport {
             campaign_path: setup.campaign_path,
             scenario: setup.scenario,
             model: setup.model.unwrap_or_else(|| "default".into()),
+            weights: setup.weights,
             seed: setup.seed,
             turns_per_run: setup.turns,
             invalid_every: setup.invalid_every,
@@ -146,6 +212,9 @@ impl PlayReport {
             "Seed {}, every {}th move planted invalid, commit {}, {:.0} s in all.\n",
             self.seed, self.invalid_every, self.commit, self.seconds
         );
+        if !self.weights.is_empty() {
+            let _ = writeln!(md, "Weights: {}.\n", self.weights.join("; "));
+        }
         md.push_str(&metrics_table(&self.metrics, baseline.map(|b| &b.metrics)));
         if let Some(b) = baseline {
             let worse = worse(&self.metrics, &b.metrics);
@@ -357,4 +426,18 @@ pub fn worse(m: &Metrics, baseline: &Metrics) -> Vec<String> {
             worse.then(|| format!("{name}: {b:.3} → {v:.3}"))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_named_by_the_start_of_its_sha256() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("abc");
+        std::fs::write(&file, "abc").unwrap();
+        assert_eq!(sha256_prefix(&file).as_deref(), Some("ba7816bf8f01cfea"));
+        assert_eq!(sha256_prefix(&dir.path().join("absent")), None);
+    }
 }

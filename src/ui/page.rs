@@ -194,6 +194,8 @@ fn session_state(view: &SessionShown) -> serde_json::Value {
         "scene_index": view.scene.scene_index,
         // Lore and memory recalled by "meaning" (the page's embedder) or by their "words".
         "recall": view.active.as_ref().map(|a| if a.recall_by_meaning() { "meaning" } else { "words" }),
+        // How long opening the save held the frame, in milliseconds.
+        "open_ms": view.active.as_ref().map(|a| u64::try_from(a.opened_in().as_millis()).unwrap_or(u64::MAX)),
     })
 }
 

@@ -72,6 +72,7 @@ const MODEL_THREADS = process.env.MODEL_THREADS || '';
       (t) => t.screen === 'Session' && t.session && t.targets['session-input'] && !t.session.busy, report, OPEN_MS);
     // The first session fetched the embedding model (once), and recall is by meaning.
     report.openMs = Date.now() - opening;
+    report.openHeldFrameMs = s.session.open_ms; // opening the save (the lore embedded) held the frame this long
     report.embedder = await page.evaluate(() => ({ ...window.loreloomModel.status.embedder }));
     if (report.embedder.state !== 'ready' || report.embedder.fromCache !== false) {
       throw new Error(`the page's embedding model did not download and load: ${JSON.stringify(report.embedder)}`);
@@ -158,6 +159,7 @@ const MODEL_THREADS = process.env.MODEL_THREADS || '';
     if (!back.some((e) => e.kind === 'narration' && e.text === narration)) throw new Error(`the turn's narration is not in the save after a reload: ${JSON.stringify(back)}`);
     if (s.session.scene_index !== report.sceneIndex) throw new Error(`reopened at scene ${s.session.scene_index}, the turn made scene ${report.sceneIndex}`);
     report.reopened = back.map((e) => e.kind);
+    report.reopenHeldFrameMs = s.session.open_ms;
     // The embedder came from the page's cache: no request for its files after the reload.
     report.embedderAfterReload = await page.evaluate(() => ({ ...window.loreloomModel.status.embedder }));
     if (report.embedderAfterReload.state !== 'ready' || report.embedderAfterReload.fromCache !== true || s.session.recall !== 'meaning') {

@@ -132,6 +132,8 @@ pub struct ActiveSession {
     drawn_portraits: BTreeMap<String, PathBuf>,
     /// Whether lore and memory are recalled by meaning (an embedder loaded at open).
     by_meaning: bool,
+    /// How long opening the save took (the lore index is built then).
+    opened_in: std::time::Duration,
 }
 
 impl std::fmt::Debug for ActiveSession {
@@ -175,7 +177,9 @@ enum SkillEdit {
 impl ActiveSession {
     /// Open a save (beginning a play session in it).
     pub fn open(save: PathBuf) -> Result<Self, ControllerError> {
+        let began = web_time::Instant::now();
         let controller = Controller::open(&save)?;
+        let opened_in = began.elapsed();
         let dirs = crate::session::skills::skill_dirs(&controller.info()?.campaign_path);
         let by_meaning = controller.memory.has_embedder();
         Ok(Self {
@@ -191,6 +195,7 @@ impl ActiveSession {
             portraits: None,
             drawn_portraits: BTreeMap::new(),
             by_meaning,
+            opened_in,
         })
     }
 
@@ -198,6 +203,11 @@ impl ActiveSession {
     /// when the session opened), or by their words.
     pub fn recall_by_meaning(&self) -> bool {
         self.by_meaning
+    }
+
+    /// How long opening the save took (a new save's lore is embedded then).
+    pub fn opened_in(&self) -> std::time::Duration {
+        self.opened_in
     }
 
     /// The orchestrator, unless a commit has it off the frame thread (for a

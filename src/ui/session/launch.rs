@@ -29,12 +29,7 @@ pub(super) fn plugin(app: &mut App) {
     #[cfg(target_family = "wasm")]
     app.add_systems(
         EguiPrimaryContextPass,
-        embedder_window.run_if(|| {
-            matches!(
-                crate::memory::page::state(),
-                crate::memory::page::PageEmbedder::Loading
-            )
-        }),
+        opening_window.run_if(resource_exists::<OpeningInPage>),
     );
 }
 
@@ -175,15 +170,30 @@ fn open_session(
     mut script_exit: MessageWriter<AppExit>,
     script: Option<Res<SessionScript>>,
     mut waiting: Local<Option<OpenSession>>,
+    #[cfg(target_family = "wasm")] opening: Option<ResMut<OpeningInPage>>,
 ) {
     let Some(open) = opens.read().last().cloned().or_else(|| waiting.take()) else {
         return;
     };
-    // In the page, a session opens once the page's embedder is in (or cannot be).
+    // In the page, a session opens once the page's embedder is in (or cannot
+    // be), and after its window has been drawn: the open itself holds the
+    // frame (the campaign's lore is embedded on this thread), and the frame
+    // left on screen then says why.
     #[cfg(target_family = "wasm")]
-    if embedder_pending() {
-        *waiting = Some(open);
-        return;
+    {
+        let loading = embedder_pending();
+        match opening {
+            None => {
+                commands.insert_resource(OpeningInPage { drawn: 0 });
+                *waiting = Some(open);
+                return;
+            }
+            Some(o) if loading || o.drawn < 2 => {
+                *waiting = Some(open);
+                return;
+            }
+            Some(_) => commands.remove_resource::<OpeningInPage>(),
+        }
     }
     let gateway = match gateway_or_start(gateway.as_deref(), &mut commands) {
         Ok(g) => g,
@@ -241,24 +251,42 @@ fn embedder_pending() -> bool {
     matches!(page::state(), PageEmbedder::Loading)
 }
 
-/// While the page's embedder loads, before the first session opens: what is
-/// happening and for how long (the page's own bar shows a download).
+/// A session is opening in the page: the window says so while the
+/// embedder loads and in the frames before the open holds the frame.
 #[cfg(target_family = "wasm")]
-fn embedder_window(
+#[derive(Resource)]
+struct OpeningInPage {
+    /// Frames the window has been drawn in since the embedder stopped loading.
+    drawn: u8,
+}
+
+/// What an opening session in the page waits for (the page's own bar shows a download).
+#[cfg(target_family = "wasm")]
+fn opening_window(
     mut contexts: EguiContexts,
+    mut opening: ResMut<OpeningInPage>,
     mut since: Local<Option<web_time::Instant>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
     let started = *since.get_or_insert_with(web_time::Instant::now);
+    let loading = matches!(
+        crate::memory::page::state(),
+        crate::memory::page::PageEmbedder::Loading
+    );
     centered_window("Opening the session").show(&ctx, |ui| {
-        ui.label(
-            "Loading the memory model, so that lore and memories are recalled by their meaning…",
-        );
+        if loading {
+            ui.label("Loading the memory model, so that lore and memories are recalled by their meaning…");
+        } else {
+            ui.label("Opening the session. A new one first reads the campaign's lore for recall by meaning: this page may not answer for some seconds.");
+        }
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(format!("{:.0} s", started.elapsed().as_secs_f64()));
         });
     });
+    if !loading {
+        opening.drawn = opening.drawn.saturating_add(1);
+    }
     ctx.request_repaint();
     Ok(())
 }

@@ -198,8 +198,13 @@ function embedderFiles() {
     const e = status.embedder;
     try {
       e.state = 'loading';
-      let listed = {};
-      try { listed = await manifest(); } catch { /* a page without models: no embedder either */ }
+      // A page built without models answers 404 for the manifest: no embedder either. Any
+      // other failure (offline, a broken answer) is said as it is.
+      const listed = await fetch('models/manifest.json').then((r) => {
+        if (r.status === 404) return {};
+        if (!r.ok) throw new Error(`models/manifest.json answered HTTP ${r.status}`);
+        return r.json();
+      });
       const entry = listed.embedder;
       if (!entry || !entry.files) { e.state = 'absent'; return null; }
       const files = EMBED_FILES.map((n) => entry.files[n]);

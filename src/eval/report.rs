@@ -76,23 +76,30 @@ pub enum ReportError {
 }
 
 /// The model file and adapter behind each of `keys` in the data dir's
-/// `models.ron`, as `key: file (sha256 first 16 hex) + LoRA file (…)`;
-/// keys it does not name, or that are not llama files, are said as they are.
+/// `models.ron`, as `key: file (sha256 first 16 hex) + LoRA file (…)`; a
+/// key that is not a llama file is described as `loreloom models` says it,
+/// and a key it does not name (a scripted model's) is left out. Each file is
+/// hashed once.
 pub fn weights_of(keys: &[&str]) -> Vec<String> {
     let data_dir = crate::files::data_dir();
     let Ok(config) = crate::llm::config::ModelsConfig::load(&data_dir) else {
         return Vec::new();
     };
     let mut said = Vec::new();
+    let mut hashed: std::collections::HashMap<PathBuf, Option<String>> =
+        std::collections::HashMap::new();
     for key in keys {
         let Ok(model) = config.get(key, &data_dir) else {
             continue;
         };
-        let file = |p: &Path| {
+        let mut file = |p: &Path| {
             let name = p
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            match sha256_prefix(p) {
+            match hashed
+                .entry(p.to_path_buf())
+                .or_insert_with(|| sha256_prefix(p))
+            {
                 Some(h) => format!("{name} ({h})"),
                 None => format!("{name} (missing)"),
             }

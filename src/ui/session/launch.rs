@@ -172,7 +172,9 @@ fn open_session(
     mut waiting: Local<Option<OpenSession>>,
     #[cfg(target_family = "wasm")] opening: Option<ResMut<OpeningInPage>>,
 ) {
-    let Some(open) = opens.read().last().cloned().or_else(|| waiting.take()) else {
+    // A session asked for while another waited replaces it (never both opened).
+    let pending = waiting.take();
+    let Some(open) = opens.read().last().cloned().or(pending) else {
         return;
     };
     // In the page, a session opens once the page's embedder is in (or cannot
@@ -184,7 +186,10 @@ fn open_session(
         let loading = embedder_pending();
         match opening {
             None => {
-                commands.insert_resource(OpeningInPage { drawn: 0 });
+                commands.insert_resource(OpeningInPage {
+                    drawn: 0,
+                    since: web_time::Instant::now(),
+                });
                 *waiting = Some(open);
                 return;
             }
@@ -258,17 +263,15 @@ fn embedder_pending() -> bool {
 struct OpeningInPage {
     /// Frames the window has been drawn in since the embedder stopped loading.
     drawn: u8,
+    /// When the session was asked for.
+    since: web_time::Instant,
 }
 
 /// What an opening session in the page waits for (the page's own bar shows a download).
 #[cfg(target_family = "wasm")]
-fn opening_window(
-    mut contexts: EguiContexts,
-    mut opening: ResMut<OpeningInPage>,
-    mut since: Local<Option<web_time::Instant>>,
-) -> Result {
+fn opening_window(mut contexts: EguiContexts, mut opening: ResMut<OpeningInPage>) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
-    let started = *since.get_or_insert_with(web_time::Instant::now);
+    let started = opening.since;
     let loading = matches!(
         crate::memory::page::state(),
         crate::memory::page::PageEmbedder::Loading

@@ -113,11 +113,14 @@ async function modelBlob(entry, { cacheName, what, progress, keep }) {
   return blob;
 }
 
-/// The page's models/manifest.json (fetched once; a page built without models has none).
+/// The page's models/manifest.json, fetched once for both models. A page built without
+/// models answers 404: it lists none (`{}`). Any other failure (offline, a broken answer)
+/// is said as it is.
 let manifestRead = null;
 const manifest = () => {
   manifestRead ??= fetch('models/manifest.json').then((r) => {
-    if (!r.ok) throw new Error(`this page was built without its model (models/manifest.json: HTTP ${r.status}); ./run.sh play --web builds it, or choose a model server in "Narrator model…"`);
+    if (r.status === 404) return {};
+    if (!r.ok) throw new Error(`models/manifest.json answered HTTP ${r.status}`);
     return r.json();
   });
   return manifestRead;
@@ -134,7 +137,7 @@ function start() {
     try {
       status.state = 'loading';
       const entry = (await manifest()).narrator;
-      if (!entry) throw new Error('this page was built without its narrator model (LORELOOM_PAGE_MODEL); choose a model server in "Narrator model…"');
+      if (!entry) throw new Error('this page was built without its model; ./run.sh play --web builds it, or choose a model server in "Narrator model…"');
       status.file = entry.file;
       status.bytes = entry.bytes;
       status.loaded = 0;
@@ -198,14 +201,7 @@ function embedderFiles() {
     const e = status.embedder;
     try {
       e.state = 'loading';
-      // A page built without models answers 404 for the manifest: no embedder either. Any
-      // other failure (offline, a broken answer) is said as it is.
-      const listed = await fetch('models/manifest.json').then((r) => {
-        if (r.status === 404) return {};
-        if (!r.ok) throw new Error(`models/manifest.json answered HTTP ${r.status}`);
-        return r.json();
-      });
-      const entry = listed.embedder;
+      const entry = (await manifest()).embedder;
       if (!entry || !entry.files) { e.state = 'absent'; return null; }
       const files = EMBED_FILES.map((n) => entry.files[n]);
       if (files.some((f) => !f || typeof f.file !== 'string')) throw new Error('models/manifest.json names the memory model without its three files');

@@ -119,26 +119,12 @@ pub fn weights_of(keys: &[&str]) -> Vec<String> {
     said
 }
 
-/// The first 16 hex digits of a file's sha256, read in blocks.
+/// The first 16 hex digits of a file's sha256 (read through, not into memory).
 fn sha256_prefix(path: &Path) -> Option<String> {
-    use sha2::Digest;
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).ok()?;
+    use sha2::Digest as _;
     let mut hash = sha2::Sha256::new();
-    let mut block = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut block).ok()?;
-        if n == 0 {
-            break;
-        }
-        hash.update(&block[..n]);
-    }
-    let digest = hash.finalize();
-    let mut hex = String::with_capacity(16);
-    for b in digest.iter().take(8) {
-        let _ = write!(hex, "{b:02x}");
-    }
-    Some(hex)
+    std::io::copy(&mut std::fs::File::open(path).ok()?, &mut hash).ok()?;
+    Some(format!("{:x}", hash.finalize())[..16].to_owned())
 }
 
 /// The commit of the checkout Loreloom runs from (`git describe`), else `unknown`.

@@ -122,10 +122,19 @@ fn only_the_http_backend_speaks_http_and_no_prompt_text_lives_in_rust() {
 
 #[test]
 fn the_browser_build_stays_behind_its_boundary() {
-    // Only the storage shim, the page bridge and the fetch backend speak to the browser ...
+    // Only the storage shim, the page bridge, the fetch backend and the page's
+    // embedder (which asks web/model.js for its files) speak to the browser ...
     for needle in ["web_sys", "js_sys", "wasm_bindgen"] {
         assert_eq!(
-            offenders(needle, &["files/web.rs", "ui/page.rs", "llm/fetch.rs"]),
+            offenders(
+                needle,
+                &[
+                    "files/web.rs",
+                    "ui/page.rs",
+                    "llm/fetch.rs",
+                    "memory/page.rs"
+                ]
+            ),
             Vec::<String>::new(),
             "{needle}"
         );
@@ -138,6 +147,11 @@ fn the_browser_build_stays_behind_its_boundary() {
     assert!(llm.contains("#[cfg(target_family = \"wasm\")]\npub mod fetch;"));
     let files = fs::read_to_string(src().join("files/mod.rs")).unwrap();
     assert!(files.contains("#[cfg(target_family = \"wasm\")]\nmod web;"));
+    let memory = fs::read_to_string(src().join("memory/mod.rs")).unwrap();
+    assert!(
+        memory
+            .contains("#[cfg(all(feature = \"embed\", target_family = \"wasm\"))]\npub mod page;")
+    );
     // The browser's crates are target dependencies, never in the native build;
     // the processes skills need are native-only.
     let manifest =

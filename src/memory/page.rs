@@ -1,4 +1,4 @@
-//! The embedder in the page (#45): all-MiniLM-L6-v2 on candle inside the game's wasm, its files from the page's cache.
+//! The page's embedder: all-MiniLM-L6-v2 on candle in the wasm, its files from the page's cache.
 //!
 //! `web/model.js` (`loreloomModel.embedderFiles`) fetches the three files from
 //! the page's own origin once, checks each against the hash its manifest

@@ -313,6 +313,8 @@ test)
     cargo test --locked --all-targets --features tune
     # The page's server refuses 30 traversal and malformed requests and stays up.
     node web/tests/serve.js >/dev/null
+    # A model download that stops sending is given up after 30 s with its reason (never a hang).
+    node web/tests/stall.js >/dev/null
     # The browser build, played by clicking in headless Chromium.
     need_wasm_bindgen
     time LORELOOM_PAGE_MODEL="$PAGE_MODEL" LORELOOM_PAGE_EMBEDDER="$EMBED_DIR" web/build.sh

@@ -72,7 +72,28 @@ async function modelBlob(entry, { cacheName, what, progress, keep }) {
     }
   }
   progress.fromCache = false;
-  const response = await fetch(entry.file, { cache: 'no-store' });
+  // A download that stops sending is given up after STALL_MS with nothing new (never a
+  // hang: the session waiting for the memory model then opens without it).
+  const abort = new AbortController();
+  let stall = 0;
+  const arm = () => {
+    clearTimeout(stall);
+    stall = setTimeout(() => abort.abort(new Error(`${entry.file}: nothing arrived for ${STALL_MS / 1000} s (is the connection down?)`)), STALL_MS);
+  };
+  arm();
+  try {
+    return await downloadAndKeep(entry, { cache, key, what, progress, keep, signal: abort.signal, arm });
+  } finally {
+    clearTimeout(stall);
+  }
+}
+
+/// How long a model's download may send nothing before it is given up.
+const STALL_MS = 30000;
+
+/// The rest of `modelBlob`: download, check and keep (`arm` is called at each piece read).
+async function downloadAndKeep(entry, { cache, key, what, progress, keep, signal, arm }) {
+  const response = await fetch(entry.file, { cache: 'no-store', signal });
   if (!response.ok) throw new Error(`${entry.file} answered HTTP ${response.status}`);
   // Read into one buffer of the size the manifest names: a longer answer is refused as
   // soon as it overruns (never unbounded memory), and the hash reads it without a copy.
@@ -83,6 +104,7 @@ async function modelBlob(entry, { cacheName, what, progress, keep }) {
   let shown = 0;
   for (;;) {
     const { done, value } = await reader.read();
+    arm();
     if (done) break;
     if (read + value.byteLength > entry.bytes) {
       reader.cancel();
@@ -190,6 +212,8 @@ function start() {
 
 const EMBED_CACHE = 'loreloom-embedder';
 const EMBED_FILES = ['config', 'tokenizer', 'weights'];
+// The load in flight, if any: once settled it is dropped, so the page keeps no
+// second copy of the 91 MB the game has copied into its own memory.
 let embedding = null;
 
 /// The embedding model's three files (all-MiniLM-L6-v2, run by candle inside the game:
@@ -228,7 +252,7 @@ function embedderFiles() {
       console.warn(`loreloom: ${e.error}`);
       throw err;
     }
-  })();
+  })().finally(() => { embedding = null; });
   return embedding;
 }
 

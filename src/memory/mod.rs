@@ -4,7 +4,8 @@
 //! lore chunks, memory events and the ranking that picks what a stage is shown.
 //!
 //! Plain Rust except [`embed`] (the only module that touches candle, feature
-//! `embed`) and, in the browser build, `page` (the embedder's files from the page). Vectors live in memory as one contiguous `f32` slab per index
+//! `embed`) and, in the browser build, `page` (the embedder's files from the page,
+//! behind a [`memo::Memo`] so a new save's lore is read ahead a few texts a frame). Vectors live in memory as one contiguous `f32` slab per index
 //! ([`VectorIndex`]) and are searched exactly: at 384 dimensions a scan over
 //! 10,000 vectors is a few million multiply-adds. The save (feature `store`)
 //! keeps the rows, the vectors as blobs and an FTS5 index for keywords; this
@@ -13,6 +14,7 @@
 pub mod chunk;
 #[cfg(feature = "embed")]
 pub mod embed;
+pub mod memo;
 #[cfg(all(feature = "embed", target_family = "wasm"))]
 pub mod page;
 pub mod recall;

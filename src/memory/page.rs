@@ -16,6 +16,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::embed::MiniLm;
+use super::memo::Memo;
 use super::{EmbedError, Embedder};
 
 /// Where the page's embedder comes from, for messages.
@@ -37,7 +38,8 @@ pub enum PageEmbedder {
     NotAsked,
     /// Its files are being fetched (or read from the cache) and loaded.
     Loading,
-    Ready(Arc<dyn Embedder>),
+    /// Loaded, behind a memo the session's opening reads a new save's lore into.
+    Ready(Arc<Memo>),
     /// The page has none, or it could not load: why, for the player.
     Unavailable(String),
 }
@@ -56,7 +58,7 @@ pub fn state() -> PageEmbedder {
 /// The page's embedder, for [`super::default_embedder`].
 pub(super) fn embedder() -> Result<Arc<dyn Embedder>, EmbedError> {
     let reason = match state() {
-        PageEmbedder::Ready(e) => return Ok(e),
+        PageEmbedder::Ready(e) => return Ok(e as Arc<dyn Embedder>),
         PageEmbedder::Unavailable(why) => why,
         PageEmbedder::NotAsked | PageEmbedder::Loading => "not loaded yet".to_owned(),
     };
@@ -64,6 +66,14 @@ pub(super) fn embedder() -> Result<Arc<dyn Embedder>, EmbedError> {
         path: ORIGIN.into(),
         reason,
     })
+}
+
+/// The page's embedder's memo, once loaded: the opening reads ahead into it.
+pub fn memo() -> Option<Arc<Memo>> {
+    match state() {
+        PageEmbedder::Ready(m) => Some(m),
+        _ => None,
+    }
 }
 
 /// Ask the page for the embedder's files and load them (once: later calls
@@ -92,7 +102,7 @@ pub fn request() {
                 "this page was built without it (web/build.sh: LORELOOM_PAGE_EMBEDDER)".into(),
             ),
             Ok(files) => match load(&files) {
-                Ok(e) => PageEmbedder::Ready(Arc::new(e)),
+                Ok(e) => PageEmbedder::Ready(Arc::new(Memo::new(Arc::new(e)))),
                 Err(e) => {
                     tracing::error!("{e}");
                     PageEmbedder::Unavailable(e.to_string())

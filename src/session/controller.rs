@@ -115,6 +115,24 @@ impl Controller {
         Self::open_with(path, embedder)
     }
 
+    /// What opening the save at `path` would embed with the embedder whose
+    /// key is `model` ([`SessionMemory::texts_to_embed`], and the offered
+    /// choices the difficulty marks are judged on), without opening it.
+    pub fn texts_to_embed(path: &Path, model: &str) -> Result<Vec<String>, ControllerError> {
+        let store = Store::open(path)?;
+        let info = store.session()?;
+        let campaign = load_campaign(&info.campaign_path)?;
+        let mut texts =
+            SessionMemory::texts_to_embed(&store, &campaign, model).map_err(|source| {
+                ControllerError::Memory {
+                    path: path.to_owned(),
+                    source: Box::new(source),
+                }
+            })?;
+        texts.extend(last_choices(&store)?);
+        Ok(texts)
+    }
+
     /// Open a save with a given embedder (or none).
     pub fn open_with(
         path: &Path,

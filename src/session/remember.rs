@@ -156,6 +156,29 @@ pub enum MemoryError {
 }
 
 impl SessionMemory {
+    /// The texts [`SessionMemory::open`] would embed with the embedder whose
+    /// key is `model`: the campaign's lore when the save's index is not yet
+    /// made by it for this campaign, and the stat cues. The page reads them
+    /// ahead a few a frame (`memory::memo`) so the open does not hold its frame.
+    pub fn texts_to_embed(
+        store: &Store,
+        campaign: &Campaign,
+        model: &str,
+    ) -> Result<Vec<String>, MemoryError> {
+        let chunks = campaign_chunks(campaign);
+        let (stored, stored_model) = store.lore_index_info()?;
+        let mut texts = Vec::new();
+        if stored.as_deref() != Some(fingerprint(&chunks).as_str())
+            || stored_model.as_deref() != Some(model)
+        {
+            texts.extend(chunks.iter().map(embed_text));
+        }
+        for (_, cues) in campaign.ruleset.stat_cues() {
+            texts.extend(cues);
+        }
+        Ok(texts)
+    }
+
     /// Load the save's memory, (re)building the lore index when the campaign
     /// changed or vectors are missing that the embedder can now make.
     pub fn open(

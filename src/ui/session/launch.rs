@@ -178,27 +178,26 @@ fn open_session(
         return;
     };
     // In the page, a session opens once the page's embedder is in (or cannot
-    // be), and after its window has been drawn: the open itself holds the
-    // frame (the campaign's lore is embedded on this thread), and the frame
-    // left on screen then says why.
+    // be), once what the open would embed (a new save's lore) has been read
+    // ahead a few texts a frame, and after its window has been drawn: the
+    // open itself runs on the frame's thread.
     #[cfg(target_family = "wasm")]
     {
         let loading = embedder_pending();
-        match opening {
-            None => {
-                commands.insert_resource(OpeningInPage {
-                    drawn: 0,
-                    since: web_time::Instant::now(),
-                });
-                *waiting = Some(open);
-                return;
-            }
-            Some(o) if loading || o.drawn < 2 => {
-                *waiting = Some(open);
-                return;
-            }
-            Some(_) => commands.remove_resource::<OpeningInPage>(),
+        let Some(mut o) = opening else {
+            commands.insert_resource(OpeningInPage {
+                drawn: 0,
+                since: web_time::Instant::now(),
+                ahead: None,
+            });
+            *waiting = Some(open);
+            return;
+        };
+        if loading || !o.read_ahead(&open.save) || o.drawn < 2 {
+            *waiting = Some(open);
+            return;
         }
+        commands.remove_resource::<OpeningInPage>();
     }
     let gateway = match gateway_or_start(gateway.as_deref(), &mut commands) {
         Ok(g) => g,
@@ -256,15 +255,67 @@ fn embedder_pending() -> bool {
     matches!(page::state(), PageEmbedder::Loading)
 }
 
+/// How long a frame in the page may spend reading ahead before it is drawn
+/// (at least one text is read each frame): the page answers within about
+/// half a second while a new save's lore is read, and the reading is not
+/// stretched much by the frames drawn between (about 380 ms each when the
+/// page is drawn on the CPU, as in headless Chromium).
+#[cfg(target_family = "wasm")]
+const READ_AHEAD_PER_FRAME: std::time::Duration = std::time::Duration::from_millis(400);
+
 /// A session is opening in the page: the window says so while the
-/// embedder loads and in the frames before the open holds the frame.
+/// embedder loads, while what the open would embed is read ahead, and in
+/// the frames before the open.
 #[cfg(target_family = "wasm")]
 #[derive(Resource)]
 struct OpeningInPage {
-    /// Frames the window has been drawn in since the embedder stopped loading.
+    /// Frames the window has been drawn in since the reading ahead ended.
     drawn: u8,
     /// When the session was asked for.
     since: web_time::Instant,
+    /// What the open would embed and how far it is read; `None` until listed.
+    ahead: Option<ReadAhead>,
+}
+
+/// The texts a save's open would embed, read into the page embedder's memo.
+#[cfg(target_family = "wasm")]
+struct ReadAhead {
+    texts: Vec<String>,
+    read: usize,
+}
+
+#[cfg(target_family = "wasm")]
+impl OpeningInPage {
+    /// Read ahead what opening `save` would embed, for this frame's share of
+    /// time; whether it is all read. Without the embedder there is nothing to
+    /// read; a save that cannot be listed, or a text that cannot be embedded,
+    /// ends the reading (the open then says what is wrong, or embeds the rest).
+    fn read_ahead(&mut self, save: &std::path::Path) -> bool {
+        let Some(memo) = crate::memory::page::memo() else {
+            return true;
+        };
+        let ahead = self.ahead.get_or_insert_with(|| {
+            let texts = crate::session::controller::Controller::texts_to_embed(save, memo.key())
+                .unwrap_or_else(|e| {
+                    warn!("{}: nothing read ahead: {e}", save.display());
+                    Vec::new()
+                });
+            ReadAhead { texts, read: 0 }
+        });
+        let start = web_time::Instant::now();
+        while ahead.read < ahead.texts.len() {
+            if let Err(e) = memo.warm(&ahead.texts[ahead.read]) {
+                warn!("reading ahead stopped: {e}");
+                ahead.read = ahead.texts.len();
+                break;
+            }
+            ahead.read += 1;
+            if start.elapsed() >= READ_AHEAD_PER_FRAME {
+                break;
+            }
+        }
+        ahead.read >= ahead.texts.len()
+    }
 }
 
 /// What an opening session in the page waits for (the page's own bar shows a download).
@@ -276,18 +327,31 @@ fn opening_window(mut contexts: EguiContexts, mut opening: ResMut<OpeningInPage>
         crate::memory::page::state(),
         crate::memory::page::PageEmbedder::Loading
     );
+    let reading = opening
+        .ahead
+        .as_ref()
+        .filter(|a| a.read < a.texts.len())
+        .map(|a| (a.read, a.texts.len()));
     centered_window("Opening the session").show(&ctx, |ui| {
         if loading {
             ui.label("Loading the memory model, so that lore and memories are recalled by their meaning…");
+        } else if let Some((read, of)) = reading {
+            ui.label("Reading the campaign's lore, so that it is recalled by its meaning (a new save does this once)…");
+            ui.add(
+                egui::ProgressBar::new(read as f32 / of.max(1) as f32)
+                    .text(format!("{read} of {of}")),
+            );
         } else {
-            ui.label("Opening the session. A new one first reads the campaign's lore for recall by meaning: this page may not answer for some seconds.");
+            ui.label("Opening the session…");
         }
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(format!("{:.0} s", started.elapsed().as_secs_f64()));
         });
     });
-    if !loading {
+    let done = opening.ahead.as_ref().is_some_and(|a| a.read >= a.texts.len())
+        || (!loading && crate::memory::page::memo().is_none());
+    if done {
         opening.drawn = opening.drawn.saturating_add(1);
     }
     ctx.request_repaint();

@@ -62,7 +62,10 @@ fn a_new_save_read_ahead_opens_without_embedding_and_a_made_index_is_not_read_ag
         memo.warm(text).unwrap();
     }
     let read_ahead = inner.asked.load(Ordering::SeqCst);
-    assert!(read_ahead > 50, "the Drowned Reach's lore: {read_ahead} texts");
+    assert!(
+        read_ahead > 50,
+        "the Drowned Reach's lore: {read_ahead} texts"
+    );
 
     let ctl = Controller::open_with(&save, Some(memo.clone() as Arc<dyn Embedder>)).unwrap();
     assert_eq!(

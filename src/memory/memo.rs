@@ -109,20 +109,20 @@ mod tests {
 
     use super::*;
 
-    /// A vector per text from its length and first byte; counts the texts it was asked for.
+    /// A vector per text from its first two bytes; counts the texts it was asked for.
     struct Counting {
         asked: AtomicUsize,
     }
 
     impl Embedder for Counting {
-        fn key(&self) -> &str {
+        fn key(&self) -> &'static str {
             "counting"
         }
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
             self.asked.fetch_add(texts.len(), Ordering::SeqCst);
             Ok(texts
                 .iter()
-                .map(|t| vec![t.len() as f32, f32::from(t.bytes().next().unwrap_or(0))])
+                .map(|t| t.bytes().take(2).map(f32::from).collect())
                 .collect())
         }
     }
@@ -141,9 +141,16 @@ mod tests {
         assert!(memo.is_kept("a lantern") && !memo.is_kept("the quay"));
 
         // Kept and new texts mixed: only the new one is asked for, in the caller's order.
-        let got = memo.embed(&["a lantern", "the quay", "the ferryman"]).unwrap();
+        let got = memo
+            .embed(&["a lantern", "the quay", "the ferryman"])
+            .unwrap();
         assert_eq!(inner.asked.load(Ordering::SeqCst), 3);
-        assert_eq!(got, inner.embed(&["a lantern", "the quay", "the ferryman"]).unwrap());
+        assert_eq!(
+            got,
+            inner
+                .embed(&["a lantern", "the quay", "the ferryman"])
+                .unwrap()
+        );
         assert!(memo.is_kept("the quay"));
     }
 

@@ -67,12 +67,21 @@ const MODEL_THREADS = process.env.MODEL_THREADS || '';
     report.campaigns = s.campaigns.map((c) => c.title);
     await page.waitForTimeout(1500); // the cover arrives
     await clickUntil(page, `new-session-${index}`, 'session zero', (t) => t.targets['begin-session'], report);
+    // The longest the page went without an animation frame while the session opened: what
+    // a player feels as the page not answering (the open runs on the frame's thread).
+    await page.evaluate(() => {
+      const gaps = { longest: 0, last: performance.now() };
+      window.loreloomGaps = gaps;
+      const tick = (t) => { gaps.longest = Math.max(gaps.longest, t - gaps.last); gaps.last = t; requestAnimationFrame(tick); };
+      requestAnimationFrame(tick);
+    });
     const opening = Date.now();
     s = await clickUntil(page, 'begin-session', 'the session screen',
       (t) => t.screen === 'Session' && t.session && t.targets['session-input'] && !t.session.busy, report, OPEN_MS);
     // The first session fetched the embedding model (once), and recall is by meaning.
     report.openMs = Date.now() - opening;
-    report.openHeldFrameMs = s.session.open_ms; // opening the save (the lore embedded) held the frame this long
+    report.openHeldFrameMs = s.session.open_ms; // opening the save held the frame this long
+    report.openLongestStallMs = await page.evaluate(() => Math.round(window.loreloomGaps.longest));
     report.embedder = await page.evaluate(() => ({ ...window.loreloomModel.status.embedder }));
     if (report.embedder.state !== 'ready' || report.embedder.fromCache !== false) {
       throw new Error(`the page's embedding model did not download and load: ${JSON.stringify(report.embedder)}`);

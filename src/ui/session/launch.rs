@@ -318,7 +318,8 @@ impl OpeningInPage {
     }
 }
 
-/// What an opening session in the page waits for (the page's own bar shows a download).
+/// What an opening session in the page waits for (the page's own bar shows a
+/// download), over the title, which takes no clicks meanwhile.
 #[cfg(target_family = "wasm")]
 fn opening_window(mut contexts: EguiContexts, mut opening: ResMut<OpeningInPage>) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
@@ -332,7 +333,9 @@ fn opening_window(mut contexts: EguiContexts, mut opening: ResMut<OpeningInPage>
         .as_ref()
         .filter(|a| a.read < a.texts.len())
         .map(|a| (a.read, a.texts.len()));
-    centered_window("Opening the session").show(&ctx, |ui| {
+    // Modal: the title under it takes no clicks while the session opens.
+    egui::Modal::new(egui::Id::new("opening-session")).show(&ctx, |ui| {
+        ui.heading("Opening the session");
         if loading {
             ui.label("Loading the memory model, so that lore and memories are recalled by their meaning…");
         } else if let Some((read, of)) = reading {
@@ -349,7 +352,10 @@ fn opening_window(mut contexts: EguiContexts, mut opening: ResMut<OpeningInPage>
             ui.label(format!("{:.0} s", started.elapsed().as_secs_f64()));
         });
     });
-    let done = opening.ahead.as_ref().is_some_and(|a| a.read >= a.texts.len())
+    let done = opening
+        .ahead
+        .as_ref()
+        .is_some_and(|a| a.read >= a.texts.len())
         || (!loading && crate::memory::page::memo().is_none());
     if done {
         opening.drawn = opening.drawn.saturating_add(1);

@@ -291,6 +291,7 @@ impl OpeningInPage {
     /// read; a save that cannot be listed, or a text that cannot be embedded,
     /// ends the reading (the open then says what is wrong, or embeds the rest).
     fn read_ahead(&mut self, save: &std::path::Path) -> bool {
+        use crate::memory::Embedder as _;
         let Some(memo) = crate::memory::page::memo() else {
             return true;
         };

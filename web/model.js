@@ -56,6 +56,9 @@ const hide = () => { panel.hidden = true; };
 
 const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
+/// How long a model's download may send nothing before it is given up.
+const STALL_MS = 30000;
+
 /// A model file's blob: from Cache Storage when it is there, else downloaded with a
 /// progress bar, checked against its hash and kept. `progress` counts what was read
 /// (`loaded`, `fromCache`); `what` names the model for the player; `keep` says which of the
@@ -72,55 +75,48 @@ async function modelBlob(entry, { cacheName, what, progress, keep }) {
     }
   }
   progress.fromCache = false;
-  // A download that stops sending is given up after STALL_MS with nothing new (never a
-  // hang: the session waiting for the memory model then opens without it).
+  // Read into one buffer of the size the manifest names: a longer answer is refused as
+  // soon as it overruns (never unbounded memory), and the hash reads it without a copy.
+  // A download that sends nothing for STALL_MS is given up (never a hang: the session
+  // waiting for the memory model then opens without it).
+  let bytes = null;
   const abort = new AbortController();
   let stall = 0;
   const arm = () => {
     clearTimeout(stall);
     stall = setTimeout(() => abort.abort(new Error(`${entry.file}: nothing arrived for ${STALL_MS / 1000} s (is the connection down?)`)), STALL_MS);
   };
-  arm();
+  let read = 0;
   try {
-    return await downloadAndKeep(entry, { cache, key, what, progress, keep, signal: abort.signal, arm });
+    arm();
+    const response = await fetch(entry.file, { cache: 'no-store', signal: abort.signal });
+    if (!response.ok) throw new Error(`${entry.file} answered HTTP ${response.status}`);
+    bytes = new Uint8Array(entry.bytes);
+    const reader = response.body.getReader();
+    const started = performance.now();
+    let shown = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      arm();
+      if (done) break;
+      if (read + value.byteLength > entry.bytes) {
+        reader.cancel();
+        throw new Error(`${entry.file} is longer than the ${entry.bytes} bytes the page expects; reload to fetch it again`);
+      }
+      bytes.set(value, read);
+      read += value.byteLength;
+      progress.loaded += value.byteLength;
+      const now = performance.now();
+      if (now - shown > 200) {
+        shown = now;
+        const rate = read / Math.max(1, now - started) * 1000;
+        const left = Math.max(0, entry.bytes - read) / Math.max(rate, 1);
+        show(`Downloading the ${what} (once): ${mb(read)} of ${mb(entry.bytes)} · ${mb(rate)}/s · ${Math.ceil(left)} s left`,
+          read / entry.bytes);
+      }
+    }
   } finally {
     clearTimeout(stall);
-  }
-}
-
-/// How long a model's download may send nothing before it is given up.
-const STALL_MS = 30000;
-
-/// The rest of `modelBlob`: download, check and keep (`arm` is called at each piece read).
-async function downloadAndKeep(entry, { cache, key, what, progress, keep, signal, arm }) {
-  const response = await fetch(entry.file, { cache: 'no-store', signal });
-  if (!response.ok) throw new Error(`${entry.file} answered HTTP ${response.status}`);
-  // Read into one buffer of the size the manifest names: a longer answer is refused as
-  // soon as it overruns (never unbounded memory), and the hash reads it without a copy.
-  const bytes = new Uint8Array(entry.bytes);
-  const reader = response.body.getReader();
-  const started = performance.now();
-  let read = 0;
-  let shown = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    arm();
-    if (done) break;
-    if (read + value.byteLength > entry.bytes) {
-      reader.cancel();
-      throw new Error(`${entry.file} is longer than the ${entry.bytes} bytes the page expects; reload to fetch it again`);
-    }
-    bytes.set(value, read);
-    read += value.byteLength;
-    progress.loaded += value.byteLength;
-    const now = performance.now();
-    if (now - shown > 200) {
-      shown = now;
-      const rate = read / Math.max(1, now - started) * 1000;
-      const left = Math.max(0, entry.bytes - read) / Math.max(rate, 1);
-      show(`Downloading the ${what} (once): ${mb(read)} of ${mb(entry.bytes)} · ${mb(rate)}/s · ${Math.ceil(left)} s left`,
-        read / entry.bytes);
-    }
   }
   show(`Checking the ${what}…`);
   if (read !== entry.bytes) throw new Error(`${entry.file} is ${read} bytes, not the ${entry.bytes} the page expects; reload to fetch it again`);

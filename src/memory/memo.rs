@@ -33,16 +33,7 @@ impl Memo {
     /// Embed `text` now, unless it is kept already, so that a later
     /// [`Embedder::embed`] of it costs nothing.
     pub fn warm(&self, text: &str) -> Result<(), EmbedError> {
-        if self.is_kept(text) {
-            return Ok(());
-        }
-        let vector = self
-            .inner
-            .embed(&[text])?
-            .pop()
-            .ok_or_else(|| EmbedError::Run("the embedder returned no vector".into()))?;
-        self.keep(text, vector);
-        Ok(())
+        self.embed(&[text]).map(drop)
     }
 
     /// Whether `text`'s vector is kept.

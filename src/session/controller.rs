@@ -129,7 +129,7 @@ impl Controller {
                     source: Box::new(source),
                 }
             })?;
-        texts.extend(last_choices(&store)?);
+        texts.extend(SessionMemory::choices_to_embed(last_choices(&store)?));
         Ok(texts)
     }
 

@@ -146,6 +146,20 @@ fn fingerprint(chunks: &[crate::memory::Chunk]) -> String {
     format!("{:016x}-{}", h.finish(), chunks.len())
 }
 
+/// Whether the save's lore index must be (re)made for the chunks whose
+/// [`fingerprint`] is `print`: the campaign changed, or an embedder (`model`)
+/// is at hand that did not make its vectors.
+fn lore_index_stale(store: &Store, print: &str, model: Option<&str>) -> Result<bool, MemoryError> {
+    let (stored, stored_model) = store.lore_index_info()?;
+    Ok(stored.as_deref() != Some(print) || (model.is_some() && stored_model.as_deref() != model))
+}
+
+/// Whether an offered choice names an approach a stat check could judge:
+/// "Wait" or "Look around" do not, and are never embedded.
+fn names_an_approach(choice: &str) -> bool {
+    choice.split_whitespace().count() >= 3
+}
+
 /// Why a save's memory could not be read or indexed.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
@@ -166,17 +180,19 @@ impl SessionMemory {
         model: &str,
     ) -> Result<Vec<String>, MemoryError> {
         let chunks = campaign_chunks(campaign);
-        let (stored, stored_model) = store.lore_index_info()?;
         let mut texts = Vec::new();
-        if stored.as_deref() != Some(fingerprint(&chunks).as_str())
-            || stored_model.as_deref() != Some(model)
-        {
+        if lore_index_stale(store, &fingerprint(&chunks), Some(model))? {
             texts.extend(chunks.iter().map(embed_text));
         }
         for (_, cues) in campaign.ruleset.stat_cues() {
             texts.extend(cues);
         }
         Ok(texts)
+    }
+
+    /// The offered choices [`SessionMemory::judge_choices`] embeds.
+    pub fn choices_to_embed(choices: Vec<String>) -> impl Iterator<Item = String> {
+        choices.into_iter().filter(|c| names_an_approach(c))
     }
 
     /// Load the save's memory, (re)building the lore index when the campaign
@@ -188,11 +204,8 @@ impl SessionMemory {
     ) -> Result<Self, MemoryError> {
         let chunks = campaign_chunks(campaign);
         let print = fingerprint(&chunks);
-        let (stored, model) = store.lore_index_info()?;
         let want_model = embedder.as_ref().map(|e| e.key().to_owned());
-        if stored.as_deref() != Some(print.as_str())
-            || (want_model.is_some() && model != want_model)
-        {
+        if lore_index_stale(store, &print, want_model.as_deref())? {
             let vectors = match &embedder {
                 Some(e) => {
                     let texts: Vec<String> = chunks.iter().map(embed_text).collect();
@@ -262,7 +275,7 @@ impl SessionMemory {
         let moves: Vec<&str> = choices
             .iter()
             .map(String::as_str)
-            .filter(|c| c.split_whitespace().count() >= 3)
+            .filter(|c| names_an_approach(c))
             .collect();
         let vectors = if moves.is_empty() {
             Vec::new()

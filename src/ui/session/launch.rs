@@ -256,10 +256,10 @@ fn embedder_pending() -> bool {
 }
 
 /// How long a frame in the page may spend reading ahead before it is drawn
-/// (at least one text is read each frame): the page answers within about
-/// half a second while a new save's lore is read, and the reading is not
-/// stretched much by the frames drawn between (about 380 ms each when the
-/// page is drawn on the CPU, as in headless Chromium).
+/// (at least one text is read each frame): the reading is not stretched much
+/// by the frames drawn between (about 380 ms each when the page is drawn on
+/// the CPU, as in headless Chromium), and the page still draws about once a
+/// second (session.js: at most 1.0–1.4 s without a frame while opening).
 #[cfg(target_family = "wasm")]
 const READ_AHEAD_PER_FRAME: std::time::Duration = std::time::Duration::from_millis(400);
 
@@ -273,7 +273,8 @@ struct OpeningInPage {
     drawn: u8,
     /// When the session was asked for.
     since: web_time::Instant,
-    /// What the open would embed and how far it is read; `None` until listed.
+    /// What the open would embed and how far it is read; `None` until the
+    /// embedder has stopped loading and the texts are listed (none without it).
     ahead: Option<ReadAhead>,
 }
 
@@ -285,6 +286,13 @@ struct ReadAhead {
 }
 
 #[cfg(target_family = "wasm")]
+impl ReadAhead {
+    fn done(&self) -> bool {
+        self.read >= self.texts.len()
+    }
+}
+
+#[cfg(target_family = "wasm")]
 impl OpeningInPage {
     /// Read ahead what opening `save` would embed, for this frame's share of
     /// time; whether it is all read. Without the embedder there is nothing to
@@ -292,19 +300,22 @@ impl OpeningInPage {
     /// ends the reading (the open then says what is wrong, or embeds the rest).
     fn read_ahead(&mut self, save: &std::path::Path) -> bool {
         use crate::memory::Embedder as _;
-        let Some(memo) = crate::memory::page::memo() else {
-            return true;
-        };
+        let memo = crate::memory::page::memo();
         let ahead = self.ahead.get_or_insert_with(|| {
-            let texts = crate::session::controller::Controller::texts_to_embed(save, memo.key())
-                .unwrap_or_else(|e| {
-                    warn!("{}: nothing read ahead: {e}", save.display());
-                    Vec::new()
-                });
+            let texts = memo.as_ref().map_or_else(Vec::new, |memo| {
+                crate::session::controller::Controller::texts_to_embed(save, memo.key())
+                    .unwrap_or_else(|e| {
+                        warn!("{}: nothing read ahead: {e}", save.display());
+                        Vec::new()
+                    })
+            });
             ReadAhead { texts, read: 0 }
         });
+        let Some(memo) = memo else {
+            return true;
+        };
         let start = web_time::Instant::now();
-        while ahead.read < ahead.texts.len() {
+        while !ahead.done() {
             if let Err(e) = memo.warm(&ahead.texts[ahead.read]) {
                 warn!("reading ahead stopped: {e}");
                 ahead.read = ahead.texts.len();
@@ -315,7 +326,7 @@ impl OpeningInPage {
                 break;
             }
         }
-        ahead.read >= ahead.texts.len()
+        ahead.done()
     }
 }
 
@@ -332,7 +343,7 @@ fn opening_window(mut contexts: EguiContexts, mut opening: ResMut<OpeningInPage>
     let reading = opening
         .ahead
         .as_ref()
-        .filter(|a| a.read < a.texts.len())
+        .filter(|a| !a.done())
         .map(|a| (a.read, a.texts.len()));
     // Modal: the title under it takes no clicks while the session opens.
     egui::Modal::new(egui::Id::new("opening-session")).show(&ctx, |ui| {
@@ -353,12 +364,7 @@ fn opening_window(mut contexts: EguiContexts, mut opening: ResMut<OpeningInPage>
             ui.label(format!("{:.0} s", started.elapsed().as_secs_f64()));
         });
     });
-    let done = opening
-        .ahead
-        .as_ref()
-        .is_some_and(|a| a.read >= a.texts.len())
-        || (!loading && crate::memory::page::memo().is_none());
-    if done {
+    if opening.ahead.as_ref().is_some_and(ReadAhead::done) {
         opening.drawn = opening.drawn.saturating_add(1);
     }
     ctx.request_repaint();

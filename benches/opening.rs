@@ -1,16 +1,25 @@
-//! The engine's opening (#42), measured where it applies: held-out failures, costs and refusals.
+//! The engine's opening (#42), measured on held-out moves: failed, costly, ruled out, or done.
 //!
-//! Every held-out narration prompt (`training/split.json`: settings the
-//! corpus never trained on) whose move failed, worked at a cost or was ruled
-//! out is narrated twice by the default model with the shipped adapter:
-//! *before*, the narrator as it was (temperature 0.8, the repeat penalty, the
-//! model writes the whole answer), and *after*, as it ships now (the narrate
-//! stage's sampling with DRY, and the engine's opening, "You try to …, but",
-//! continued by the model). Each narration is checked with the continuity
-//! check's outcome rule (`continuity::honours`) and written, both arms side by
-//! side, to `$OUT/opening.jsonl` (default `target/opening/`) for a blind sheet.
+//! Held-out narration prompts (`training/split.json`: settings the corpus
+//! never trained on) are narrated twice by the default model with the shipped
+//! adapter, and written, both arms side by side, to `$OUT/opening.jsonl`
+//! (default `target/opening/`) for a blind sheet (`tools/opening_sheet.py`).
 //!
-//! `cargo bench --bench opening` (`LIMIT=n` prompts, default all; `SEED=n`).
+//! - `MOVES=failed` (the default): moves that failed, worked at a cost or
+//!   were ruled out. *Before*, the narrator as it was (temperature 0.8, the
+//!   repeat penalty, the model writes the whole answer); *after*, as it ships
+//!   (the narrate stage's sampling with DRY, and the engine's opening, "You
+//!   try to …, but", continued by the model). Each narration is checked with
+//!   the continuity check's outcome rule (`continuity::honours`).
+//! - `MOVES=done`: moves that succeeded or rolled nothing. *Before*, the
+//!   shipped sampling with the model writing the whole answer (as these moves
+//!   were told until the opening covered them); *after*, the same sampling
+//!   continuing the engine's opening for them ("You …."). A blind sheet of
+//!   40 prompts rated the move carried out in 25% before and 100% after,
+//!   coherence 1.73 before, 2.02 with "You …, and", 2.17 with "You …."
+//!   (closing note of #42).
+//!
+//! `cargo bench --bench opening` (`LIMIT=n` prompts, default all; `SEED=n`; `MOVES`).
 
 #![expect(clippy::cast_precision_loss, reason = "shares in a report")]
 
@@ -43,15 +52,21 @@ fn decided(prompt: &str) -> Option<(Outcome, String)> {
     let phrase = line(prompt, "Now: you ")?.trim_end_matches('.').to_owned();
     let outcome = if line(prompt, "It cannot happen:").is_some() {
         Outcome::Blocked
+    } else if line(prompt, "It simply happens.").is_some() {
+        Outcome::Unrolled
     } else {
         let band = line(prompt, "How it goes:")?.split('.').next()?;
         Outcome::of_band(band)
     };
+    Some((outcome, phrase))
+}
+
+/// Whether the engine's decision went against the move.
+fn went_wrong(outcome: Outcome) -> bool {
     matches!(
         outcome,
         Outcome::Blocked | Outcome::Failure | Outcome::Mixed
     )
-    .then_some((outcome, phrase))
 }
 
 fn generate(backend: &mut LlamaCppBackend, messages: Vec<Message>, sampling: Sampling) -> String {
@@ -98,10 +113,15 @@ fn main() {
         seed,
         ..Sampling::default().merged(&shipped)
     };
-    let before = Sampling {
-        temperature: 0.8,
-        dry_multiplier: None,
-        ..after.clone()
+    let done = std::env::var("MOVES").is_ok_and(|m| m == "done");
+    let before = if done {
+        after.clone()
+    } else {
+        Sampling {
+            temperature: 0.8,
+            dry_multiplier: None,
+            ..after.clone()
+        }
     };
     assert!(
         after.dry_multiplier.is_some(),
@@ -113,7 +133,9 @@ fn main() {
         .filter(|e| e.stage == "narrate")
         .filter_map(|e| {
             let user = &e.messages.get(1)?.content;
-            decided(user).map(|d| (e, d))
+            decided(user)
+                .filter(|(outcome, _)| went_wrong(*outcome) != done)
+                .map(|d| (e, d))
         })
         .take(limit)
         .collect();
@@ -145,8 +167,13 @@ fn main() {
         writeln!(file, "{row}").expect("a row written");
     }
     let n = picked.len().max(1) as f64;
+    let which = if done {
+        "that succeeded or rolled nothing"
+    } else {
+        "that failed, cost or were ruled out"
+    };
     println!(
-        "{} held-out prompts that failed, cost or were ruled out; outcome kept (continuity::honours): before {:.0}%, after {:.0}%; narrations in {}",
+        "{} held-out prompts {which}; outcome kept (continuity::honours): before {:.0}%, after {:.0}%; narrations in {}",
         picked.len(),
         100.0 * kept_before as f64 / n,
         100.0 * kept_after as f64 / n,

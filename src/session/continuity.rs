@@ -383,8 +383,9 @@ impl Outcome {
 /// (`phrase`, as `phrasing::verb_phrase` words it) with `outcome`: the
 /// decided outcome in plain words, for the model to continue ("You try to
 /// pull the bolt, but"), so a failed or ruled-out move cannot be told as
-/// done and a costly one turns on its cost. Empty where the model tells it
-/// whole (a success, a move with no roll).
+/// done, a costly one turns on its cost, and a move that goes ahead is told
+/// done before anything else happens ("You ask Bram about the key."; a whole
+/// sentence rated better than "…, and" on a blind sheet, #42).
 pub fn opening(outcome: Outcome, phrase: &str) -> String {
     if phrase.is_empty() {
         return String::new();
@@ -392,7 +393,17 @@ pub fn opening(outcome: Outcome, phrase: &str) -> String {
     match outcome {
         Outcome::Blocked | Outcome::Failure => format!("You try to {phrase}, but"),
         Outcome::Mixed => format!("You manage to {phrase}, but"),
-        Outcome::Success | Outcome::Unrolled => String::new(),
+        Outcome::Success | Outcome::Unrolled => {
+            // Speech ends its own sentence (`say "Who are you?"`).
+            let ended = phrase
+                .trim_end_matches(['"', '\u{201d}', '\''])
+                .ends_with(['.', '!', '?']);
+            if ended {
+                format!("You {phrase}")
+            } else {
+                format!("You {phrase}.")
+            }
+        }
     }
 }
 
@@ -456,6 +467,40 @@ fn fails(ws: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_opening_tells_every_decided_move_before_the_model_goes_on() {
+        let phrase = "ask Mara about the key";
+        assert_eq!(
+            opening(Outcome::Failure, phrase),
+            "You try to ask Mara about the key, but"
+        );
+        assert_eq!(
+            opening(Outcome::Blocked, phrase),
+            "You try to ask Mara about the key, but"
+        );
+        assert_eq!(
+            opening(Outcome::Mixed, phrase),
+            "You manage to ask Mara about the key, but"
+        );
+        assert_eq!(
+            opening(Outcome::Success, phrase),
+            "You ask Mara about the key."
+        );
+        assert_eq!(
+            opening(Outcome::Unrolled, phrase),
+            "You ask Mara about the key."
+        );
+        assert_eq!(
+            opening(Outcome::Unrolled, "say \"Who rang the bell?\""),
+            "You say \"Who rang the bell?\""
+        );
+        assert_eq!(
+            opening(Outcome::Success, "say \"Hold the rope\""),
+            "You say \"Hold the rope\"."
+        );
+        assert_eq!(opening(Outcome::Unrolled, ""), "");
+    }
 
     fn scene() -> Scene {
         Scene {

@@ -186,7 +186,19 @@ impl TurnRunner {
                 None => open.push(choice),
             }
         }
-        let offered = open;
+        // #42: a choice spoken to a place, or to anyone in an empty room, is
+        // a small model's slip that the narrator would then have to tell.
+        let unanswered = self.unanswered(&open);
+        let mut offered = Vec::with_capacity(open.len());
+        for (choice, why) in open.into_iter().zip(unanswered) {
+            match why {
+                Some(why) => self
+                    .ledger
+                    .refused
+                    .push(format!("choices: dropped {choice:?}: {why}")),
+                None => offered.push(choice),
+            }
+        }
         let names = people::names(&self.state.campaign);
         let (kept, withheld) = standing::filter_choices(offered, &self.state.world, &names);
         for w in withheld {

@@ -347,6 +347,65 @@ fn capitalised(ws: &[Word]) -> Vec<(usize, String)> {
     runs
 }
 
+/// Verbs of speech: a choice that speaks to someone starts with one.
+const SPEAKS: [&str; 13] = [
+    "ask", "tell", "talk", "speak", "question", "greet", "thank", "beg", "warn", "accuse", "bribe",
+    "persuade", "convince",
+];
+
+/// Whether a choice the model offered speaks to no one who could answer,
+/// and why, for the log: a place spoken to as if it were a person ("Ask
+/// Reedmere Quay whether he has a room"), or anyone at all where the player
+/// is alone ("Ask the vault manager what it cost", in an empty room). For
+/// the model's choices only: a move the player types is theirs to try.
+pub fn speaks_to_no_one(text: &str, r: &Reading) -> Option<String> {
+    let ws = words(text);
+    let verb = ws.iter().take(2).position(|w| is_any(&w.lower, &SPEAKS))?;
+    if r.present.iter().all(|p| p == crate::campaign::PLAYER) {
+        return Some("no one is here to speak to".to_owned());
+    }
+    let to = ws
+        .iter()
+        .enumerate()
+        .skip(verb + 1)
+        .find(|(_, w)| !BETWEEN.contains(&w.lower.as_str()))?
+        .0;
+    let (_, name) = capitalised(&ws)
+        .into_iter()
+        .find(|(start, _)| (verb + 1..=to).contains(start))?;
+    (is_place(&name, r) && !is_person(&name, r))
+        .then(|| format!("{name} is a place, and a place does not answer"))
+}
+
+/// `name` without a leading "the", in lower case.
+fn bare(name: &str) -> String {
+    let lower = name.to_lowercase().replace('_', " ");
+    lower
+        .strip_prefix("the ")
+        .unwrap_or(&lower)
+        .trim()
+        .to_owned()
+}
+
+/// Whether `name` is a place of the story, or the start of one's name
+/// ("The Lamp Chapel" of "The Lamp Chapel of St Wick").
+fn is_place(name: &str, r: &Reading) -> bool {
+    let name = bare(name);
+    !name.is_empty()
+        && r.places.iter().any(|(id, place)| {
+            let place = bare(place);
+            bare(id) == name || place == name || place.starts_with(&format!("{name} "))
+        })
+}
+
+/// Whether `name` is one of the names of someone in the story.
+fn is_person(name: &str, r: &Reading) -> bool {
+    let name = bare(name);
+    r.people
+        .iter()
+        .any(|(id, names)| bare(id) == name || names.iter().any(|n| bare(n) == name))
+}
+
 /// Whether a capitalised name belongs to anyone or anything the story knows.
 fn known(name: &str, r: &Reading) -> bool {
     let lower = name.to_lowercase();
@@ -660,6 +719,38 @@ mod tests {
             routes: &w.routes,
             closed: &[],
         }
+    }
+
+    #[test]
+    fn a_choice_speaking_to_a_place_or_to_an_empty_room_is_found() {
+        let w = world();
+        let r = reading(&w);
+        let said = |text: &str| speaks_to_no_one(text, &r);
+        assert_eq!(
+            said("Ask Reedmere Quay whether he has a new room").as_deref(),
+            Some("Reedmere Quay is a place, and a place does not answer")
+        );
+        assert!(said("Ask The Toll House to read it aloud").is_some());
+        assert!(
+            said("Talk to the Ferry Patience").is_some(),
+            "a start of its name"
+        );
+        // People, topics and places that are only where the move goes are not.
+        assert_eq!(said("Ask Hesper about Reedmere Quay"), None);
+        assert_eq!(said("Ask Aldous whether the dock is too dark"), None);
+        assert_eq!(said("Walk to The Toll House"), None);
+        assert_eq!(said("Search Reedmere Quay for the ledger page"), None);
+        let mut alone = world();
+        alone.present = vec!["player".into()];
+        let r = reading(&alone);
+        assert_eq!(
+            speaks_to_no_one("Ask the vault manager what it cost", &r).as_deref(),
+            Some("no one is here to speak to")
+        );
+        assert_eq!(
+            speaks_to_no_one("Search the quay for the ledger page", &r),
+            None
+        );
     }
 
     #[test]

@@ -96,10 +96,23 @@ impl TurnRunner {
     }
 
     /// The opening of the player's narration the engine writes for the
-    /// outcome it decided (`continuity::opening`, #42).
+    /// outcome it decided (`continuity::opening`, #42). A whispered move is
+    /// the player's own words, quoted as they were typed.
     pub(super) fn outcome_opening(&self) -> String {
         self.message(self.persona_intention)
-            .map(|mv| continuity::opening(self.decided(), &verb_phrase(&mv.content)))
+            .map(|mv| {
+                let phrase = match mv.target.as_deref() {
+                    Some(to) => format!(
+                        "whisper to {}: \"{}\"",
+                        self.name_of(to),
+                        mv.content
+                            .trim()
+                            .trim_matches(['"', '\u{201c}', '\u{201d}'])
+                    ),
+                    None => verb_phrase(&mv.content),
+                };
+                continuity::opening(self.decided(), &phrase)
+            })
             .unwrap_or_default()
     }
 

@@ -62,6 +62,37 @@ impl TurnRunner {
         &self,
         moves: &[(&str, Option<&str>)],
     ) -> Vec<(Option<Blocked>, Option<i64>)> {
+        self.with_reading(|reading| {
+            moves
+                .iter()
+                .map(|(text, whisper_to)| {
+                    let mut blocked = check::check(text, *whisper_to, reading);
+                    let mut travel = None;
+                    if blocked.is_none()
+                        && let Some(to) = destination(text, reading.here, &reading.places)
+                    {
+                        blocked = check::far(&to, reading);
+                        travel = reading.way(&to).map(|(m, _)| m);
+                    }
+                    (blocked, travel)
+                })
+                .collect()
+        })
+    }
+
+    /// Why each of the model's choices speaks to no one who could answer, if
+    /// it does (`check::speaks_to_no_one`).
+    pub(super) fn unanswered(&self, choices: &[String]) -> Vec<Option<String>> {
+        self.with_reading(|reading| {
+            choices
+                .iter()
+                .map(|c| check::speaks_to_no_one(c, reading))
+                .collect()
+        })
+    }
+
+    /// `read` given what the move check reads of the world as it stands.
+    fn with_reading<T>(&self, read: impl FnOnce(&Reading) -> T) -> T {
         let campaign = Arc::clone(&self.state.campaign);
         let here = self.state.place().0;
         let present = self.present();
@@ -137,20 +168,7 @@ impl TurnRunner {
             routes: &routes,
             closed: &closed,
         };
-        moves
-            .iter()
-            .map(|(text, whisper_to)| {
-                let mut blocked = check::check(text, *whisper_to, &reading);
-                let mut travel = None;
-                if blocked.is_none()
-                    && let Some(to) = destination(text, &here, &reading.places)
-                {
-                    blocked = check::far(&to, &reading);
-                    travel = reading.way(&to).map(|(m, _)| m);
-                }
-                (blocked, travel)
-            })
-            .collect()
+        read(&reading)
     }
 
     /// The move cannot happen: nothing of it reaches the world, and the

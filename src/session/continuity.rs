@@ -470,36 +470,41 @@ mod tests {
 
     #[test]
     fn the_opening_tells_every_decided_move_before_the_model_goes_on() {
-        let phrase = "ask Mara about the key";
-        assert_eq!(
-            opening(Outcome::Failure, phrase),
-            "You try to ask Mara about the key, but"
-        );
-        assert_eq!(
-            opening(Outcome::Blocked, phrase),
-            "You try to ask Mara about the key, but"
-        );
-        assert_eq!(
-            opening(Outcome::Mixed, phrase),
-            "You manage to ask Mara about the key, but"
-        );
-        assert_eq!(
-            opening(Outcome::Success, phrase),
-            "You ask Mara about the key."
-        );
-        assert_eq!(
-            opening(Outcome::Unrolled, phrase),
-            "You ask Mara about the key."
-        );
-        assert_eq!(
-            opening(Outcome::Unrolled, "say \"Who rang the bell?\""),
-            "You say \"Who rang the bell?\""
-        );
-        assert_eq!(
-            opening(Outcome::Success, "say \"Hold the rope\""),
-            "You say \"Hold the rope\"."
-        );
-        assert_eq!(opening(Outcome::Unrolled, ""), "");
+        let ask = "ask Mara about the key";
+        let cases = [
+            (
+                Outcome::Failure,
+                ask,
+                "You try to ask Mara about the key, but",
+            ),
+            (
+                Outcome::Blocked,
+                ask,
+                "You try to ask Mara about the key, but",
+            ),
+            (
+                Outcome::Mixed,
+                ask,
+                "You manage to ask Mara about the key, but",
+            ),
+            (Outcome::Success, ask, "You ask Mara about the key."),
+            (Outcome::Unrolled, ask, "You ask Mara about the key."),
+            // Speech ends its own sentence.
+            (
+                Outcome::Unrolled,
+                "say \"Who rang the bell?\"",
+                "You say \"Who rang the bell?\"",
+            ),
+            (
+                Outcome::Success,
+                "say \"Hold the rope\"",
+                "You say \"Hold the rope\".",
+            ),
+            (Outcome::Unrolled, "", ""),
+        ];
+        for (outcome, phrase, expected) in cases {
+            assert_eq!(opening(outcome, phrase), expected, "{outcome:?} {phrase:?}");
+        }
     }
 
     fn scene() -> Scene {

@@ -16,8 +16,7 @@ pub fn verb_phrase(action: &str) -> String {
         .next()
         .is_some_and(|w| w.ends_with(','));
     if !first_person && (text.starts_with(['"', '\u{201c}']) || text.ends_with('?') || addressed) {
-        let quoted = text.trim_matches(['"', '\u{201c}', '\u{201d}']);
-        return format!("say \"{quoted}\"");
+        return format!("say \"{}\"", unquoted(text));
     }
     let body = if let Some(rest) = text
         .strip_prefix("I'm ")
@@ -55,6 +54,18 @@ pub fn verb_phrase(action: &str) -> String {
     chars.next().map_or_else(String::new, |c| {
         c.to_lowercase().collect::<String>() + chars.as_str()
     })
+}
+
+/// A move whispered to `to` as a verb phrase: the player's own words,
+/// quoted as typed (`whisper to Tamsin Reed: "Meet me at the chapel."`),
+/// where [`verb_phrase`] would turn "me" into "you".
+pub fn whispered(action: &str, to: &str) -> String {
+    format!("whisper to {to}: \"{}\"", unquoted(action.trim()))
+}
+
+/// Speech without the quotation marks around it.
+fn unquoted(text: &str) -> &str {
+    text.trim_matches(['"', '\u{201c}', '\u{201d}'])
 }
 
 /// How a memory summary introduces the player's move (written by

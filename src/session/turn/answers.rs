@@ -172,35 +172,19 @@ impl TurnRunner {
                 .push(format!("choices: dropped {g:?}: not a readable option"));
         }
         let offered = self.within_limits("choices", offered);
-        // #41: a choice the engine's move check would block is not offered
-        // (a far place, someone elsewhere, an item not held).
-        let moves: Vec<(&str, Option<&str>)> = offered.iter().map(|c| (c.as_str(), None)).collect();
-        let judged = self.judge_moves(&moves);
+        let refused = self.refused_choices(&offered);
         let mut open = Vec::with_capacity(offered.len());
-        for (choice, (blocked, _)) in offered.into_iter().zip(judged) {
-            match blocked {
-                Some(why) => self
-                    .ledger
-                    .refused
-                    .push(format!("choices: dropped {choice:?}: {}", why.reason())),
-                None => open.push(choice),
-            }
-        }
-        // #42: a choice spoken to a place, or to anyone in an empty room, is
-        // a small model's slip that the narrator would then have to tell.
-        let unanswered = self.unanswered(&open);
-        let mut offered = Vec::with_capacity(open.len());
-        for (choice, why) in open.into_iter().zip(unanswered) {
+        for (choice, why) in offered.into_iter().zip(refused) {
             match why {
                 Some(why) => self
                     .ledger
                     .refused
                     .push(format!("choices: dropped {choice:?}: {why}")),
-                None => offered.push(choice),
+                None => open.push(choice),
             }
         }
         let names = people::names(&self.state.campaign);
-        let (kept, withheld) = standing::filter_choices(offered, &self.state.world, &names);
+        let (kept, withheld) = standing::filter_choices(open, &self.state.world, &names);
         for w in withheld {
             let line = format!(
                 "choices: withheld \"{}\": it {} ({} is at {:+.0})",

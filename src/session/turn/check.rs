@@ -416,8 +416,7 @@ fn known(name: &str, r: &Reading) -> bool {
         a == b || (a.chars().count() >= 4 && strsim::damerau_levenshtein(a, b) <= 1)
     };
     let matches = |known: &str| {
-        let k = known.to_lowercase();
-        let k = k.strip_prefix("the ").unwrap_or(&k).to_owned();
+        let k = bare(known);
         !k.is_empty()
             && (k == lower
                 || k.split_whitespace().any(|w| close(w, lower))
@@ -432,7 +431,7 @@ fn known(name: &str, r: &Reading) -> bool {
         .chain(r.items.iter().flat_map(|(id, n)| [*id, *n]))
         .chain(r.factions.iter().copied())
         .chain([r.player_name])
-        .any(|k| matches(&k.replace('_', " ")))
+        .any(matches)
 }
 
 /// The object phrase after word `at`: words up to a phrase end, articles

@@ -12,7 +12,7 @@
 
 use super::{ASKED_AGAIN, KEPT_SECOND, PERSONA, TurnRunner};
 use crate::session::continuity::{self, Contradiction, Hit, Outcome, Scene};
-use crate::session::phrasing::verb_phrase;
+use crate::session::phrasing::{verb_phrase, whispered};
 
 /// What one telling got wrong.
 pub(super) struct Misreading {
@@ -102,13 +102,7 @@ impl TurnRunner {
         self.message(self.persona_intention)
             .map(|mv| {
                 let phrase = match mv.target.as_deref() {
-                    Some(to) => format!(
-                        "whisper to {}: \"{}\"",
-                        self.name_of(to),
-                        mv.content
-                            .trim()
-                            .trim_matches(['"', '\u{201c}', '\u{201d}'])
-                    ),
+                    Some(to) => whispered(&mv.content, &self.name_of(to)),
                     None => verb_phrase(&mv.content),
                 };
                 continuity::opening(self.decided(), &phrase)

@@ -29,12 +29,31 @@ const CHAIN: u8 = 3;
 /// At most this many people, items, places and threads enter the world in one turn.
 pub const MAX_INTRODUCED: usize = 2;
 
+/// What the engine's check makes of a move (its text, and whom it is
+/// whispered to) against `reading`: why it is blocked, if it is, and the
+/// minutes its way takes when it goes somewhere.
+fn judge(
+    text: &str,
+    whisper_to: Option<&str>,
+    reading: &Reading,
+) -> (Option<Blocked>, Option<i64>) {
+    let mut blocked = check::check(text, whisper_to, reading);
+    let mut travel = None;
+    if blocked.is_none()
+        && let Some(to) = destination(text, reading.here, &reading.places)
+    {
+        blocked = check::far(&to, reading);
+        travel = reading.way(&to).map(|(m, _)| m);
+    }
+    (blocked, travel)
+}
+
 impl TurnRunner {
     /// The engine's check of the player's move; `true` when it is blocked.
     pub(super) fn check_move(&mut self) -> bool {
         let text = self.input.text.clone();
-        let judged = self.judge_moves(&[(&text, self.input.whisper_to.as_deref())]);
-        let (blocked, travel) = judged.into_iter().next().unwrap_or_default();
+        let (blocked, travel) =
+            self.with_reading(|reading| judge(&text, self.input.whisper_to.as_deref(), reading));
         if blocked.is_none() {
             self.ledger.travel = travel;
         }
@@ -54,39 +73,21 @@ impl TurnRunner {
         }
     }
 
-    /// What the engine's check makes of each move (its text, and whom it is
-    /// whispered to) in the world as it stands, read once for all of them:
-    /// why it is blocked, if it is, and the minutes its way takes when it
-    /// goes somewhere.
-    pub(super) fn judge_moves(
-        &self,
-        moves: &[(&str, Option<&str>)],
-    ) -> Vec<(Option<Blocked>, Option<i64>)> {
-        self.with_reading(|reading| {
-            moves
-                .iter()
-                .map(|(text, whisper_to)| {
-                    let mut blocked = check::check(text, *whisper_to, reading);
-                    let mut travel = None;
-                    if blocked.is_none()
-                        && let Some(to) = destination(text, reading.here, &reading.places)
-                    {
-                        blocked = check::far(&to, reading);
-                        travel = reading.way(&to).map(|(m, _)| m);
-                    }
-                    (blocked, travel)
-                })
-                .collect()
-        })
-    }
-
-    /// Why each of the model's choices speaks to no one who could answer, if
-    /// it does (`check::speaks_to_no_one`).
-    pub(super) fn unanswered(&self, choices: &[String]) -> Vec<Option<String>> {
+    /// Why each of the model's choices is not offered, if it is not: the
+    /// move check would block it (#41: a far place, someone elsewhere, an
+    /// item not held), or it speaks to no one who could answer (#42: a place
+    /// spoken to, anyone in an empty room; `check::speaks_to_no_one`). The
+    /// world is read once for all of them.
+    pub(super) fn refused_choices(&self, choices: &[String]) -> Vec<Option<String>> {
         self.with_reading(|reading| {
             choices
                 .iter()
-                .map(|c| check::speaks_to_no_one(c, reading))
+                .map(|c| {
+                    judge(c, None, reading)
+                        .0
+                        .map(|b| b.reason())
+                        .or_else(|| check::speaks_to_no_one(c, reading))
+                })
                 .collect()
         })
     }

@@ -160,8 +160,10 @@ impl TurnRunner {
         }
     }
 
-    /// The choices offered, less those that do not read as options and those
-    /// an NPC's regard rules out; the generic ones when nothing is left.
+    /// The choices offered, less those that do not read as options, those the
+    /// move check would block or that invent, and those an NPC's regard rules
+    /// out; completed with the engine's own (`offers`); the generic ones when
+    /// neither the model nor the engine has anything.
     pub(super) fn on_choices(&mut self, offered: Vec<String>) {
         let (offered, garbled): (Vec<String>, Vec<String>) = offered
             .into_iter()
@@ -199,11 +201,21 @@ impl TurnRunner {
             self.ledger
                 .refused
                 .push("choices: nothing offered could be picked".to_owned());
+        }
+        // #42: what the engine knows is possible completes the set.
+        let (choices, added) = self.completed_choices(kept);
+        for (choice, why) in added {
+            self.ledger
+                .refused
+                .push(format!("choices: the engine offers {choice:?}: {why}"));
+        }
+        if choices.len() < 2 {
+            // Nobody here, nowhere to go and nothing from the model.
             self.offer_generic_choices();
         } else {
-            self.ledger.choices = kept;
+            self.ledger.choices = choices;
+            self.offer_instead();
         }
-        self.offer_instead();
     }
 
     /// `offered` less the choices over the player's lines or veils, each one

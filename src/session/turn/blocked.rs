@@ -156,7 +156,14 @@ impl Blocked {
                 item,
                 holder: Some(h),
                 holder_here: true,
-            } => vec![format!("Ask {h} for {item}")],
+            } if present.contains(h) => vec![format!("Ask {h} for {item}")],
+            // Here but held by no one here: it lies at the place itself
+            // (a place is not asked for anything).
+            Blocked::NotHeld {
+                item,
+                holder: Some(_),
+                holder_here: true,
+            } => vec![format!("Pick up {item}")],
             Blocked::Far {
                 via: Some((_, via)),
                 ..

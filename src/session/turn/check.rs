@@ -115,13 +115,13 @@ impl Reading<'_> {
 }
 
 /// One word of a move, as written, with whether a sentence starts there.
-struct Word<'t> {
-    text: &'t str,
-    lower: String,
+pub(super) struct Word<'t> {
+    pub(super) text: &'t str,
+    pub(super) lower: String,
     starts_sentence: bool,
 }
 
-fn words(text: &str) -> Vec<Word<'_>> {
+pub(super) fn words(text: &str) -> Vec<Word<'_>> {
     let mut out = Vec::new();
     let mut starts = true;
     let mut rest = text;
@@ -316,7 +316,7 @@ fn strangers(ws: &[Word], r: &Reading) -> Option<Blocked> {
 
 /// Runs of capitalised words not at a sentence's start ("Ysolde Farrant",
 /// "the Silver Lighthouse of Qarn"), with where they start.
-fn capitalised(ws: &[Word]) -> Vec<(usize, String)> {
+pub(super) fn capitalised(ws: &[Word]) -> Vec<(usize, String)> {
     let cap = |w: &Word| {
         w.text.chars().next().is_some_and(char::is_uppercase) && w.text != "I" && !w.starts_sentence
     };
@@ -407,7 +407,7 @@ fn is_person(name: &str, r: &Reading) -> bool {
 }
 
 /// Whether a capitalised name belongs to anyone or anything the story knows.
-fn known(name: &str, r: &Reading) -> bool {
+pub(super) fn known(name: &str, r: &Reading) -> bool {
     let lower = name.to_lowercase();
     let lower = lower.trim_end_matches("'s");
     // A word of the name is a word of a known name, or one slip from one
@@ -811,6 +811,16 @@ mod tests {
                 holder: Some("Aldous Crane".into()),
                 holder_here: true
             })
+        );
+        let held_here = check("I take out the sluice key and open the gate.", None, &r).unwrap();
+        assert_eq!(
+            held_here.instead(&["Aldous Crane".to_owned()]),
+            vec!["Ask Aldous Crane for the Sluice key".to_owned()]
+        );
+        // Here, but with no one here: it lies at the place, to be picked up.
+        assert_eq!(
+            held_here.instead(&[]),
+            vec!["Pick up the Sluice key".to_owned()]
         );
         assert_eq!(
             check("I take out a loaded pistol and use it.", None, &r),

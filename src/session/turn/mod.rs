@@ -26,6 +26,7 @@ mod blocked;
 pub mod check;
 pub mod contracts;
 mod npcs;
+mod offers;
 mod plans;
 mod requests;
 mod retell;

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::check::{self, Blocked, Reading};
+use super::offers;
 use super::rules::destination;
 use super::{PERSONA, TurnRunner};
 use crate::rules::op::NewKind;
@@ -48,6 +49,9 @@ fn judge(
     (blocked, travel)
 }
 
+/// How many of the last narrations the model's choices may draw on.
+const SHOWN_NARRATIONS: usize = 4;
+
 impl TurnRunner {
     /// The engine's check of the player's move; `true` when it is blocked.
     pub(super) fn check_move(&mut self) -> bool {
@@ -79,6 +83,7 @@ impl TurnRunner {
     /// spoken to, anyone in an empty room; `check::speaks_to_no_one`). The
     /// world is read once for all of them.
     pub(super) fn refused_choices(&self, choices: &[String]) -> Vec<Option<String>> {
+        let shown = self.shown();
         self.with_reading(|reading| {
             choices
                 .iter()
@@ -87,8 +92,98 @@ impl TurnRunner {
                         .0
                         .map(|b| b.reason())
                         .or_else(|| check::speaks_to_no_one(c, reading))
+                        .or_else(|| offers::invented(c, reading))
+                        .or_else(|| offers::unshown(c, &shown))
                 })
                 .collect()
+        })
+    }
+
+    /// What the player has been shown, for the model's choices to keep to
+    /// (`offers::unshown`): the last narrations and the move, the scene,
+    /// every name the story has, its open questions, and what the codex says
+    /// of the place and the people here.
+    fn shown(&self) -> offers::Shown {
+        let campaign = &self.state.campaign;
+        let world = &self.state.world;
+        let narrations = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .rev()
+            .filter(|m| m.kind == crate::transcript::stream::Kind::Narration)
+            .take(SHOWN_NARRATIONS)
+            .map(|m| m.content.as_str());
+        let (here, _) = self.state.place();
+        let present = self.present();
+        let scene = world.scene.values().filter_map(Value::as_str);
+        let names = campaign
+            .characters
+            .values()
+            .map(|c| c.name.as_str())
+            .chain(
+                campaign
+                    .locations
+                    .values()
+                    .chain(campaign.items.values())
+                    .chain(campaign.factions.values())
+                    .map(|e| e.name.as_str()),
+            )
+            .chain(world.introduced.values().map(|i| i.name.as_str()))
+            .chain(world.threads.values().map(|t| t.title.as_str()));
+        let codex = campaign
+            .locations
+            .get(&here)
+            .map(|l| l.description.as_str())
+            .into_iter()
+            .chain(
+                present
+                    .iter()
+                    .filter_map(|p| campaign.characters.get(p))
+                    .map(|c| c.description.as_str()),
+            );
+        offers::Shown::of(
+            narrations
+                .chain([self.input.text.as_str()])
+                .chain(scene)
+                .chain(names)
+                .chain(codex),
+        )
+    }
+
+    /// `kept`, the model's choices that passed, completed with the engine's
+    /// own (`offers::complete`: a question the story left open put to
+    /// someone here, a way open from here), each of which the move check
+    /// passes; with what the engine added and why.
+    pub(super) fn completed_choices(
+        &self,
+        kept: Vec<String>,
+    ) -> (Vec<String>, Vec<(String, &'static str)>) {
+        let questions: Vec<String> = self
+            .state
+            .world
+            .threads
+            .values()
+            .filter(|t| t.status == "open" && t.title.trim_end().ends_with('?'))
+            .map(|t| t.title.trim().to_owned())
+            .collect();
+        self.with_reading(|reading| {
+            let mut offered = offers::Offers::of(reading, &questions, self.turn_id);
+            // The engine's own choices meet the move check and the
+            // player's lines and veils, as the model's do.
+            let passes = |c: &Option<String>| {
+                c.as_deref().is_some_and(|c| {
+                    judge(c, None, reading).0.is_none() && self.guard.check(c).is_none()
+                })
+            };
+            if !passes(&offered.ask) {
+                offered.ask = None;
+            }
+            if !passes(&offered.go) {
+                offered.go = None;
+            }
+            offers::complete(kept, offered, reading)
         })
     }
 

@@ -152,7 +152,13 @@ fn a_turn_runs_as_systems_over_many_frames_and_rebuilds_the_world_entities() {
             .any(|e| matches!(e, Entry::Roll(r) if r.check == "action")),
         "the dice are shown"
     );
-    assert_eq!(prompt.choices.len(), 3);
+    // The model's three, and the engine's way on (#42: none of them goes anywhere).
+    assert_eq!(prompt.choices.len(), 4, "{:?}", prompt.choices);
+    assert!(
+        prompt.choices[3].starts_with("Go to "),
+        "{:?}",
+        prompt.choices
+    );
     assert!(log.lines.iter().any(|l| l.starts_with("stage resolve")));
     assert!(log.lines.iter().any(|l| l.starts_with("dice ")));
     // What the turn was shown from lore, with scores, for streamers and authors.

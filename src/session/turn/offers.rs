@@ -1,7 +1,7 @@
-//! The engine's own choices (an open question put to someone here, a way onward) and the model's choices that invent.
+//! The engine's own choices (an open question, a way on) and the model's that invent or stray.
 //!
 //! A small model's choices are often not moves in this story at all: "Searle
-//! the room for a candle", "Ask Tamsin what the Jenkins have on them", "Call
+//! the room for a lamp", "Ask Tamsin what the Jenkins have on them", "Call
 //! 781 to your back door". Those that do not start with something to do, or
 //! name someone, something or a number the story does not have, are dropped
 //! (`invented`). What the engine knows is possible then completes the set
@@ -327,7 +327,7 @@ mod tests {
             ("Ask Hesper what Core K-7 holds", None),
             ("Leave in silence", None),
             (
-                "Searle the room for a candle",
+                "Searle the room for a lamp",
                 Some("\"Searle\" is not something to do"),
             ),
             (

@@ -121,7 +121,12 @@ fn log_turn(log: &mut DebugLog, r: &TurnResult) {
         ));
     }
     for refusal in &r.refused {
-        log.push(format!("refused: {refusal}"));
+        // The engine's own choices are notes, not refusals (#42).
+        if refusal.starts_with(crate::session::turn::ENGINE_OFFERS) {
+            log.push(refusal.clone());
+        } else {
+            log.push(format!("refused: {refusal}"));
+        }
     }
     if let Some(blocked) = &r.blocked {
         log.push(format!("move check: blocked: {}", blocked.reason()));

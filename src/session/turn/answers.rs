@@ -1,7 +1,9 @@
 //! The turn's answer handlers: a narration kept, choices offered, the extractors' books applied.
 
 use super::contracts::{Extraction, LoreFacts, Narration};
-use super::{DraftChoice, PERSONA, Phase, Purpose, TurnError, TurnRunner, generic_choices};
+use super::{
+    DraftChoice, ENGINE_OFFERS, PERSONA, Phase, Purpose, TurnError, TurnRunner, generic_choices,
+};
 use crate::campaign::slug;
 use crate::rules::{OpKind, StateOp, standing};
 use crate::session::phrasing::{brief, cut_echo};
@@ -207,7 +209,7 @@ impl TurnRunner {
         for (choice, why) in added {
             self.ledger
                 .refused
-                .push(format!("choices: the engine offers {choice:?}: {why}"));
+                .push(format!("{ENGINE_OFFERS} {choice:?}: {why}"));
         }
         if choices.len() < 2 {
             // Nobody here, nowhere to go and nothing from the model.

@@ -38,9 +38,9 @@ mod world;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use types::{
-    ASKED_AGAIN, ActivationRoll, Calibration, DraftChoice, GENERIC_CHOICES, KEPT_SECOND, PERSONA,
-    PendingCall, PlayerInput, RollRecord, Ruling, SessionState, TURN_MINUTES, TurnError,
-    TurnResult, generic_choices,
+    ASKED_AGAIN, ActivationRoll, Calibration, DraftChoice, ENGINE_OFFERS, GENERIC_CHOICES,
+    KEPT_SECOND, PERSONA, PendingCall, PlayerInput, RollRecord, Ruling, SessionState, TURN_MINUTES,
+    TurnError, TurnResult, generic_choices,
 };
 pub use world::{OPENED_AT, opening_minute, tells};
 

@@ -4,7 +4,10 @@
 //! the room for a lamp", "Ask Tamsin what the Jenkins have on them", "Call
 //! 781 to your back door". Those that do not start with something to do, or
 //! name someone, something or a number the story does not have, are dropped
-//! (`invented`). What the engine knows is possible then completes the set
+//! (`invented`), and so are those about what the player was never shown
+//! ("Walk back to your tent" on a quay with no tent: `unshown`, against the
+//! last narrations, the scene, the story's names and the codex of what is
+//! here). What the engine knows is possible then completes the set
 //! (`complete`): when no choice speaks to anyone here, one puts a question
 //! the story has left open to someone who is ("Ask Hesper Vane: \"Why do the
 //! ferry lanterns burn green?\""), and when none goes anywhere, one takes a
@@ -351,8 +354,8 @@ mod tests {
             ("Ask Hesper about the lantern", None),
             ("Walk through the gate quietly", None),
             (
-                "Wait in the fog with the others until morning is gone",
-                Some("morning"),
+                "Wait in the fog with the others until the tide is gone",
+                Some("tide"),
             ),
             ("Walk back to your tent", Some("tent")),
             ("Check the anemometer in your pocket", Some("anemometer")),

@@ -29,6 +29,10 @@ pub const PERSONA: &str = crate::campaign::PLAYER;
 pub const ASKED_AGAIN: &str = ": asked again";
 pub const KEPT_SECOND: &str = ": kept the second telling";
 
+/// How `TurnResult::refused`'s notes start where the engine added a choice
+/// of its own (`turn::offers`, #42): a note for the overlay, not a refusal.
+pub const ENGINE_OFFERS: &str = "choices: the engine offers";
+
 /// What the player brings to a session: tone, difficulty, lines and veils (seed 001 calibration).
 #[derive(Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Calibration {

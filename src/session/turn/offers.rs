@@ -65,17 +65,18 @@ pub fn invented(text: &str, r: &Reading) -> Option<String> {
 static COMMON: LazyLock<Vec<&'static str>> =
     LazyLock::new(|| word_list(include_str!("../../../assets/content/common_words.txt")));
 
-/// A word as the vocabulary keeps it: lower case, no possessive, no -s,
-/// -es, -ed or -ing where a stem of four letters is left.
+/// A word as the vocabulary keeps it: lower case, no possessive, no -ed,
+/// -ing or -es where a stem of four letters is left, no -s where three are.
 fn stem(word: &str) -> String {
     let lower = word.to_lowercase().replace('\u{2019}', "'");
     let lower = lower.strip_suffix("'s").unwrap_or(&lower);
-    ["ing", "ed", "es", "s"]
+    // A plural of three letters is still a word ("keys", "bags").
+    [("ing", 4), ("ed", 4), ("es", 4), ("s", 3)]
         .iter()
-        .find_map(|end| {
+        .find_map(|(end, least)| {
             lower
                 .strip_suffix(end)
-                .filter(|stem| stem.chars().count() >= 4)
+                .filter(|stem| stem.chars().count() >= *least)
         })
         .unwrap_or(lower)
         .to_owned()
@@ -348,11 +349,13 @@ mod tests {
     fn a_choice_about_what_the_player_was_never_shown_is_found() {
         let shown = Shown::of([
             "You ask Hesper about the lanterns. She points to the yard's gate, where the fog lies.",
+            "The key turns.",
             "Reedmere Quay",
         ]);
         let cases = [
             ("Ask Hesper about the lantern", None),
             ("Walk through the gate quietly", None),
+            ("Count the keys the gate takes", None),
             (
                 "Wait in the fog with the others until the tide is gone",
                 Some("tide"),

@@ -210,6 +210,7 @@ impl TurnRunner {
             self.ledger
                 .refused
                 .push(format!("{ENGINE_OFFERS} {choice:?}: {why}"));
+            self.ledger.offered.push(choice);
         }
         if choices.len() < 2 {
             // Nobody here, nowhere to go and nothing from the model.
@@ -242,13 +243,26 @@ impl TurnRunner {
             return;
         }
         let count = self.ledger.choices.len().max(3);
-        let mut choices = std::mem::take(&mut self.ledger.instead);
+        let instead = std::mem::take(&mut self.ledger.instead);
+        let mut choices = instead.clone();
         for c in std::mem::take(&mut self.ledger.choices) {
             if !choices.iter().any(|i| i.eq_ignore_ascii_case(&c)) {
                 choices.push(c);
             }
         }
-        choices.truncate(count);
+        // Over the count, the model's last choices give way, not what can
+        // be done instead nor the engine's own (#42).
+        while choices.len() > count {
+            let model = choices
+                .iter()
+                .rposition(|c| !instead.contains(c) && !self.ledger.offered.contains(c));
+            match model {
+                Some(at) => {
+                    choices.remove(at);
+                }
+                None => choices.truncate(count),
+            }
+        }
         self.ledger.choices = choices;
     }
 

@@ -180,6 +180,8 @@ struct Ledger {
     ops_refused: usize,
     drafts: Vec<DraftChoice>,
     choices: Vec<String>,
+    /// The choices the engine added of its own (`offers`, #42).
+    offered: Vec<String>,
     generic_choices: bool,
     clarification: Option<String>,
     /// The engine's or the referee's reason the move cannot happen, and

@@ -181,7 +181,7 @@ impl Blocked {
 }
 
 /// A name as it reads inside a sentence: "The Ferry Patience" → "the Ferry Patience".
-fn mid(name: &str) -> String {
+pub(super) fn mid(name: &str) -> String {
     name.strip_prefix("The ")
         .map_or_else(|| name.to_owned(), |rest| format!("the {rest}"))
 }

@@ -37,7 +37,7 @@ pub struct Reading<'a> {
 }
 
 impl Reading<'_> {
-    fn place_name(&self, id: &str) -> String {
+    pub(super) fn place_name(&self, id: &str) -> String {
         self.places
             .iter()
             .find(|(p, _)| *p == id)

@@ -17,6 +17,7 @@
 
 use std::sync::LazyLock;
 
+use super::blocked::mid;
 use super::check::{self, Reading};
 use super::rules::destination;
 
@@ -186,23 +187,10 @@ impl Offers {
         }
         ways.sort_unstable();
         ways.dedup();
-        let go = (!ways.is_empty()).then(|| {
-            let to = ways[pick(ways.len(), 1)];
-            let name = r
-                .places
-                .iter()
-                .find(|(id, _)| *id == to)
-                .map_or_else(|| to.replace('_', " "), |(_, n)| (*n).to_owned());
-            format!("Go to {}", in_sentence(&name))
-        });
+        let go = (!ways.is_empty())
+            .then(|| format!("Go to {}", mid(&r.place_name(ways[pick(ways.len(), 1)]))));
         Self { ask, go }
     }
-}
-
-/// A name as it reads inside a sentence: "The Lamp Chapel" → "the Lamp Chapel".
-fn in_sentence(name: &str) -> String {
-    name.strip_prefix("The ")
-        .map_or_else(|| name.to_owned(), |rest| format!("the {rest}"))
 }
 
 /// The most choices a turn offers.
@@ -292,11 +280,13 @@ mod tests {
         }
     }
 
+    /// Nobody holds anything in these scenes.
+    static NOTHING_HELD: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
+
     fn reading<'a>(
         present: &'a [String],
         people: &'a [(String, Vec<String>)],
         routes: &'a [Route],
-        inventory: &'a BTreeMap<String, BTreeMap<String, u32>>,
     ) -> Reading<'a> {
         Reading {
             here: "reedmere_quay",
@@ -310,7 +300,7 @@ mod tests {
             items: vec![("core_k7", "Core K-7"), ("sluice_key", "the Sluice Key")],
             factions: vec!["The Sluice Board"],
             player_name: "Mara",
-            inventory,
+            inventory: &NOTHING_HELD,
             whereabouts: BTreeMap::new(),
             routes,
             closed: &[],
@@ -321,9 +311,8 @@ mod tests {
     fn a_choice_that_invents_is_dropped_with_why() {
         let present = vec!["player".to_owned(), "hesper_vane".to_owned()];
         let people = people();
-        let inventory = BTreeMap::new();
         let routes = [route("reedmere_quay", "lamp_chapel")];
-        let r = reading(&present, &people, &routes, &inventory);
+        let r = reading(&present, &people, &routes);
         let cases = [
             ("Ask Hesper about the green lanterns", None),
             ("Quietly follow Tamsin to the chapel", None),
@@ -374,13 +363,12 @@ mod tests {
     fn the_engine_offers_a_question_to_someone_here_and_a_way_on() {
         let present = vec!["player".to_owned(), "hesper_vane".to_owned()];
         let people = people();
-        let inventory = BTreeMap::new();
         let routes = [
             route("reedmere_quay", "lamp_chapel"),
             route("toll_house", "reedmere_quay"),
             route("lamp_chapel", "toll_house"),
         ];
-        let r = reading(&present, &people, &routes, &inventory);
+        let r = reading(&present, &people, &routes);
         let questions = vec![
             "Why do the ferry lanterns burn green?".to_owned(),
             "Which gate will the Board open?".to_owned(),
@@ -407,12 +395,7 @@ mod tests {
         );
         let alone = vec!["player".to_owned()];
         assert_eq!(
-            Offers::of(
-                &reading(&alone, &people, &routes, &inventory),
-                &questions,
-                0
-            )
-            .ask,
+            Offers::of(&reading(&alone, &people, &routes), &questions, 0).ask,
             None
         );
     }
@@ -421,9 +404,8 @@ mod tests {
     fn the_model_choices_are_completed_with_what_they_lack() {
         let present = vec!["player".to_owned(), "hesper_vane".to_owned()];
         let people = people();
-        let inventory = BTreeMap::new();
         let routes = [route("reedmere_quay", "lamp_chapel")];
-        let r = reading(&present, &people, &routes, &inventory);
+        let r = reading(&present, &people, &routes);
         let offers = || Offers {
             ask: Some("Ask Hesper Vane: \"Why?\"".into()),
             go: Some("Go to the Lamp Chapel of St Wick".into()),

@@ -172,16 +172,10 @@ impl TurnRunner {
             let mut offered = offers::Offers::of(reading, &questions, self.turn_id);
             // The engine's own choices meet the move check and the
             // player's lines and veils, as the model's do.
-            let passes = |c: &Option<String>| {
-                c.as_deref().is_some_and(|c| {
-                    judge(c, None, reading).0.is_none() && self.guard.check(c).is_none()
-                })
-            };
-            if !passes(&offered.ask) {
-                offered.ask = None;
-            }
-            if !passes(&offered.go) {
-                offered.go = None;
+            for offer in [&mut offered.ask, &mut offered.go] {
+                offer.take_if(|c| {
+                    judge(c, None, reading).0.is_some() || self.guard.check(c).is_some()
+                });
             }
             offers::complete(kept, offered, reading)
         })

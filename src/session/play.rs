@@ -207,11 +207,14 @@ pub fn run_turn_with(
         let (id, called, _, streamed) = out.remove(i);
         let before = runner.narrations().len();
         runner.deliver(id, outcome);
-        // Drafts do not stream: the kept one is shown whole.
-        if called == "narrate"
-            && !streamed
-            && let Some(text) = runner.narrations().get(before)
-        {
+        // Every narration the call brought is shown once: the one it streamed
+        // as it came; drafts (which do not stream) and the engine's own words
+        // (a blocked move, what the world did, an NPC's line) whole.
+        let skip = usize::from(called == "narrate" && streamed);
+        for (k, text) in runner.narrations().iter().enumerate().skip(before + skip) {
+            if k > before || called != "narrate" {
+                progress(Progress::Stage("narrate"));
+            }
             progress(Progress::Token(text));
         }
     }

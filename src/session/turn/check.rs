@@ -348,7 +348,7 @@ pub(super) fn capitalised(ws: &[Word]) -> Vec<(usize, String)> {
 }
 
 /// Verbs of speech: a choice that speaks to someone starts with one.
-const SPEAKS: [&str; 13] = [
+pub(super) const SPEAKS: [&str; 13] = [
     "ask", "tell", "talk", "speak", "question", "greet", "thank", "beg", "warn", "accuse", "bribe",
     "persuade", "convince",
 ];

@@ -33,6 +33,7 @@ mod retell;
 mod rules;
 pub mod types;
 pub mod vars;
+mod voices;
 mod world;
 
 use std::collections::{BTreeMap, BTreeSet};

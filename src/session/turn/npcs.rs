@@ -2,12 +2,12 @@
 
 use super::contracts::NpcIntent;
 use super::types::ActivationRoll;
-use super::{PERSONA, Phase, Purpose, RollRecord, TurnRunner};
+use super::{PERSONA, Phase, Purpose, RollRecord, TurnRunner, check, voices};
 use crate::campaign::CharacterKind;
 use serde_json::json;
 
 use crate::rules::{EscalationStep, Modifiers, OpKind, StateOp, Tier};
-use crate::transcript::stream::Kind;
+use crate::transcript::stream::{ENGINE, Kind};
 
 impl TurnRunner {
     /// The NPCs present with whether they are baked and their chattiness,
@@ -78,18 +78,115 @@ impl TurnRunner {
         self.next_npc(0);
     }
 
-    /// NPC `index` of the order forms its intention; past the last, the choices.
-    pub(super) fn next_npc(&mut self, index: usize) {
-        let Some(npc) = self.ledger.acted.get(index).cloned() else {
-            self.ask_choices();
+    /// NPC `index` of the order forms its intention; past the last, the
+    /// choices. The NPC the player speaks to answers in its author's lines
+    /// while it has one left (`voices`), without asking the model.
+    pub(super) fn next_npc(&mut self, mut index: usize) {
+        while let Some(npc) = self.ledger.acted.get(index).cloned() {
+            if self.spoken_to(&npc)
+                && let Some(line) = self.author_line(&npc)
+            {
+                let name = self.name_of(&npc);
+                self.ledger
+                    .continuity
+                    .push(format!("npc {name}: answers you in the author's words"));
+                self.say_line(&npc, &line, true);
+                index += 1;
+                continue;
+            }
+            self.phase = Phase::Npc {
+                index,
+                narrated: false,
+            };
+            let request = self.intent_request(&npc);
+            self.queue(Purpose::NpcIntent { npc }, request);
             return;
-        };
-        self.phase = Phase::Npc {
-            index,
-            narrated: false,
-        };
-        let request = self.intent_request(&npc);
-        self.queue(Purpose::NpcIntent { npc }, request);
+        }
+        self.ask_choices();
+    }
+
+    /// Whether the player's move speaks to `npc` (and was not blocked).
+    fn spoken_to(&self, npc: &str) -> bool {
+        self.ledger.blocked.is_none()
+            && self.addressee().as_deref() == Some(npc)
+            && (self.input.whisper_to.is_some()
+                || check::words(&self.input.text)
+                    .iter()
+                    .any(|w| check::is_any(&w.lower, &check::SPEAKS)))
+    }
+
+    /// A line `npc`'s author wrote for it that it has not said in this
+    /// scene and that names no one absent, the likeliest to bear on the
+    /// move (`voices::pick`).
+    fn author_line(&self, npc: &str) -> Option<String> {
+        let campaign = &self.state.campaign;
+        let mut pool: Vec<String> = campaign
+            .characters
+            .get(npc)
+            .and_then(|c| c.profile.as_ref())
+            .and_then(|p| p.speech_patterns.as_ref())
+            .map(|s| s.examples.clone())
+            .unwrap_or_default();
+        let scene = crate::session::beats::scene_number(&self.state.stream);
+        for beat in crate::session::beats::current(&campaign.beats, &self.state.world, scene) {
+            pool.extend(
+                beat.dialogue
+                    .iter()
+                    .filter(|d| d.speaker == npc)
+                    .map(|d| d.line.clone()),
+            );
+        }
+        let messages = &self.state.stream.messages;
+        let said: String = messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let just_told = messages
+            .iter()
+            .rev()
+            .filter(|m| m.kind == Kind::Narration)
+            .take(2)
+            .map(|m| m.content.as_str());
+        let cues: String = std::iter::once(self.input.text.as_str())
+            .chain(just_told)
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.with_reading(|r| {
+            voices::pick(&pool, &said, &cues, npc, r, self.turn_id).map(str::to_owned)
+        })
+    }
+
+    /// `npc` says `line`: its intention and the engine's narration of it
+    /// enter the stream. Nothing is rolled or extracted: a line said acts on
+    /// no one.
+    fn say_line(&mut self, npc: &str, line: &str, to_player: bool) {
+        let target = to_player.then(|| PERSONA.to_owned());
+        self.state.stream.push(
+            self.turn_id,
+            npc,
+            Kind::Intention,
+            format!("\u{201c}{line}\u{201d}"),
+            target,
+        );
+        let told = voices::told(&self.name_of(npc), line, to_player);
+        self.state
+            .stream
+            .push(self.turn_id, ENGINE, Kind::Narration, told, None);
+    }
+
+    /// Why `npc`'s intention is not acted on, if it is not
+    /// (`voices::misread`, against what it meant to do before).
+    fn misread_intention(&self, npc: &str, intention: &str) -> Option<String> {
+        let earlier: Vec<&str> = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .filter(|m| m.owner == npc && m.kind == Kind::Intention)
+            .map(|m| m.content.as_str())
+            .collect();
+        self.with_reading(|r| voices::misread(intention, npc, r, &earlier))
     }
 
     /// An NPC's intention enters the stream (its thought too, if it had
@@ -102,6 +199,26 @@ impl TurnRunner {
                 "npc_intent {npc}: {}: {npc} stays quiet this turn",
                 crossing.label()
             ));
+            if let Phase::Npc { narrated, .. } = &mut self.phase {
+                *narrated = true;
+            }
+            return;
+        }
+        // #42: an intention that invents, is someone else's or is the last
+        // one again is not acted on: the NPC says a line of its author's, or
+        // nothing.
+        if let Some(why) = self.misread_intention(npc, &intention) {
+            let name = self.name_of(npc);
+            let instead = match self.author_line(npc) {
+                Some(line) => {
+                    self.say_line(npc, &line, false);
+                    "says a line of the author's instead"
+                }
+                None => "stays quiet this turn",
+            };
+            self.ledger
+                .continuity
+                .push(format!("npc_intent {name}: {why}: {name} {instead}"));
             if let Phase::Npc { narrated, .. } = &mut self.phase {
                 *narrated = true;
             }

@@ -23,7 +23,7 @@ use super::rules::destination;
 
 /// Verbs a choice may start with: things a player does
 /// (`assets/content/doing_verbs.txt`).
-static DOING: LazyLock<Vec<&'static str>> =
+pub(super) static DOING: LazyLock<Vec<&'static str>> =
     LazyLock::new(|| word_list(include_str!("../../../assets/content/doing_verbs.txt")));
 
 /// The words of a word list: whitespace apart, `#` lines left out.
@@ -63,12 +63,12 @@ pub fn invented(text: &str, r: &Reading) -> Option<String> {
 /// Words too common to say what a choice is about ("first", "others",
 /// "whether", "minute"): only the rest must have been shown
 /// (`assets/content/common_words.txt`).
-static COMMON: LazyLock<Vec<&'static str>> =
+pub(super) static COMMON: LazyLock<Vec<&'static str>> =
     LazyLock::new(|| word_list(include_str!("../../../assets/content/common_words.txt")));
 
 /// A word as the vocabulary keeps it: lower case, no possessive, no -ed,
 /// -ing or -es where a stem of four letters is left, no -s where three are.
-fn stem(word: &str) -> String {
+pub(super) fn stem(word: &str) -> String {
     let lower = word.to_lowercase().replace('\u{2019}', "'");
     let lower = lower.strip_suffix("'s").unwrap_or(&lower);
     // A plural of three letters is still a word ("keys", "bags").
@@ -84,7 +84,7 @@ fn stem(word: &str) -> String {
 }
 
 /// The words of `text` (letters and apostrophes; a hyphen parts them).
-fn plain_words(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn plain_words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !c.is_alphabetic() && c != '\'' && c != '\u{2019}')
         .map(|w| w.trim_matches(['\'', '\u{2019}']))
         .filter(|w| !w.is_empty())

@@ -182,7 +182,7 @@ impl TurnRunner {
     }
 
     /// `read` given what the move check reads of the world as it stands.
-    fn with_reading<T>(&self, read: impl FnOnce(&Reading) -> T) -> T {
+    pub(super) fn with_reading<T>(&self, read: impl FnOnce(&Reading) -> T) -> T {
         let campaign = Arc::clone(&self.state.campaign);
         let here = self.state.place().0;
         let present = self.present();

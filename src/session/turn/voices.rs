@@ -1,0 +1,412 @@
+//! An NPC's intention read against the story, and the author's own lines where it invents.
+//!
+//! A 135M model asked what an NPC does often answers for someone else
+//! ("Bram asks Moreau…" as Cass's), under a name the story does not have
+//! ("Reedless Crane", "Mayabay"), with someone who is not here, or with what
+//! that NPC already meant to do the turn before. Its narration then tells
+//! exactly that. Such an intention is not acted on (`misread`): the NPC says
+//! one of the lines its author wrote for it instead (its profile's speech
+//! examples, the current beat's dialogue), one it has not said in this
+//! scene, naming no one who is absent, the likeliest to bear on the move
+//! (`pick`); with none left, it stays quiet. An NPC the player speaks to
+//! answers in those lines first, without asking the model. The line is told
+//! by the engine (`told`), so what the player reads of it is the author's.
+
+use super::check::{self, Reading};
+use super::offers::{COMMON, DOING, plain_words, stem};
+
+/// Words an intention may start with that are not a name.
+const OPENERS: [&str; 44] = [
+    "the", "a", "an", "then", "with", "after", "when", "while", "at", "in", "on", "as", "still",
+    "now", "before", "without", "once", "if", "i", "he", "she", "they", "it", "we", "you", "his",
+    "her", "their", "its", "not", "no", "one", "both", "all", "for", "from", "to", "so", "but",
+    "and", "there", "this", "that", "my",
+];
+
+/// How alike two intentions of one NPC may be before the second is the
+/// first again (shared words over all words, of four letters or more).
+const SAME: f64 = 0.5;
+
+/// The names someone goes by: those the move check knows (full, first),
+/// and the last word of the full name ("Okafor" of "Bram Okafor").
+fn names_of<'r>(id: &str, r: &'r Reading) -> Vec<&'r str> {
+    let Some((_, names)) = r.people.iter().find(|(p, _)| p == id) else {
+        return Vec::new();
+    };
+    let mut out: Vec<&str> = names.iter().map(String::as_str).collect();
+    if let Some(full) = names.first()
+        && let Some(last) = full.split_whitespace().last()
+        && last.len() > 2
+        && last != full
+    {
+        out.push(last);
+    }
+    out
+}
+
+/// One slip apart, or the same, in lower case ("Hessper" for "Hesper").
+fn close(a: &str, b: &str) -> bool {
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    let a = a.trim_end_matches("'s");
+    a == b || (a.chars().count() >= 4 && strsim::damerau_levenshtein(a, &b) <= 1)
+}
+
+/// Whose name `name` is, if it is a person's.
+fn whose<'r>(name: &str, r: &'r Reading) -> Option<&'r str> {
+    r.people
+        .iter()
+        .find(|(id, _)| names_of(id, r).iter().any(|n| close(name, n)))
+        .map(|(id, _)| id.as_str())
+}
+
+/// Whether `name` is the whole name of a place, an item or a faction.
+fn is_thing(name: &str, r: &Reading) -> bool {
+    let bare = |n: &str| {
+        let n = n.to_lowercase().replace('_', " ");
+        n.strip_prefix("the ").unwrap_or(&n).trim().to_owned()
+    };
+    let name = bare(name);
+    r.places
+        .iter()
+        .chain(&r.items)
+        .flat_map(|(id, n)| [*id, *n])
+        .chain(r.factions.iter().copied())
+        .any(|n| close(&name, &bare(n)))
+}
+
+/// Whether `text` names `name`, as whole words.
+fn mentions(text: &str, name: &str) -> bool {
+    let pad = |t: &str| {
+        let t: String = t
+            .to_lowercase()
+            .chars()
+            .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+            .collect();
+        format!(" {} ", t.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    let name = pad(name);
+    name.trim().len() > 2 && pad(text).contains(&name)
+}
+
+/// The people `text` names who are neither here nor `npc` itself.
+fn absent_named<'r>(text: &str, npc: &str, r: &'r Reading) -> Option<&'r str> {
+    r.people
+        .iter()
+        .filter(|(id, _)| id != npc && !r.present.contains(id))
+        .find(|(id, _)| names_of(id, r).iter().any(|n| mentions(text, n)))
+        .and_then(|(_, names)| names.first().map(String::as_str))
+}
+
+/// The words that say what a text is about: four letters or more, not
+/// common, as stems.
+fn gist(text: &str) -> std::collections::BTreeSet<String> {
+    plain_words(text)
+        .filter(|w| w.chars().count() >= 4)
+        .map(stem)
+        .filter(|w| !COMMON.contains(&w.as_str()))
+        .collect()
+}
+
+/// Why `npc`'s intention cannot stand, if it cannot: it says nothing
+/// readable; it tells what someone else does, or under a name the story
+/// does not have; it names a stranger or someone who is not here; or it is
+/// what `npc` meant to do before (`earlier`, its past intentions).
+pub(super) fn misread(intention: &str, npc: &str, r: &Reading, earlier: &[&str]) -> Option<String> {
+    let own = r
+        .people
+        .iter()
+        .find(|(id, _)| id == npc)
+        .and_then(|(_, ns)| ns.first())
+        .map_or(npc, String::as_str);
+    let readable = plain_words(intention)
+        .filter(|w| w.chars().all(|c| c.is_ascii_alphabetic() || c == '\''))
+        .count();
+    if readable < 2 {
+        return Some("it says nothing readable".into());
+    }
+    let ws = check::words(intention);
+    let said = intention.trim_start().starts_with(['"', '\u{201c}', '\'']);
+    // Who it starts with: the capitalised words before the first that is not.
+    let run: Vec<&str> = ws
+        .iter()
+        .take_while(|w| w.text.starts_with(char::is_uppercase))
+        .map(|w| w.text)
+        .collect();
+    if let Some(first) = run.first().filter(|_| !said) {
+        let lower = first.to_lowercase();
+        let a_name = !OPENERS.contains(&lower.as_str())
+            && !["ly", "ing", "ed"].iter().any(|e| lower.ends_with(e))
+            && !check::is_any(&lower, &DOING);
+        if a_name {
+            let whole = run.join(" ");
+            match whose(&whole, r).or_else(|| whose(first, r)) {
+                Some(id) if id != npc => {
+                    let other = names_of(id, r).first().copied().unwrap_or(id);
+                    return Some(format!("it tells what {other} does, not {own}"));
+                }
+                Some(_) => {}
+                None if !is_thing(&whole, r) && (run.len() > 1 || !check::known(first, r)) => {
+                    return Some(format!("no one in the story is called {whole}"));
+                }
+                None => {}
+            }
+        }
+    }
+    for (_, name) in check::capitalised(&ws) {
+        if !check::known(&name, r) {
+            return Some(format!("no one in the story is called {name}"));
+        }
+    }
+    if let Some(away) = absent_named(intention, npc, r) {
+        return Some(format!("{away} is not here"));
+    }
+    // Too few words to tell one intention from another: it stands.
+    let now = gist(intention);
+    if now.len() >= 3 {
+        for before in earlier {
+            let before = gist(before);
+            let shared = now.intersection(&before).count();
+            #[allow(clippy::cast_precision_loss, reason = "word counts are small")]
+            let alike = shared as f64 / now.union(&before).count() as f64;
+            if alike >= SAME {
+                return Some(format!("{own} meant the same before"));
+            }
+        }
+    }
+    None
+}
+
+/// The line `npc` says of `pool` (its author's lines), if one is left: not
+/// said in `said` (what the scene has told so far), naming no one who is
+/// absent; the one sharing the most words with `cues` (the move and what
+/// was just told), the turn's id choosing among equals.
+pub(super) fn pick<'p>(
+    pool: &'p [String],
+    said: &str,
+    cues: &str,
+    npc: &str,
+    r: &Reading,
+    turn: u64,
+) -> Option<&'p str> {
+    let said = said.to_lowercase();
+    let cues = gist(cues);
+    let n = pool.len().max(1);
+    let start = usize::try_from(turn % u64::try_from(n).unwrap_or(1)).unwrap_or(0);
+    pool.iter()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty() && !said.contains(&line.trim().to_lowercase()))
+        .filter(|(_, line)| absent_named(line, npc, r).is_none())
+        .max_by_key(|(i, line)| {
+            let score = gist(line).intersection(&cues).count();
+            // Among equals, the first from the turn's place in the pool.
+            (score, n - (i + n - start) % n)
+        })
+        .map(|(_, line)| line.trim())
+}
+
+/// The narration of `name` saying `line`, turned to the player when it
+/// answers them.
+pub(super) fn told(name: &str, line: &str, to_player: bool) -> String {
+    if to_player {
+        return format!("{name} turns to you. \u{201c}{line}\u{201d}");
+    }
+    let verb = if line.trim_end().ends_with('?') {
+        "asks"
+    } else {
+        "says"
+    };
+    format!("{name} {verb}, \u{201c}{line}\u{201d}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn reading<'a>(
+        people: &'a [(String, Vec<String>)],
+        present: &'a [String],
+        inventory: &'a BTreeMap<String, BTreeMap<String, u32>>,
+    ) -> Reading<'a> {
+        Reading {
+            here: "reedmere_quay",
+            present,
+            people,
+            places: vec![
+                ("reedmere_quay", "Reedmere Quay"),
+                ("toll_house", "the Toll House"),
+            ],
+            items: vec![("ferry_log", "the ferry log")],
+            factions: vec!["the Board"],
+            player_name: "the Surveyor",
+            inventory,
+            whereabouts: BTreeMap::new(),
+            routes: &[],
+            closed: &[],
+        }
+    }
+
+    fn people() -> Vec<(String, Vec<String>)> {
+        [
+            ("hesper_vane", "Hesper Vane", "Hesper"),
+            ("aldous_crane", "Aldous Crane", "Aldous"),
+            ("tamsin_reed", "Tamsin Reed", "Tamsin"),
+            ("brinny_sedge", "Brinny Sedge", "Brinny"),
+        ]
+        .into_iter()
+        .map(|(id, full, first)| (id.to_owned(), vec![full.to_owned(), first.to_owned()]))
+        .collect()
+    }
+
+    fn here() -> Vec<String> {
+        ["player", "hesper_vane", "aldous_crane", "tamsin_reed"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    #[test]
+    fn an_intention_for_someone_else_or_a_stranger_is_misread() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let misread = |text: &str, npc: &str| misread(text, npc, &r, &[]);
+        // Its own, under its names or a slip of them, or said aloud: it stands.
+        assert_eq!(
+            misread(
+                "Aldous Crane asks Tamsin to let the old man go.",
+                "aldous_crane"
+            ),
+            None
+        );
+        assert_eq!(
+            misread(
+                "Hessper Vane walks to the rail with the lantern.",
+                "hesper_vane"
+            ),
+            None
+        );
+        assert_eq!(
+            misread("Crane folds his arms at the rail.", "aldous_crane"),
+            None
+        );
+        assert_eq!(
+            misread(
+                "Reedmere Quay falls quiet as Tamsin trims the wick.",
+                "tamsin_reed"
+            ),
+            None
+        );
+        assert_eq!(
+            misread("\"Hands off the rail, Surveyor.\"", "hesper_vane"),
+            None
+        );
+        assert_eq!(
+            misread("Quietly, Tamsin trims the lantern wick.", "tamsin_reed"),
+            None
+        );
+        // Someone else's, by name or by a slip of it.
+        assert_eq!(
+            misread("Hessper Vane writes his own log.", "aldous_crane").as_deref(),
+            Some("it tells what Hesper Vane does, not Aldous Crane")
+        );
+        // Names the story does not have, at the start or later.
+        assert_eq!(
+            misread(
+                "Reedmere Crane asks Aldous to read the log.",
+                "aldous_crane"
+            )
+            .as_deref(),
+            Some("no one in the story is called Reedmere Crane")
+        );
+        assert_eq!(
+            misread("Reedless reads the log aloud on the quay.", "aldous_crane").as_deref(),
+            Some("no one in the story is called Reedless")
+        );
+        assert_eq!(
+            misread("Aldous offers Bridema a full pint of ale.", "aldous_crane").as_deref(),
+            Some("no one in the story is called Bridema")
+        );
+        // Someone who is not here.
+        assert_eq!(
+            misread("Tamsin runs to fetch Brinny from her boat.", "tamsin_reed").as_deref(),
+            Some("Brinny Sedge is not here")
+        );
+        assert_eq!(
+            misread("Ա", "hesper_vane").as_deref(),
+            Some("it says nothing readable")
+        );
+    }
+
+    #[test]
+    fn an_intention_the_npc_had_before_is_misread() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let before = ["Hesper Vane tells Aldous to keep his log and keep it in Reedmere Quay."];
+        assert_eq!(
+            misread(
+                "Hesper Vane tells Aldous to keep his log and keeps it on the quay, and the boat slips.",
+                "hesper_vane",
+                &r,
+                &before
+            )
+            .as_deref(),
+            Some("Hesper Vane meant the same before")
+        );
+        assert_eq!(
+            misread(
+                "Hesper Vane hauls the ferry rope and stares at the green lanterns.",
+                "hesper_vane",
+                &r,
+                &before
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn the_line_picked_is_unsaid_names_no_one_absent_and_bears_on_the_move() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let pool: Vec<String> = [
+            "Granny Brinny says the water keeps count.",
+            "Green's the colour of the deep channel, isn't it?",
+            "You're from the Commission? So you can read.",
+            "Eel-folk say green means passage owed.",
+        ]
+        .map(String::from)
+        .to_vec();
+        let pick = |said: &str, cues: &str, turn| pick(&pool, said, cues, "tamsin_reed", &r, turn);
+        // Most words shared with the move, then the earliest of those.
+        assert_eq!(
+            pick("", "Ask Tamsin: \"Why do the lanterns burn green?\"", 0),
+            Some("Green's the colour of the deep channel, isn't it?")
+        );
+        // Said already in this scene: the next.
+        assert_eq!(
+            pick(
+                "Tamsin says, \u{201c}Green's the colour of the deep channel, isn't it?\u{201d}",
+                "Ask Tamsin why the lanterns burn green",
+                0
+            ),
+            Some("Eel-folk say green means passage owed.")
+        );
+        // Nothing bears on the move: the turn chooses; Brinny is not here.
+        let any = [0, 1, 2, 3].map(|t| pick("", "Talk to Tamsin", t).unwrap_or_default());
+        assert!(any.iter().all(|l| !l.contains("Brinny")), "{any:?}");
+        assert!(any.iter().any(|l| *l != any[0]), "{any:?}");
+        // All said: none left.
+        assert_eq!(pick(&pool.join(" "), "Talk to Tamsin", 0), None);
+    }
+
+    #[test]
+    fn the_engine_tells_a_line_as_said() {
+        assert_eq!(
+            told("Tamsin Reed", "Wonder who's paying?", false),
+            "Tamsin Reed asks, \u{201c}Wonder who's paying?\u{201d}"
+        );
+        assert_eq!(
+            told("Bram Okafor", "That will do, Hadley.", true),
+            "Bram Okafor turns to you. \u{201c}That will do, Hadley.\u{201d}"
+        );
+    }
+}

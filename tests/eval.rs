@@ -368,6 +368,31 @@ fn a_blind_sheet_hides_its_sources_and_its_scores_join_back() {
         "{table}"
     );
 
+    // Whole turns: each item is every narration of a turn, the NPCs' after
+    // the player's, under the whole-turn rubric; planted turns still left out.
+    let turns = dir.path().join("turns");
+    let out = run(
+        &data,
+        &root(),
+        &[
+            "eval",
+            "sheet",
+            dir.path().join("srcalpha").to_str().unwrap(),
+            "--out",
+            turns.to_str().unwrap(),
+            "--count",
+            "4",
+            "--whole-turns",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let md = std::fs::read_to_string(turns.join("sheet.md")).unwrap();
+    assert!(md.starts_with("# Blind sheet: 2 turns"), "{md}");
+    assert!(md.contains("Rate each turn's text as a whole"), "{md}");
+    let items = md.matches("\n## N").count();
+    assert_eq!(items, 2, "{md}");
+    assert!(md.matches("\n> \n> ").count() >= items, "{md}");
+
     // A rating out of the rubric names its line.
     std::fs::write(
         sheet.join("ratings.tsv"),

@@ -30,6 +30,10 @@ pub enum EvalCommand {
         count: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Rate whole turns (the player's narration and the others' after
+        /// it, the engine's words included), not the player's narrations
+        #[arg(long)]
+        whole_turns: bool,
     },
     /// Join a filled sheet's ratings to their sources: per-source means and distributions
     Score {
@@ -125,7 +129,8 @@ pub fn run(command: EvalCommand) -> ExitCode {
             out,
             count,
             seed,
-        } => crate::eval::sheet::write(&reports, &out, count, seed)
+            whole_turns,
+        } => crate::eval::sheet::write(&reports, &out, count, seed, whole_turns)
             .map(|n| {
                 println!(
                     "{n} narrations in {}: give the rater sheet.md and ratings.tsv only (the key is in key/)",

@@ -28,6 +28,15 @@ pub const RUBRIC: &str = "Rate each narration on its own, against its move, outc
 
 Fill `ratings.tsv`: one line per id, tab-separated (id, coherence, in_voice, grounded, notes).";
 
+/// The rubric of a sheet of whole turns (`--whole-turns`).
+pub const RUBRIC_TURNS: &str = "Rate each turn's text as a whole, as the player reads it (what \"you\" do, then what the others here do and say), against its move, outcome and scene:
+
+- **coherence** 1–5: it follows from the move, the outcome and the scene; it makes sense sentence to sentence and one part to the next; it contradicts nothing given (who is here, what is held, what failed, what was said just before). 1: nonsense or reverses the outcome; 2: mostly wrong; 3: follows but with a clear slip; 4: sound with a small flaw; 5: sound throughout.
+- **in_voice** y/n: it reads as the story, with no assistant or meta talk.
+- **grounded** y/n: it is about this scene's people, places or things, not generic.
+
+Fill `ratings.tsv`: one line per id, tab-separated (id, coherence, in_voice, grounded, notes).";
+
 /// One item of a sheet, as the key keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KeyEntry {
@@ -118,8 +127,10 @@ impl Names {
 
 /// The persona narrations of a report, each with its context: the model's
 /// words on the player's own moves (a planted invalid move, and a narration
-/// the engine wrote itself, are left out, so two reports compare like with like).
-fn items(label: &str, report: &PlayReport) -> Vec<Item> {
+/// the engine wrote itself, are left out, so two reports compare like with
+/// like). With `whole`, each turn's whole text instead, every narration of
+/// it in order, whoever wrote it (a planted move's turn left out).
+fn items(label: &str, report: &PlayReport, whole: bool) -> Vec<Item> {
     let names = Names::of(report);
     let mut out = Vec::new();
     for (r, run) in report.runs.iter().enumerate() {
@@ -128,7 +139,8 @@ fn items(label: &str, report: &PlayReport) -> Vec<Item> {
             let mine: Vec<&str> = t
                 .narrations
                 .iter()
-                .filter(|n| n.owner == PERSONA && !n.by_engine && t.mv.invalid.is_none())
+                .filter(|n| whole || (n.owner == PERSONA && !n.by_engine))
+                .filter(|_| t.mv.invalid.is_none())
                 .map(|n| n.text.as_str())
                 .collect();
             let all: Vec<&str> = t.narrations.iter().map(|n| n.text.as_str()).collect();
@@ -142,7 +154,7 @@ fn items(label: &str, report: &PlayReport) -> Vec<Item> {
                     place: names.place(&t.place),
                     present: t.present.iter().map(|id| names.person(id)).collect(),
                     before: before.clone(),
-                    narration: mine.join(" "),
+                    narration: mine.join(if whole { "\n\n" } else { " " }),
                 });
             }
             if !all.is_empty() {
@@ -153,19 +165,21 @@ fn items(label: &str, report: &PlayReport) -> Vec<Item> {
     out
 }
 
-/// Writes a blind sheet of at most `count` narrations from `reports`
-/// (as many from each as the smallest allows, shuffled with `seed`) into `dir`.
+/// Writes a blind sheet of at most `count` narrations (with `whole`, whole
+/// turns) from `reports` (as many from each as the smallest allows,
+/// shuffled with `seed`) into `dir`.
 pub fn write(
     reports: &[PathBuf],
     dir: &Path,
     count: usize,
     seed: u64,
+    whole: bool,
 ) -> Result<usize, SheetError> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut pools = Vec::new();
     for path in reports {
         let report = PlayReport::read(path)?;
-        let mut pool = items(&label(path), &report);
+        let mut pool = items(&label(path), &report, whole);
         pool.shuffle(&mut rng);
         pools.push(pool);
     }
@@ -182,7 +196,12 @@ pub fn write(
     chosen.shuffle(&mut rng);
     let io = |path: PathBuf| move |source| SheetError::Io { path, source };
     std::fs::create_dir_all(dir.join("key")).map_err(io(dir.join("key")))?;
-    let mut sheet = format!("# Blind sheet: {} narrations\n\n{RUBRIC}\n", chosen.len());
+    let (what, rubric) = if whole {
+        ("turns", RUBRIC_TURNS)
+    } else {
+        ("narrations", RUBRIC)
+    };
+    let mut sheet = format!("# Blind sheet: {} {what}\n\n{rubric}\n", chosen.len());
     let mut ratings = String::from("id\tcoherence\tin_voice\tgrounded\tnotes\n");
     let mut key = Vec::new();
     for (i, item) in chosen.iter().enumerate() {

@@ -25,6 +25,9 @@ pub struct Reading<'a> {
     pub places: Vec<(&'a str, &'a str)>,
     pub items: Vec<(&'a str, &'a str)>,
     pub factions: Vec<&'a str>,
+    /// The titles of the campaign's lore ("Mabel and Old Pete"): names a
+    /// model may take from it that are no one's and nothing's in the world.
+    pub lore: Vec<&'a str>,
     /// The player's own name, if the campaign gives one.
     pub player_name: &'a str,
     /// Quantities by owner, then item.
@@ -430,6 +433,7 @@ pub(super) fn known(name: &str, r: &Reading) -> bool {
         .chain(r.places.iter().flat_map(|(id, n)| [*id, *n]))
         .chain(r.items.iter().flat_map(|(id, n)| [*id, *n]))
         .chain(r.factions.iter().copied())
+        .chain(r.lore.iter().copied())
         .chain([r.player_name])
         .any(matches)
 }
@@ -712,6 +716,7 @@ mod tests {
                 ("ferry_lantern", "Ferry lantern"),
             ],
             factions: vec!["The Sluice Board"],
+            lore: Vec::new(),
             player_name: "",
             inventory: &w.inventory,
             whereabouts: [("ned_fallow".to_owned(), "toll_house".to_owned())].into(),

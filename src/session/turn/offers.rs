@@ -299,6 +299,7 @@ mod tests {
             ],
             items: vec![("core_k7", "Core K-7"), ("sluice_key", "the Sluice Key")],
             factions: vec!["The Sluice Board"],
+            lore: Vec::new(),
             player_name: "Mara",
             inventory: &NOTHING_HELD,
             whereabouts: BTreeMap::new(),

@@ -97,6 +97,30 @@ fn absent_named<'r>(text: &str, npc: &str, r: &'r Reading) -> Option<&'r str> {
         .and_then(|(_, names)| names.first().map(String::as_str))
 }
 
+/// An item `text` names that someone or somewhere else holds: not `npc`,
+/// not anyone here, not this place (an item held nowhere may be anywhere).
+fn item_elsewhere<'r>(text: &str, npc: &str, r: &'r Reading) -> Option<&'r str> {
+    r.items
+        .iter()
+        .filter(|(id, name)| {
+            let name = name.strip_prefix("the ").unwrap_or(name);
+            mentions(text, name) || mentions(text, &id.replace('_', " "))
+        })
+        .find(|(id, _)| {
+            let holders: Vec<&str> = r
+                .inventory
+                .iter()
+                .filter(|(_, held)| held.get(*id).is_some_and(|n| *n > 0))
+                .map(|(owner, _)| owner.as_str())
+                .collect();
+            !holders.is_empty()
+                && !holders
+                    .iter()
+                    .any(|h| *h == npc || *h == r.here || r.present.iter().any(|p| p == h))
+        })
+        .map(|(_, name)| *name)
+}
+
 /// The words that say what a text is about: four letters or more, not
 /// common, as stems.
 fn gist(text: &str) -> std::collections::BTreeSet<String> {
@@ -132,7 +156,12 @@ pub(super) fn misread(intention: &str, npc: &str, r: &Reading, earlier: &[&str])
         .take_while(|w| w.text.starts_with(char::is_uppercase))
         .map(|w| w.text)
         .collect();
-    if let Some(first) = run.first().filter(|_| !said) {
+    // They are who acts when a verb of the third person follows ("Reedless
+    // reads", not "Arrange the boats" or "Assist Aldous in…").
+    let acts = ws.get(run.len()).is_some_and(|w| {
+        w.text.starts_with(char::is_lowercase) && w.lower.ends_with('s') && !w.lower.ends_with("ss")
+    });
+    if let Some(first) = run.first().filter(|_| !said && acts) {
         let lower = first.to_lowercase();
         let a_name = !OPENERS.contains(&lower.as_str())
             && !["ly", "ing", "ed"].iter().any(|e| lower.ends_with(e))
@@ -159,6 +188,9 @@ pub(super) fn misread(intention: &str, npc: &str, r: &Reading, earlier: &[&str])
     }
     if let Some(away) = absent_named(intention, npc, r) {
         return Some(format!("{away} is not here"));
+    }
+    if let Some(item) = item_elsewhere(intention, npc, r) {
+        return Some(format!("{item} is not here"));
     }
     // Too few words to tell one intention from another: it stands.
     let now = gist(intention);
@@ -239,6 +271,7 @@ mod tests {
             ],
             items: vec![("ferry_log", "the ferry log")],
             factions: vec!["the Board"],
+            lore: Vec::new(),
             player_name: "the Surveyor",
             inventory,
             whereabouts: BTreeMap::new(),
@@ -304,6 +337,15 @@ mod tests {
             misread("Quietly, Tamsin trims the lantern wick.", "tamsin_reed"),
             None
         );
+        // A verb in the imperative is not a name.
+        assert_eq!(
+            misread("Arrange the boats for the crossing.", "aldous_crane"),
+            None
+        );
+        assert_eq!(
+            misread("Assist Aldous in setting out from the quay.", "tamsin_reed"),
+            None
+        );
         // Someone else's, by name or by a slip of it.
         assert_eq!(
             misread("Hessper Vane writes his own log.", "aldous_crane").as_deref(),
@@ -331,9 +373,51 @@ mod tests {
             misread("Tamsin runs to fetch Brinny from her boat.", "tamsin_reed").as_deref(),
             Some("Brinny Sedge is not here")
         );
+        // A name the lore has is not a stranger's.
+        let mabel = "Tamsin tells Aldous that Mabel coughs when she runs hot.";
+        assert_eq!(
+            misread(mabel, "tamsin_reed").as_deref(),
+            Some("no one in the story is called Mabel")
+        );
+        let mut lore = reading(&people, &present, &inv);
+        lore.lore = vec!["Mabel and Old Pete"];
+        assert_eq!(super::misread(mabel, "tamsin_reed", &lore, &[]), None);
         assert_eq!(
             misread("Ա", "hesper_vane").as_deref(),
             Some("it says nothing readable")
+        );
+    }
+
+    #[test]
+    fn an_intention_using_an_item_held_elsewhere_is_misread() {
+        let (people, present) = (people(), here());
+        let held = |owner: &str| {
+            BTreeMap::from([(
+                owner.to_owned(),
+                BTreeMap::from([("ferry_log".to_owned(), 1)]),
+            )])
+        };
+        let text = "Hesper Vane opens the ferry log and reads it aloud.";
+        for (owner, stands) in [
+            ("hesper_vane", true),
+            ("tamsin_reed", true),
+            ("reedmere_quay", true),
+            ("brinny_sedge", false),
+            ("toll_house", false),
+        ] {
+            let inv = held(owner);
+            let r = reading(&people, &present, &inv);
+            assert_eq!(
+                misread(text, "hesper_vane", &r, &[]).is_none(),
+                stands,
+                "the log held by {owner}"
+            );
+        }
+        let inv = held("toll_house");
+        let r = reading(&people, &present, &inv);
+        assert_eq!(
+            misread(text, "hesper_vane", &r, &[]).as_deref(),
+            Some("the ferry log is not here")
         );
     }
 

@@ -249,6 +249,12 @@ impl TurnRunner {
                 .values()
                 .map(|f| f.name.as_str())
                 .collect(),
+            lore: campaign
+                .lore
+                .iter()
+                .filter_map(|d| d.text.lines().find_map(|l| l.strip_prefix("# ")))
+                .map(str::trim)
+                .collect(),
             player_name: campaign
                 .characters
                 .get(PERSONA)

@@ -129,7 +129,10 @@ pub fn play(gateway: &Gateway, options: &PlayOptions) -> Result<PlayReport, Play
     }
     let setup = Setup {
         campaign: campaign.manifest.title.clone(),
-        campaign_path: options.campaign.clone(),
+        // Absolute, so a sheet written from another folder names the
+        // campaign's people and places.
+        campaign_path: std::path::absolute(&options.campaign)
+            .unwrap_or_else(|_| options.campaign.clone()),
         scenario: options.scenario.clone(),
         model: options.model.clone(),
         weights: super::report::weights_of(&[small.as_str(), large.as_str()]),

@@ -65,9 +65,31 @@ impl TurnRunner {
             }
             return;
         }
-        if let Some(text) = self.recheck(actor, kept) {
+        let kept = self.cut_at_stranger(actor, kept);
+        if let Some(text) = self.recheck(actor, &kept) {
             self.on_narration(actor, &text);
         }
+    }
+
+    /// #42: a narration that brings in someone or something the story does
+    /// not have ends before it (`voices::cut_at_stranger`), and the overlay
+    /// says so.
+    fn cut_at_stranger(&mut self, actor: &str, text: &str) -> String {
+        let Some((kept, name)) = self.with_reading(|r| super::voices::cut_at_stranger(text, r))
+        else {
+            return text.to_owned();
+        };
+        let who = if actor == PERSONA {
+            "the player".to_owned()
+        } else {
+            self.name_of(actor)
+        };
+        self.ledger.continuity.push(format!(
+            "narrate {who}: cut where it named {name}, whom the story does not have ({} of {} characters kept)",
+            kept.len(),
+            text.len()
+        ));
+        kept
     }
 
     /// `actor`'s narration is asked for again (it crossed a line or veil).

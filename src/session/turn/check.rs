@@ -552,7 +552,7 @@ fn things(ws: &[Word], r: &Reading) -> Option<Blocked> {
                 .find_map(|a| name.strip_prefix(a))
                 .unwrap_or(&name);
             return Some(Blocked::NotHeld {
-                item: format!("the {bare}"),
+                item: the(bare),
                 holder: holder.map(|h| r.person_name(h)),
                 holder_here,
             });
@@ -631,6 +631,17 @@ pub fn far(to: &str, r: &Reading) -> Option<Blocked> {
             place: r.place_name(to),
             via: None,
         }),
+    }
+}
+
+/// An item's name with "the" before it, unless it is someone's ("Bram's
+/// own logbook", not "the Bram's own logbook").
+fn the(bare: &str) -> String {
+    let first = bare.split_whitespace().next().unwrap_or_default();
+    if first.ends_with("'s") || first.ends_with("\u{2019}s") {
+        bare.to_owned()
+    } else {
+        format!("the {bare}")
     }
 }
 
@@ -802,6 +813,12 @@ mod tests {
             check("I run into the shed without asking Ned.", None, &r),
             None
         );
+    }
+
+    #[test]
+    fn an_items_name_takes_the_unless_it_is_someones() {
+        assert_eq!(the("Sluice key"), "the Sluice key");
+        assert_eq!(the("Bram's own logbook"), "Bram's own logbook");
     }
 
     #[test]

@@ -121,6 +121,110 @@ fn item_elsewhere<'r>(text: &str, npc: &str, r: &'r Reading) -> Option<&'r str> 
         .map(|(_, name)| *name)
 }
 
+/// The capitalised words a sentence starts with, when they are a name
+/// that acts: a verb of the third person follows them ("Reedless reads",
+/// not "Arrange the boats" or "Assist Aldous in…"), and the first is not
+/// an opening word, an adverb or a verb of doing ("Then", "Quietly").
+fn subject<'t>(ws: &[check::Word<'t>]) -> Option<Vec<&'t str>> {
+    let run: Vec<&str> = ws
+        .iter()
+        .take_while(|w| w.text.starts_with(char::is_uppercase))
+        .map(|w| w.text)
+        .collect();
+    let acts = ws.get(run.len()).is_some_and(|w| {
+        w.text.starts_with(char::is_lowercase) && w.lower.ends_with('s') && !w.lower.ends_with("ss")
+    });
+    let first = run.first()?.to_lowercase();
+    let a_name = !OPENERS.contains(&first.as_str())
+        && !["ly", "ing", "ed"].iter().any(|e| first.ends_with(e))
+        && !check::is_any(&first, &DOING);
+    (acts && a_name).then_some(run)
+}
+
+/// Words of a name that say what someone is, not who ("Dr", "Old"), and
+/// names of days and months: never a stranger's.
+const NOT_NAMES: [&str; 29] = [
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "miss",
+    "sir",
+    "lady",
+    "lord",
+    "captain",
+    "old",
+    "young",
+    "st",
+    "saint",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+];
+
+/// The name in `sentence` of someone or something the story does not
+/// have: a word of a capitalised name that no name of the story has
+/// ("Haste" of "Haste Vane"), where the name acts or stands inside the
+/// sentence.
+fn stranger_in(sentence: &str, r: &Reading) -> Option<String> {
+    let ws = check::words(sentence);
+    let runs = subject(&ws)
+        .map(|run| run.join(" "))
+        .into_iter()
+        .chain(check::capitalised(&ws).into_iter().map(|(_, name)| name));
+    for name in runs {
+        let unknown = name.split_whitespace().any(|w| {
+            let lower = w.to_lowercase();
+            let lower = lower.trim_end_matches("'s");
+            lower.chars().count() > 2
+                && !NOT_NAMES.contains(&lower)
+                && !OPENERS.contains(&lower)
+                && !["of", "the", "and"].contains(&lower)
+                && !check::known(w, r)
+        });
+        if unknown {
+            return Some(name);
+        }
+    }
+    None
+}
+
+/// A narration up to its first sentence (after the first) that names
+/// someone or something the story does not have, and the name: the
+/// sentences from a stranger's entrance on are about the stranger. A quote
+/// left open by the cut is closed. `None` when it names no stranger.
+pub(super) fn cut_at_stranger(text: &str, r: &Reading) -> Option<(String, String)> {
+    let sentences = crate::memory::chunk::sentences(text);
+    for sentence in sentences.iter().skip(1) {
+        let Some(name) = stranger_in(sentence, r) else {
+            continue;
+        };
+        let at = text.find(sentence).unwrap_or(text.len());
+        let mut kept = text[..at].trim_end().to_owned();
+        if kept.matches('"').count() % 2 == 1 {
+            kept.push('"');
+        }
+        if kept.matches('\u{201c}').count() > kept.matches('\u{201d}').count() {
+            kept.push('\u{201d}');
+        }
+        return Some((kept, name));
+    }
+    None
+}
+
 /// The words that say what a text is about: four letters or more, not
 /// common, as stems.
 fn gist(text: &str) -> std::collections::BTreeSet<String> {
@@ -150,35 +254,18 @@ pub(super) fn misread(intention: &str, npc: &str, r: &Reading, earlier: &[&str])
     }
     let ws = check::words(intention);
     let said = intention.trim_start().starts_with(['"', '\u{201c}', '\'']);
-    // Who it starts with: the capitalised words before the first that is not.
-    let run: Vec<&str> = ws
-        .iter()
-        .take_while(|w| w.text.starts_with(char::is_uppercase))
-        .map(|w| w.text)
-        .collect();
-    // They are who acts when a verb of the third person follows ("Reedless
-    // reads", not "Arrange the boats" or "Assist Aldous in…").
-    let acts = ws.get(run.len()).is_some_and(|w| {
-        w.text.starts_with(char::is_lowercase) && w.lower.ends_with('s') && !w.lower.ends_with("ss")
-    });
-    if let Some(first) = run.first().filter(|_| !said && acts) {
-        let lower = first.to_lowercase();
-        let a_name = !OPENERS.contains(&lower.as_str())
-            && !["ly", "ing", "ed"].iter().any(|e| lower.ends_with(e))
-            && !check::is_any(&lower, &DOING);
-        if a_name {
-            let whole = run.join(" ");
-            match whose(&whole, r).or_else(|| whose(first, r)) {
-                Some(id) if id != npc => {
-                    let other = names_of(id, r).first().copied().unwrap_or(id);
-                    return Some(format!("it tells what {other} does, not {own}"));
-                }
-                Some(_) => {}
-                None if !is_thing(&whole, r) && (run.len() > 1 || !check::known(first, r)) => {
-                    return Some(format!("no one in the story is called {whole}"));
-                }
-                None => {}
+    if let Some(run) = subject(&ws).filter(|_| !said) {
+        let whole = run.join(" ");
+        match whose(&whole, r).or_else(|| whose(run[0], r)) {
+            Some(id) if id != npc => {
+                let other = names_of(id, r).first().copied().unwrap_or(id);
+                return Some(format!("it tells what {other} does, not {own}"));
             }
+            Some(_) => {}
+            None if !is_thing(&whole, r) && (run.len() > 1 || !check::known(run[0], r)) => {
+                return Some(format!("no one in the story is called {whole}"));
+            }
+            None => {}
         }
     }
     for (_, name) in check::capitalised(&ws) {
@@ -480,6 +567,33 @@ mod tests {
         assert!(any.iter().any(|l| *l != any[0]), "{any:?}");
         // All said: none left.
         assert_eq!(pick(&pool.join(" "), "Talk to Tamsin", 0), None);
+    }
+
+    #[test]
+    fn a_narration_is_cut_where_a_stranger_enters() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let cut = |text: &str| cut_at_stranger(text, &r);
+        // Known names, titles, days and a stranger in the first sentence: kept whole.
+        assert_eq!(
+            cut("You ask Hesper. Hesper Vane nods to Old Aldous at the Toll House on Sunday."),
+            None
+        );
+        assert_eq!(cut("Reeve nods to you. Hesper turns away."), None);
+        // A stranger acting, or named inside a sentence: cut from there.
+        assert_eq!(
+            cut("You ask Hesper. Haste Vane stands by Ned. He turns."),
+            Some(("You ask Hesper.".into(), "Haste Vane".into()))
+        );
+        assert_eq!(
+            cut("You wait. The crew looks to Mayabay for orders. She laughs."),
+            Some(("You wait.".into(), "Mayabay".into()))
+        );
+        // A quote the cut leaves open is closed.
+        assert_eq!(
+            cut("\u{201c}The log is here. Reeve reads it,\u{201d} Hesper says."),
+            Some(("\u{201c}The log is here.\u{201d}".into(), "Reeve".into()))
+        );
     }
 
     #[test]

@@ -261,11 +261,11 @@ pub(super) fn misread(intention: &str, npc: &str, r: &Reading, earlier: &[&str])
                 let other = names_of(id, r).first().copied().unwrap_or(id);
                 return Some(format!("it tells what {other} does, not {own}"));
             }
-            Some(_) => {}
             None if !is_thing(&whole, r) && (run.len() > 1 || !check::known(run[0], r)) => {
                 return Some(format!("no one in the story is called {whole}"));
             }
-            None => {}
+            // Its own name, or a thing of the story's.
+            Some(_) | None => {}
         }
     }
     for (_, name) in check::capitalised(&ws) {

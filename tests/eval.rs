@@ -32,7 +32,10 @@ fn data_dir(dir: &Path, turns: usize) -> PathBuf {
     for n in 1..=turns {
         for mut r in turn_replies(n) {
             if r.stage.as_deref() == Some("narrate") {
-                r.text = format!("You hold the rail as the lanterns flare. {PLANTED}");
+                // The planted sentence first: a narration is never cut
+                // before its first sentence, and one that tells again six
+                // words in a row of what the scene told is cut there.
+                r.text = format!("{PLANTED} You hold the rail.");
             }
             replies.push(r);
         }

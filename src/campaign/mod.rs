@@ -72,6 +72,8 @@ pub struct Campaign {
     pub assets: Vec<Asset>,
     /// Files other than `manifest.json` and `README.md` (fewer than 3 means sparse: seed 002 §6.2.12).
     pub content_files: usize,
+    /// Every word the campaign's authored text uses, once asked for ([`Campaign::words`]).
+    pub words: std::sync::OnceLock<std::collections::BTreeSet<String>>,
 }
 
 /// Lowercase ASCII words joined by `_`: how names become campaign ids.
@@ -88,6 +90,61 @@ pub fn slug(s: &str) -> String {
 }
 
 impl Campaign {
+    /// Every word (lower case, without a possessive) of the campaign's
+    /// authored text: its prose, endings, people (profiles and secrets),
+    /// places, items, factions, beats, scenarios, starting world (clocks'
+    /// triggers, threads, facts), lore and packs. What a model writes that
+    /// none of it has, it made up.
+    pub fn words(&self) -> &std::collections::BTreeSet<String> {
+        self.words.get_or_init(|| {
+            fn json<T: serde::Serialize>(v: &T) -> String {
+                serde_json::to_string(v).unwrap_or_default()
+            }
+            let mut texts: Vec<String> = self
+                .prose
+                .values()
+                .chain(self.endings.values())
+                .chain(self.lore.iter().map(|d| &d.text))
+                .cloned()
+                .collect();
+            for c in self.characters.values() {
+                texts.extend([c.name.clone(), c.description.clone()]);
+                texts.extend(c.secrets.clone());
+                texts.extend(c.profile.as_ref().map(json));
+            }
+            for e in self
+                .locations
+                .values()
+                .chain(self.items.values())
+                .chain(self.factions.values())
+            {
+                texts.extend([e.name.clone(), e.description.clone()]);
+            }
+            texts.extend(self.beats.iter().map(json));
+            texts.extend(self.scenarios.values().map(json));
+            texts.push(json(&self.world));
+            texts.extend(
+                self.packs
+                    .iter()
+                    .flat_map(|p| p.entries.iter().map(|e| e.body.clone())),
+            );
+            texts
+                .iter()
+                .flat_map(|t| {
+                    t.split(|c: char| !c.is_alphabetic() && c != '\'' && c != '\u{2019}')
+                        .map(|w| {
+                            w.trim_matches(['\'', '\u{2019}'])
+                                .trim_end_matches("'s")
+                                .trim_end_matches("\u{2019}s")
+                                .to_lowercase()
+                        })
+                        .filter(|w| !w.is_empty())
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        })
+    }
+
     /// Seed 002 §6.2.12: fewer than 3 content files call for enrichment.
     pub fn is_sparse(&self) -> bool {
         self.content_files < 3

@@ -271,6 +271,7 @@ impl Loader {
                 usize::from(crate::files::is_file(&self.root.join("manifest.json")))
                     + usize::from(crate::files::is_file(&self.root.join("README.md"))),
             ),
+            words: std::sync::OnceLock::new(),
         }
     }
 

@@ -72,10 +72,20 @@ impl TurnRunner {
     }
 
     /// #42: a narration that brings in someone or something the story does
-    /// not have ends before it (`voices::cut_at_stranger`), and the overlay
-    /// says so.
+    /// not have, or tells again what the scene told before, ends before it
+    /// (`voices::cut`), and the overlay says so.
     fn cut_at_stranger(&mut self, actor: &str, text: &str) -> String {
-        let Some((kept, name)) = self.with_reading(|r| super::voices::cut_at_stranger(text, r))
+        let campaign = std::sync::Arc::clone(&self.state.campaign);
+        let told = super::voices::told_before(
+            self.state
+                .stream
+                .messages
+                .iter()
+                .filter(|m| m.kind == Kind::Narration)
+                .map(|m| m.content.as_str()),
+        );
+        let Some((kept, why)) =
+            self.with_reading(|r| super::voices::cut(text, r, campaign.words(), &told))
         else {
             return text.to_owned();
         };
@@ -84,8 +94,14 @@ impl TurnRunner {
         } else {
             self.name_of(actor)
         };
+        let why = match why {
+            super::voices::Cut::Stranger(name) => {
+                format!("named {name}, whom the story does not have")
+            }
+            super::voices::Cut::Retold => "told again what the scene had told".to_owned(),
+        };
         self.ledger.continuity.push(format!(
-            "narrate {who}: cut where it named {name}, whom the story does not have ({} of {} characters kept)",
+            "narrate {who}: cut where it {why} ({} of {} characters kept)",
             kept.len(),
             text.len()
         ));

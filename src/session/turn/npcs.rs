@@ -84,7 +84,7 @@ impl TurnRunner {
     pub(super) fn next_npc(&mut self, mut index: usize) {
         while let Some(npc) = self.ledger.acted.get(index).cloned() {
             if self.spoken_to(&npc)
-                && let Some(line) = self.author_line(&npc)
+                && let Some(line) = self.author_line(&npc, true)
             {
                 let name = self.name_of(&npc);
                 self.ledger
@@ -118,7 +118,7 @@ impl TurnRunner {
     /// A line `npc`'s author wrote for it that it has not said in this
     /// scene and that names no one absent, the likeliest to bear on the
     /// move (`voices::pick`).
-    fn author_line(&self, npc: &str) -> Option<String> {
+    fn author_line(&self, npc: &str, to_player: bool) -> Option<String> {
         let campaign = &self.state.campaign;
         let mut pool: Vec<String> = campaign
             .characters
@@ -153,7 +153,7 @@ impl TurnRunner {
             .collect::<Vec<_>>()
             .join(" ");
         self.with_reading(|r| {
-            voices::pick(&pool, &said, &cues, npc, r, self.turn_id).map(str::to_owned)
+            voices::pick(&pool, &said, &cues, npc, r, self.turn_id, to_player).map(str::to_owned)
         })
     }
 
@@ -209,7 +209,7 @@ impl TurnRunner {
         // nothing.
         if let Some(why) = self.misread_intention(npc, &intention) {
             let name = self.name_of(npc);
-            let instead = match self.author_line(npc) {
+            let instead = match self.author_line(npc, false) {
                 Some(line) => {
                     self.say_line(npc, &line, false);
                     "says a line of the author's instead"

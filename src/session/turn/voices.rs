@@ -12,6 +12,8 @@
 //! answers in those lines first, without asking the model. The line is told
 //! by the engine (`told`), so what the player reads of it is the author's.
 
+use std::collections::BTreeSet;
+
 use super::check::{self, Reading};
 use super::offers::{COMMON, DOING, plain_words, stem};
 
@@ -86,6 +88,15 @@ fn mentions(text: &str, name: &str) -> bool {
     };
     let name = pad(name);
     name.trim().len() > 2 && pad(text).contains(&name)
+}
+
+/// Someone other than `npc` that `text` names, here or not.
+fn others_named<'r>(text: &str, npc: &str, r: &'r Reading) -> Option<&'r str> {
+    r.people
+        .iter()
+        .filter(|(id, _)| id != npc)
+        .find(|(id, _)| names_of(id, r).iter().any(|n| mentions(text, n)))
+        .and_then(|(_, names)| names.first().map(String::as_str))
 }
 
 /// The people `text` names who are neither here nor `npc` itself.
@@ -176,10 +187,11 @@ const NOT_NAMES: [&str; 29] = [
 ];
 
 /// The name in `sentence` of someone or something the story does not
-/// have: a word of a capitalised name that no name of the story has
-/// ("Haste" of "Haste Vane"), where the name acts or stands inside the
-/// sentence.
-fn stranger_in(sentence: &str, r: &Reading) -> Option<String> {
+/// have: a word of a capitalised name that no name of the story has and
+/// its authored text never uses (`words`: "Haste" of "Haste Vane", not the
+/// "Ferry Street" a clock's trigger names), where the name acts or stands
+/// inside the sentence.
+fn stranger_in(sentence: &str, r: &Reading, words: &BTreeSet<String>) -> Option<String> {
     let ws = check::words(sentence);
     let runs = subject(&ws)
         .map(|run| run.join(" "))
@@ -193,6 +205,7 @@ fn stranger_in(sentence: &str, r: &Reading) -> Option<String> {
                 && !NOT_NAMES.contains(&lower)
                 && !OPENERS.contains(&lower)
                 && !["of", "the", "and"].contains(&lower)
+                && !words.contains(lower)
                 && !check::known(w, r)
         });
         if unknown {
@@ -202,14 +215,57 @@ fn stranger_in(sentence: &str, r: &Reading) -> Option<String> {
     None
 }
 
+/// How many words in a row a narration may share with what was told
+/// before it in the scene before it is telling it again.
+const RETOLD: usize = 6;
+
+/// The runs of [`RETOLD`] words of `text`, in lower case.
+fn shingles(text: &str) -> Vec<String> {
+    let ws: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase().replace('\u{2019}', "'"))
+        .collect();
+    ws.windows(RETOLD).map(|w| w.join(" ")).collect()
+}
+
+/// What the scene has told, for [`cut`] to find a narration telling again.
+pub(super) fn told_before<'a>(narrations: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+    narrations.into_iter().flat_map(shingles).collect()
+}
+
+/// Why a narration ends early: a stranger came in, or it told again.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Cut {
+    /// It names someone or something the story does not have.
+    Stranger(String),
+    /// It repeats what was told before in the scene (a line someone said
+    /// put in another's mouth, a sentence of the turn before).
+    Retold,
+}
+
 /// A narration up to its first sentence (after the first) that names
-/// someone or something the story does not have, and the name: the
-/// sentences from a stranger's entrance on are about the stranger. A quote
-/// left open by the cut is closed. `None` when it names no stranger.
-pub(super) fn cut_at_stranger(text: &str, r: &Reading) -> Option<(String, String)> {
+/// someone or something the story does not have (the sentences from a
+/// stranger's entrance on are about the stranger), or that tells again
+/// [`RETOLD`] words in a row of what the scene told before (`told`); and
+/// why. A quote left open by the cut is closed. `None` when it does neither.
+pub(super) fn cut(
+    text: &str,
+    r: &Reading,
+    words: &BTreeSet<String>,
+    told: &BTreeSet<String>,
+) -> Option<(String, Cut)> {
     let sentences = crate::memory::chunk::sentences(text);
     for sentence in sentences.iter().skip(1) {
-        let Some(name) = stranger_in(sentence, r) else {
+        let why = stranger_in(sentence, r, words)
+            .map(Cut::Stranger)
+            .or_else(|| {
+                shingles(sentence)
+                    .iter()
+                    .any(|s| told.contains(s))
+                    .then_some(Cut::Retold)
+            });
+        let Some(why) = why else {
             continue;
         };
         let at = text.find(sentence).unwrap_or(text.len());
@@ -220,14 +276,14 @@ pub(super) fn cut_at_stranger(text: &str, r: &Reading) -> Option<(String, String
         if kept.matches('\u{201c}').count() > kept.matches('\u{201d}').count() {
             kept.push('\u{201d}');
         }
-        return Some((kept, name));
+        return Some((kept, why));
     }
     None
 }
 
 /// The words that say what a text is about: four letters or more, not
 /// common, as stems.
-fn gist(text: &str) -> std::collections::BTreeSet<String> {
+fn gist(text: &str) -> BTreeSet<String> {
     plain_words(text)
         .filter(|w| w.chars().count() >= 4)
         .map(stem)
@@ -297,8 +353,9 @@ pub(super) fn misread(intention: &str, npc: &str, r: &Reading, earlier: &[&str])
 
 /// The line `npc` says of `pool` (its author's lines), if one is left: not
 /// said in `said` (what the scene has told so far), naming no one who is
-/// absent; the one sharing the most words with `cues` (the move and what
-/// was just told), the turn's id choosing among equals.
+/// absent (and, `to_player`, no one but the player); the one sharing the
+/// most words with `cues` (the move and what was just told), the turn's id
+/// choosing among equals.
 pub(super) fn pick<'p>(
     pool: &'p [String],
     said: &str,
@@ -306,6 +363,7 @@ pub(super) fn pick<'p>(
     npc: &str,
     r: &Reading,
     turn: u64,
+    to_player: bool,
 ) -> Option<&'p str> {
     let said = said.to_lowercase();
     let cues = gist(cues);
@@ -315,6 +373,9 @@ pub(super) fn pick<'p>(
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty() && !said.contains(&line.trim().to_lowercase()))
         .filter(|(_, line)| absent_named(line, npc, r).is_none())
+        // Said to the player, a line spoken to someone else ("The winch
+        // key, Sorokina") is not an answer.
+        .filter(|(_, line)| !to_player || others_named(line, npc, r).is_none())
         .max_by_key(|(i, line)| {
             let score = gist(line).intersection(&cues).count();
             // Among equals, the first from the turn's place in the pool.
@@ -546,7 +607,8 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let pick = |said: &str, cues: &str, turn| pick(&pool, said, cues, "tamsin_reed", &r, turn);
+        let pick =
+            |said: &str, cues: &str, turn| pick(&pool, said, cues, "tamsin_reed", &r, turn, false);
         // Most words shared with the move, then the earliest of those.
         assert_eq!(
             pick("", "Ask Tamsin: \"Why do the lanterns burn green?\"", 0),
@@ -565,6 +627,15 @@ mod tests {
         let any = [0, 1, 2, 3].map(|t| pick("", "Talk to Tamsin", t).unwrap_or_default());
         assert!(any.iter().all(|l| !l.contains("Brinny")), "{any:?}");
         assert!(any.iter().any(|l| *l != any[0]), "{any:?}");
+        // Said to the player, a line spoken to someone else here is not an answer.
+        let to = [
+            "Hands off the rail, Aldous.",
+            "Green's the colour, isn't it?",
+        ]
+        .map(String::from);
+        let said_to = |to_player| super::pick(&to, "", "rail", "tamsin_reed", &r, 0, to_player);
+        assert_eq!(said_to(false), Some("Hands off the rail, Aldous."));
+        assert_eq!(said_to(true), Some("Green's the colour, isn't it?"));
         // All said: none left.
         assert_eq!(pick(&pool.join(" "), "Talk to Tamsin", 0), None);
     }
@@ -573,26 +644,63 @@ mod tests {
     fn a_narration_is_cut_where_a_stranger_enters() {
         let (people, present, inv) = (people(), here(), BTreeMap::new());
         let r = reading(&people, &present, &inv);
-        let cut = |text: &str| cut_at_stranger(text, &r);
+        let words: BTreeSet<String> = ["ferry", "street"].map(String::from).into();
+        let none = BTreeSet::new();
+        let cut = |text: &str| super::cut(text, &r, &words, &none);
         // Known names, titles, days and a stranger in the first sentence: kept whole.
         assert_eq!(
             cut("You ask Hesper. Hesper Vane nods to Old Aldous at the Toll House on Sunday."),
             None
         );
         assert_eq!(cut("Reeve nods to you. Hesper turns away."), None);
+        // A name the campaign's text uses is not a stranger's.
+        assert_eq!(cut("You wait. A crowd comes down Ferry Street."), None);
         // A stranger acting, or named inside a sentence: cut from there.
         assert_eq!(
             cut("You ask Hesper. Haste Vane stands by Ned. He turns."),
-            Some(("You ask Hesper.".into(), "Haste Vane".into()))
+            Some(("You ask Hesper.".into(), Cut::Stranger("Haste Vane".into())))
         );
         assert_eq!(
             cut("You wait. The crew looks to Mayabay for orders. She laughs."),
-            Some(("You wait.".into(), "Mayabay".into()))
+            Some(("You wait.".into(), Cut::Stranger("Mayabay".into())))
         );
         // A quote the cut leaves open is closed.
         assert_eq!(
             cut("\u{201c}The log is here. Reeve reads it,\u{201d} Hesper says."),
-            Some(("\u{201c}The log is here.\u{201d}".into(), "Reeve".into()))
+            Some((
+                "\u{201c}The log is here.\u{201d}".into(),
+                Cut::Stranger("Reeve".into())
+            ))
+        );
+    }
+
+    #[test]
+    fn a_narration_is_cut_where_it_tells_again_what_was_told() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let told = told_before([
+            "Hesper Vane says, \u{201c}Green, yellow, what's it to the water? She crosses.\u{201d}",
+        ]);
+        let words = BTreeSet::new();
+        // Hesper's words in Tamsin's mouth: cut from there.
+        assert_eq!(
+            cut(
+                "You ask Tamsin. She laughs. \"Green, yellow, what's it to the water?\" she says.",
+                &r,
+                &words,
+                &told
+            ),
+            Some(("You ask Tamsin. She laughs.".into(), Cut::Retold))
+        );
+        // Fewer words in a row, or only in the first sentence: kept.
+        assert_eq!(
+            cut(
+                "Green, yellow, what's it to the water, you wonder. Tamsin says the water is yellow.",
+                &r,
+                &words,
+                &told
+            ),
+            None
         );
     }
 

@@ -309,6 +309,15 @@ fn replay_compares_rendered_prompts_activation_rolls_and_each_scenes_clock() {
     assert!(text(&out).contains("kept no play clock"), "{}", text(&out));
 }
 
+/// `eval sheet` of `reports` into `out`, four items at most.
+fn write_sheet(data: &Path, reports: &[&Path], out: &Path, more: &[&str]) -> Output {
+    let mut args = vec!["eval", "sheet"];
+    args.extend(reports.iter().map(|r| r.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap(), "--count", "4"]);
+    args.extend(more);
+    run(data, &root(), &args)
+}
+
 #[test]
 fn a_blind_sheet_hides_its_sources_and_its_scores_join_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -323,20 +332,8 @@ fn a_blind_sheet_hides_its_sources_and_its_scores_join_back() {
     )
     .unwrap();
     let sheet = dir.path().join("sheet");
-    let out = run(
-        &data,
-        &root(),
-        &[
-            "eval",
-            "sheet",
-            dir.path().join("srcalpha").to_str().unwrap(),
-            after.to_str().unwrap(),
-            "--out",
-            sheet.to_str().unwrap(),
-            "--count",
-            "4",
-        ],
-    );
+    let alpha = dir.path().join("srcalpha");
+    let out = write_sheet(&data, &[&alpha, &after], &sheet, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let md = std::fs::read_to_string(sheet.join("sheet.md")).unwrap();
     assert!(!md.contains("srcalpha") && !md.contains("srcbeta"), "{md}");
@@ -374,20 +371,7 @@ fn a_blind_sheet_hides_its_sources_and_its_scores_join_back() {
     // Whole turns: each item is every narration of a turn, the NPCs' after
     // the player's, under the whole-turn rubric; planted turns still left out.
     let turns = dir.path().join("turns");
-    let out = run(
-        &data,
-        &root(),
-        &[
-            "eval",
-            "sheet",
-            dir.path().join("srcalpha").to_str().unwrap(),
-            "--out",
-            turns.to_str().unwrap(),
-            "--count",
-            "4",
-            "--whole-turns",
-        ],
-    );
+    let out = write_sheet(&data, &[&alpha], &turns, &["--whole-turns"]);
     assert!(out.status.success(), "{}", text(&out));
     let md = std::fs::read_to_string(turns.join("sheet.md")).unwrap();
     assert!(md.starts_with("# Blind sheet: 2 turns"), "{md}");

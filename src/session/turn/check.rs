@@ -321,7 +321,9 @@ fn strangers(ws: &[Word], r: &Reading) -> Option<Blocked> {
 /// "the Silver Lighthouse of Qarn"), with where they start.
 pub(super) fn capitalised(ws: &[Word]) -> Vec<(usize, String)> {
     let cap = |w: &Word| {
-        w.text.chars().next().is_some_and(char::is_uppercase) && w.text != "I" && !w.starts_sentence
+        // "I", "I'll", "I’m": the speaker, not a name.
+        let speaker = w.text == "I" || w.text.starts_with("I'") || w.text.starts_with("I\u{2019}");
+        w.text.chars().next().is_some_and(char::is_uppercase) && !speaker && !w.starts_sentence
     };
     let mut runs = Vec::new();
     let mut i = 0;

@@ -531,6 +531,13 @@ mod tests {
         lore.lore = vec!["Mabel and Old Pete"];
         assert_eq!(super::misread(mabel, "tamsin_reed", &lore, &[]), None);
         assert_eq!(
+            misread(
+                "Aldous says I'll see to the gate, and I\u{2019}m sure.",
+                "aldous_crane"
+            ),
+            None
+        );
+        assert_eq!(
             misread("Ա", "hesper_vane").as_deref(),
             Some("it says nothing readable")
         );

@@ -2,7 +2,8 @@
 
 use super::contracts::{Extraction, LoreFacts, Narration};
 use super::{
-    DraftChoice, ENGINE_OFFERS, PERSONA, Phase, Purpose, TurnError, TurnRunner, generic_choices,
+    ASKED_AGAIN, DraftChoice, ENGINE_OFFERS, PERSONA, Phase, Purpose, TurnError, TurnRunner,
+    generic_choices,
 };
 use crate::campaign::slug;
 use crate::rules::{OpKind, StateOp, standing};
@@ -65,7 +66,9 @@ impl TurnRunner {
             }
             return;
         }
-        let kept = self.cut_at_stranger(actor, kept);
+        let Some(kept) = self.cut_at_stranger(actor, kept) else {
+            return;
+        };
         if let Some(text) = self.recheck(actor, &kept) {
             self.on_narration(actor, &text);
         }
@@ -73,8 +76,10 @@ impl TurnRunner {
 
     /// #42: a narration that brings in someone or something the story does
     /// not have, or tells again what the scene told before, ends before it
-    /// (`voices::cut`), and the overlay says so.
-    fn cut_at_stranger(&mut self, actor: &str, text: &str) -> String {
+    /// (`voices::cut`), and the overlay says so. A player's narration the
+    /// cut would leave with the engine's opening alone is asked for once
+    /// more instead, told what to leave out (`None`: asked again).
+    fn cut_at_stranger(&mut self, actor: &str, text: &str) -> Option<String> {
         let campaign = std::sync::Arc::clone(&self.state.campaign);
         let told = super::voices::told_before(
             self.state
@@ -87,25 +92,38 @@ impl TurnRunner {
         let Some((kept, why)) =
             self.with_reading(|r| super::voices::cut(text, r, campaign.words(), &told))
         else {
-            return text.to_owned();
+            return Some(text.to_owned());
         };
         let who = if actor == PERSONA {
             "the player".to_owned()
         } else {
             self.name_of(actor)
         };
-        let why = match why {
-            super::voices::Cut::Stranger(name) => {
-                format!("named {name}, whom the story does not have")
-            }
-            super::voices::Cut::Retold => "told again what the scene had told".to_owned(),
+        let (why, avoid) = match why {
+            super::voices::Cut::Stranger(name) => (
+                format!("named {name}, whom the story does not have"),
+                format!("no one and nothing in the story is called {name}: leave it out"),
+            ),
+            super::voices::Cut::Retold => (
+                "told again what the scene had told".to_owned(),
+                "tell what happens now: do not repeat what was told before".to_owned(),
+            ),
         };
+        let bare = crate::memory::chunk::sentences(&kept).len() <= 1;
+        if actor == PERSONA && bare && !self.ledger.regenerated.contains_key(actor) {
+            self.ledger
+                .continuity
+                .push(format!("narrate {who}: it {why}{ASKED_AGAIN}"));
+            self.ledger.regenerated.insert(actor.to_owned(), avoid);
+            self.narrate_again(actor);
+            return None;
+        }
         self.ledger.continuity.push(format!(
             "narrate {who}: cut where it {why} ({} of {} characters kept)",
             kept.len(),
             text.len()
         ));
-        kept
+        Some(kept)
     }
 
     /// `actor`'s narration is asked for again (it crossed a line or veil).

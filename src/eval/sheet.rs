@@ -136,11 +136,11 @@ fn items(label: &str, report: &PlayReport, whole: bool) -> Vec<Item> {
     for (r, run) in report.runs.iter().enumerate() {
         let mut before = String::new();
         for t in &run.turns {
+            let planted = t.mv.invalid.is_some();
             let mine: Vec<&str> = t
                 .narrations
                 .iter()
-                .filter(|n| whole || (n.owner == PERSONA && !n.by_engine))
-                .filter(|_| t.mv.invalid.is_none())
+                .filter(|n| !planted && (whole || (n.owner == PERSONA && !n.by_engine)))
                 .map(|n| n.text.as_str())
                 .collect();
             let all: Vec<&str> = t.narrations.iter().map(|n| n.text.as_str()).collect();

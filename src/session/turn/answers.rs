@@ -66,7 +66,7 @@ impl TurnRunner {
             }
             return;
         }
-        let Some(kept) = self.cut_at_stranger(actor, kept) else {
+        let Some(kept) = self.cut_where_it_strays(actor, kept) else {
             return;
         };
         if let Some(text) = self.recheck(actor, &kept) {
@@ -79,7 +79,7 @@ impl TurnRunner {
     /// (`voices::cut`), and the overlay says so. A player's narration the
     /// cut would leave with the engine's opening alone is asked for once
     /// more instead, told what to leave out (`None`: asked again).
-    fn cut_at_stranger(&mut self, actor: &str, text: &str) -> Option<String> {
+    fn cut_where_it_strays(&mut self, actor: &str, text: &str) -> Option<String> {
         let campaign = std::sync::Arc::clone(&self.state.campaign);
         let told = super::voices::told_before(
             self.state
@@ -94,11 +94,7 @@ impl TurnRunner {
         else {
             return Some(text.to_owned());
         };
-        let who = if actor == PERSONA {
-            "the player".to_owned()
-        } else {
-            self.name_of(actor)
-        };
+        let who = self.teller(actor);
         let (why, avoid) = match why {
             super::voices::Cut::Stranger(name) => (
                 format!("named {name}, whom the story does not have"),

@@ -383,7 +383,7 @@ pub fn speaks_to_no_one(text: &str, r: &Reading) -> Option<String> {
 }
 
 /// `name` without a leading "the", in lower case.
-fn bare(name: &str) -> String {
+pub(super) fn bare(name: &str) -> String {
     let lower = name.to_lowercase().replace('_', " ");
     lower
         .strip_prefix("the ")
@@ -411,15 +411,18 @@ fn is_person(name: &str, r: &Reading) -> bool {
         .any(|(id, names)| bare(id) == name || names.iter().any(|n| bare(n) == name))
 }
 
+/// Two words in lower case the same, or one slip apart where the first has
+/// four letters or more ("aldus" for "aldous").
+pub(super) fn close(a: &str, b: &str) -> bool {
+    a == b || (a.chars().count() >= 4 && strsim::damerau_levenshtein(a, b) <= 1)
+}
+
 /// Whether a capitalised name belongs to anyone or anything the story knows.
 pub(super) fn known(name: &str, r: &Reading) -> bool {
     let lower = name.to_lowercase();
     let lower = lower.trim_end_matches("'s");
     // A word of the name is a word of a known name, or one slip from one
     // ("Aldus" for Aldous: a misspelling is not a stranger).
-    let close = |a: &str, b: &str| {
-        a == b || (a.chars().count() >= 4 && strsim::damerau_levenshtein(a, b) <= 1)
-    };
     let matches = |known: &str| {
         let k = bare(known);
         !k.is_empty()

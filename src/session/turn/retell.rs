@@ -110,6 +110,15 @@ impl TurnRunner {
             .unwrap_or_default()
     }
 
+    /// Whose narration `actor`'s is, for the overlay: "the player", or a name.
+    pub(super) fn teller(&self, actor: &str) -> String {
+        if actor == PERSONA {
+            "the player".to_owned()
+        } else {
+            self.name_of(actor)
+        }
+    }
+
     /// What the engine decided for the persona's move so far.
     fn decided(&self) -> Outcome {
         if self.ledger.blocked.is_some() {
@@ -127,11 +136,7 @@ impl TurnRunner {
     /// again before this turn).
     pub(super) fn recheck(&mut self, actor: &str, text: &str) -> Option<String> {
         let found = self.misreading(&self.scene_now(), actor, text);
-        let who = if actor == PERSONA {
-            "the player".to_owned()
-        } else {
-            self.name_of(actor)
-        };
+        let who = self.teller(actor);
         if let Some((first, first_count)) = self.ledger.retold.remove(actor) {
             let second = found.count() < first_count;
             let kept = if second {

@@ -46,11 +46,10 @@ fn names_of<'r>(id: &str, r: &'r Reading) -> Vec<&'r str> {
     out
 }
 
-/// One slip apart, or the same, in lower case ("Hessper" for "Hesper").
+/// One slip apart, or the same, whatever the case ("Hessper" for "Hesper").
 fn close(a: &str, b: &str) -> bool {
     let (a, b) = (a.to_lowercase(), b.to_lowercase());
-    let a = a.trim_end_matches("'s");
-    a == b || (a.chars().count() >= 4 && strsim::damerau_levenshtein(a, &b) <= 1)
+    check::close(a.trim_end_matches("'s"), &b)
 }
 
 /// Whose name `name` is, if it is a person's.
@@ -63,17 +62,13 @@ fn whose<'r>(name: &str, r: &'r Reading) -> Option<&'r str> {
 
 /// Whether `name` is the whole name of a place, an item or a faction.
 fn is_thing(name: &str, r: &Reading) -> bool {
-    let bare = |n: &str| {
-        let n = n.to_lowercase().replace('_', " ");
-        n.strip_prefix("the ").unwrap_or(&n).trim().to_owned()
-    };
-    let name = bare(name);
+    let name = check::bare(name);
     r.places
         .iter()
         .chain(&r.items)
         .flat_map(|(id, n)| [*id, *n])
         .chain(r.factions.iter().copied())
-        .any(|n| close(&name, &bare(n)))
+        .any(|n| close(&name, &check::bare(n)))
 }
 
 /// Whether `text` names `name`, as whole words.
@@ -90,20 +85,12 @@ fn mentions(text: &str, name: &str) -> bool {
     name.trim().len() > 2 && pad(text).contains(&name)
 }
 
-/// Someone other than `npc` that `text` names, here or not.
-fn others_named<'r>(text: &str, npc: &str, r: &'r Reading) -> Option<&'r str> {
+/// The name of someone other than `npc` that `text` names: anyone, or
+/// with `absent_only` someone who is not here.
+fn other_named<'r>(text: &str, npc: &str, r: &'r Reading, absent_only: bool) -> Option<&'r str> {
     r.people
         .iter()
-        .filter(|(id, _)| id != npc)
-        .find(|(id, _)| names_of(id, r).iter().any(|n| mentions(text, n)))
-        .and_then(|(_, names)| names.first().map(String::as_str))
-}
-
-/// The people `text` names who are neither here nor `npc` itself.
-fn absent_named<'r>(text: &str, npc: &str, r: &'r Reading) -> Option<&'r str> {
-    r.people
-        .iter()
-        .filter(|(id, _)| id != npc && !r.present.contains(id))
+        .filter(|(id, _)| id != npc && !(absent_only && r.present.contains(id)))
         .find(|(id, _)| names_of(id, r).iter().any(|n| mentions(text, n)))
         .and_then(|(_, names)| names.first().map(String::as_str))
 }
@@ -329,7 +316,7 @@ pub(super) fn misread(intention: &str, npc: &str, r: &Reading, earlier: &[&str])
             return Some(format!("no one in the story is called {name}"));
         }
     }
-    if let Some(away) = absent_named(intention, npc, r) {
+    if let Some(away) = other_named(intention, npc, r, true) {
         return Some(format!("{away} is not here"));
     }
     if let Some(item) = item_elsewhere(intention, npc, r) {
@@ -372,10 +359,10 @@ pub(super) fn pick<'p>(
     pool.iter()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty() && !said.contains(&line.trim().to_lowercase()))
-        .filter(|(_, line)| absent_named(line, npc, r).is_none())
+        .filter(|(_, line)| other_named(line, npc, r, true).is_none())
         // Said to the player, a line spoken to someone else ("The winch
         // key, Sorokina") is not an answer.
-        .filter(|(_, line)| !to_player || others_named(line, npc, r).is_none())
+        .filter(|(_, line)| !to_player || other_named(line, npc, r, false).is_none())
         .max_by_key(|(i, line)| {
             let score = gist(line).intersection(&cues).count();
             // Among equals, the first from the turn's place in the pool.

@@ -23,8 +23,10 @@ use crate::llm::contract::looks_like_prose;
 use crate::memory::campaign_chunks;
 
 /// Phrases of a chat assistant, or of a model talking about its task or the
-/// story's structure, that never belong in a narration.
-const ASSISTANT: [&str; 23] = [
+/// story's structure, that never belong in a narration. A passage is the
+/// story's structure only beside a word that points at the text ("this
+/// passage", "the passages below"): a ferry's passage is the story's own.
+const ASSISTANT: [&str; 27] = [
     "as an ai",
     "i hope",
     "let me know",
@@ -39,7 +41,11 @@ const ASSISTANT: [&str; 23] = [
     "a story",
     "the narrator",
     "the player",
-    "passage",
+    "this passage",
+    "next passage",
+    "passage below",
+    "passages below",
+    "previous passage",
     "chapter",
     "next scene",
     "in the next",
@@ -482,6 +488,17 @@ mod tests {
         ));
         assert!(off_voice("Here's what happens next: you open the door."));
         assert!(off_voice("The passages below are yours to explore."));
+        assert!(off_voice("In this passage, you cross the quay."));
+        // A ferry's passage is the story's own (Drowned Reach, stop 64).
+        assert!(!off_voice(
+            "The fog is over the quay, and the lowmarsh plank walks under and asks for passage."
+        ));
+        // The engine's own opening quotes the player with a comma, as prose
+        // does; a colon after a name is a script's label.
+        assert!(!off_voice(
+            "You ask Bram Okafor, \"Where is Elias Wren?\" He looks down."
+        ));
+        assert!(off_voice("Bram Okafor: Where is Elias Wren?"));
     }
 
     #[test]

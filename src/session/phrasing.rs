@@ -30,9 +30,23 @@ pub fn verb_phrase(action: &str) -> String {
             .unwrap_or(text)
             .to_owned()
     };
+    // Quoted speech stays as typed ("Can you help me?" is not "help you"), and
+    // the colon before it is prose's comma (`ask Bram, "Where is Elias?"`):
+    // a capitalised phrase and a colon read as a script's speaker label.
+    let mut quoted = false;
     let swapped: Vec<String> = body
         .split(' ')
         .map(|w| {
+            let opens = w.starts_with(['"', '\u{201c}']);
+            let inside = quoted || opens;
+            let closes = w
+                .trim_end_matches(['.', ',', '!', '?'])
+                .ends_with(['"', '\u{201d}'])
+                && (!opens || w.chars().count() > 1);
+            quoted = if inside { !closes } else { false };
+            if inside {
+                return w.to_owned();
+            }
             let end = w
                 .find(|c: char| !c.is_alphanumeric() && c != '\'')
                 .unwrap_or(w.len());
@@ -49,6 +63,19 @@ pub fn verb_phrase(action: &str) -> String {
             format!("{to}{tail}")
         })
         .collect();
+    let swapped: Vec<String> = swapped
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let speech_next = swapped
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with(['"', '\u{201c}']));
+            match w.strip_suffix(':') {
+                Some(head) if speech_next => format!("{head},"),
+                _ => w.clone(),
+            }
+        })
+        .collect();
     let joined = swapped.join(" ");
     let mut chars = joined.chars();
     chars.next().map_or_else(String::new, |c| {
@@ -57,10 +84,10 @@ pub fn verb_phrase(action: &str) -> String {
 }
 
 /// A move whispered to `to` as a verb phrase: the player's own words,
-/// quoted as typed (`whisper to Tamsin Reed: "Meet me at the chapel."`),
+/// quoted as typed (`whisper to Tamsin Reed, "Meet me at the chapel."`),
 /// where [`verb_phrase`] would turn "me" into "you".
 pub fn whispered(action: &str, to: &str) -> String {
-    format!("whisper to {to}: \"{}\"", unquoted(action.trim()))
+    format!("whisper to {to}, \"{}\"", unquoted(action.trim()))
 }
 
 /// Speech without the quotation marks around it.

@@ -896,6 +896,15 @@ mod tests {
                 "say \"Hesper, tell me the truth\"",
             ),
             ("\"Hands off the rail\"", "say \"Hands off the rail\""),
+            // A choice's question: the speech stays as typed, after a comma.
+            (
+                "Ask Bram Okafor: \"Can you help me find my brother?\"",
+                "ask Bram Okafor, \"Can you help me find my brother?\"",
+            ),
+            (
+                "I tell Hesper: \"My father knew. I saw it.\" and I wait",
+                "tell Hesper, \"My father knew. I saw it.\" and you wait",
+            ),
         ] {
             assert_eq!(verb_phrase(said), phrase, "{said}");
         }

@@ -82,6 +82,29 @@ def light(minute_of_day):
     return "night"
 
 
+HOURS = ["twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+         "ten", "eleven"]
+
+
+def spoken(minute_of_day):
+    """The hour as a narrator says it, to the nearest five minutes ("twenty
+    to eight"): the summary is for the story's words, the clock stays in the
+    state for the screen (a small model copies "19:40" into its prose)."""
+    total = (minute_of_day + 2) // 5 * 5 % (24 * 60)
+    hour, minute = divmod(total, 60)
+    if minute > 30:
+        hour, minute = (hour + 1) % 24, minute - 60
+    name = {0: "midnight", 12: "noon"}.get(hour, HOURS[hour % 12])
+    if minute == 0:
+        return name if hour in (0, 12) else f"{name} o'clock"
+    if abs(minute) == 15:
+        return f"quarter {'past' if minute > 0 else 'to'} {name}"
+    if minute == 30:
+        return f"half past {name}"
+    words = {5: "five", 10: "ten", 20: "twenty", 25: "twenty-five"}[abs(minute)]
+    return f"{words} {'past' if minute > 0 else 'to'} {name}"
+
+
 def pick(weights, key):
     """A weighted choice, decided by a hash of `key` (no hidden randomness)."""
     total = sum(weights.values())
@@ -153,7 +176,7 @@ def main():
     emit(type="ui_event", event="weather", payload={"clock": state["clock"], "light": state["light"], "sky": sky})
     turned = "" if sky == before.get("sky") else ", the weather turning"
     emit(type="done", ok=True,
-         summary=f"{state['light'].capitalize()}, {state['clock']}; {WORDS[sky]}{turned}.")
+         summary=f"{state['light'].capitalize()}, {spoken(minute)}; {WORDS[sky]}{turned}.")
     return 0
 
 

@@ -89,9 +89,9 @@ impl TurnRunner {
                 .filter(|m| m.kind == Kind::Narration)
                 .map(|m| m.content.as_str()),
         );
-        let Some((kept, why)) =
-            self.with_reading(|r| super::voices::cut(text, r, campaign.words(), &told))
-        else {
+        let Some((kept, why)) = self.with_reading(|r| {
+            super::voices::cut(text, r, campaign.words(), &told, &self.skills.notes)
+        }) else {
             return Some(text.to_owned());
         };
         let who = self.teller(actor);
@@ -103,6 +103,10 @@ impl TurnRunner {
             super::voices::Cut::Retold => (
                 "told again what the scene had told".to_owned(),
                 "tell what happens now: do not repeat what was told before".to_owned(),
+            ),
+            super::voices::Cut::Notes => (
+                "copied the game's notes".to_owned(),
+                "tell the hour and the weather in words: do not copy the game's notes".to_owned(),
             ),
         };
         let bare = crate::memory::chunk::sentences(&kept).len() <= 1;

@@ -46,16 +46,22 @@ impl TurnRunner {
                 &mut self.state.world.skills,
                 run.result.aggregated_state.clone(),
             );
+            let mut told = std::collections::BTreeSet::new();
             for tool in &run.result.tool_results {
                 if let Some(summary) = tool.summary() {
                     self.skills.notes.push(format!("{}: {summary}", tool.skill));
+                    told.insert(tool.skill.clone());
                 }
             }
+            // A skill's summary is its own words for the narrator; its state
+            // keys go to the narrator only where it gave none (a small model
+            // copies `weather.clock: 19:40` into the story word for word).
             let changed = crate::session::skills::changed_keys(&before, &self.state.world.skills);
             self.skills.notes.extend(
                 crate::session::skills::entries(&self.state.world.skills)
                     .into_iter()
                     .filter(|(k, _)| changed.contains(k))
+                    .filter(|(k, _)| !told.contains(k.split('.').next().unwrap_or(k)))
                     .take(6)
                     .map(|(k, v)| format!("{k}: {v}")),
             );

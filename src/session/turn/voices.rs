@@ -229,23 +229,30 @@ pub(super) enum Cut {
     /// It repeats what was told before in the scene (a line someone said
     /// put in another's mouth, a sentence of the turn before).
     Retold,
+    /// It copies the game's notes to the narrator: a skill's label
+    /// (`weather:`) or a figure from them (`19:40`).
+    Notes,
 }
 
 /// A narration up to its first sentence (after the first) that names
 /// someone or something the story does not have (the sentences from a
 /// stranger's entrance on are about the stranger), or that tells again
 /// [`RETOLD`] words in a row of what the scene told before (`told`); and
-/// why. A quote left open by the cut is closed. `None` when it does neither.
+/// why; or that copies the skills' `notes` to the narrator (`weather: Dusk,
+/// 19:40; fog.`: their labels, or a figure of theirs such as a clock).
+/// A quote left open by the cut is closed. `None` when it does none of these.
 pub(super) fn cut(
     text: &str,
     r: &Reading,
     words: &BTreeSet<String>,
     told: &BTreeSet<String>,
+    notes: &[String],
 ) -> Option<(String, Cut)> {
     let sentences = crate::memory::chunk::sentences(text);
     for sentence in sentences.iter().skip(1) {
-        let why = stranger_in(sentence, r, words)
-            .map(Cut::Stranger)
+        let why = copies_notes(sentence, notes)
+            .then_some(Cut::Notes)
+            .or_else(|| stranger_in(sentence, r, words).map(Cut::Stranger))
             .or_else(|| {
                 shingles(sentence)
                     .iter()
@@ -266,6 +273,28 @@ pub(super) fn cut(
         return Some((kept, why));
     }
     None
+}
+
+/// Whether `sentence` copies a note of the skills: says its label and a
+/// colon (`weather:`, `weather.sky:`), or a figure of it that mixes digits
+/// with other signs (`19:40`, `2d6`), which prose does not write.
+fn copies_notes(sentence: &str, notes: &[String]) -> bool {
+    let lower = sentence.to_lowercase();
+    notes.iter().any(|note| {
+        let Some((label, value)) = note.split_once(": ") else {
+            return false;
+        };
+        let label = label.trim().to_lowercase();
+        let labelled = !label.contains(' ') && lower.contains(&format!("{label}:"));
+        let figure = value
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')'))
+            .map(|w| w.trim_end_matches('.'))
+            .filter(|w| {
+                w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(|c| !c.is_ascii_digit())
+            })
+            .any(|w| lower.contains(&w.to_lowercase()));
+        labelled || figure
+    })
 }
 
 /// The words that say what a text is about: four letters or more, not
@@ -640,7 +669,7 @@ mod tests {
         let r = reading(&people, &present, &inv);
         let words: BTreeSet<String> = ["ferry", "street"].map(String::from).into();
         let none = BTreeSet::new();
-        let cut = |text: &str| super::cut(text, &r, &words, &none);
+        let cut = |text: &str| super::cut(text, &r, &words, &none, &[]);
         // Known names, titles, days and a stranger in the first sentence: kept whole.
         assert_eq!(
             cut("You ask Hesper. Hesper Vane nods to Old Aldous at the Toll House on Sunday."),
@@ -669,6 +698,36 @@ mod tests {
     }
 
     #[test]
+    fn a_narration_is_cut_where_it_copies_the_skills_notes() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let none = BTreeSet::new();
+        let notes = [
+            "weather: Dusk, 19:40; fog.".to_owned(),
+            "dice.last: 2d6".to_owned(),
+        ];
+        let cut = |text: &str| super::cut(text, &r, &none, &none, &notes);
+        // Seen in stop 63's runs: the note's label, and its clock.
+        assert_eq!(
+            cut("You ask Aldous. He nods. The night is dusk; weather: Dusk, fog."),
+            Some(("You ask Aldous. He nods.".into(), Cut::Notes))
+        );
+        assert_eq!(
+            cut("You take the book. Then the weather is Dusk at 19:40."),
+            Some(("You take the book.".into(), Cut::Notes))
+        );
+        assert_eq!(
+            cut("You roll. The 2D6 land."),
+            Some(("You roll.".into(), Cut::Notes))
+        );
+        // The weather in words, or a plain number, is the story's.
+        assert_eq!(
+            cut("You wait. The fog thickens over 40 boats at twenty to eight."),
+            None
+        );
+    }
+
+    #[test]
     fn a_narration_is_cut_where_it_tells_again_what_was_told() {
         let (people, present, inv) = (people(), here(), BTreeMap::new());
         let r = reading(&people, &present, &inv);
@@ -682,7 +741,8 @@ mod tests {
                 "You ask Tamsin. She laughs. \"Green, yellow, what's it to the water?\" she says.",
                 &r,
                 &words,
-                &told
+                &told,
+                &[]
             ),
             Some(("You ask Tamsin. She laughs.".into(), Cut::Retold))
         );
@@ -692,7 +752,8 @@ mod tests {
                 "Green, yellow, what's it to the water, you wonder. Tamsin says the water is yellow.",
                 &r,
                 &words,
-                &told
+                &told,
+                &[]
             ),
             None
         );

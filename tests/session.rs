@@ -217,6 +217,93 @@ fn at_most_npcs_per_turn_act_the_addressed_one_first_and_the_narration_goes_out_
     }
 }
 
+/// #42: a question that needs no roll, whose answer its author wrote, is
+/// told by the engine: the player's words, then the NPC's first answer on
+/// that thread, with no narration asked of the model for the player (nor a
+/// line of the author's that crosses a line or veil); the NPC
+/// asked does not act again that turn.
+#[test]
+fn a_question_its_author_answered_is_told_in_the_authors_words() {
+    let data = tempfile::tempdir().unwrap();
+    let mut state = drowned_reach(7);
+    state.calibration.npcs_per_turn = Some(2);
+    let first = state.campaign.characters["hesper_vane"]
+        .profile
+        .as_ref()
+        .unwrap()
+        .answers["green_lanterns"][0]
+        .clone();
+    let mut replies = without("resolve", turn_replies(1));
+    replies.insert(
+        0,
+        reply(
+            "resolve",
+            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
+                   "check": "", "stat": "", "modifiers": []})
+            .to_string(),
+        ),
+    );
+    let (g, _) = gateway(data.path(), replies);
+    let mut stages: Vec<String> = Vec::new();
+    let r = run_turn(
+        &g,
+        state,
+        input(
+            "Ask Hesper Vane: \"Why do the ferry lanterns burn green?\"",
+            "a",
+        ),
+        |p| {
+            if let Progress::Stage(stage) = p {
+                stages.push(stage.to_owned());
+            }
+        },
+    )
+    .unwrap();
+    let told: Vec<(&str, &str)> = r
+        .messages
+        .iter()
+        .filter(|m| m.kind == Kind::Narration)
+        .map(|m| (m.owner.as_str(), m.content.as_str()))
+        .collect();
+    assert_eq!(
+        told[..2],
+        [
+            (
+                "engine",
+                "You ask Hesper Vane, \"Why do the ferry lanterns burn green?\""
+            ),
+            (
+                "engine",
+                format!("Hesper Vane turns to you. \u{201c}{first}\u{201d}").as_str()
+            ),
+        ],
+        "{told:#?}"
+    );
+    assert!(r.rolls.iter().all(|roll| roll.actor != "player"), "no roll");
+    // Hesper said her answer and nothing more; one other NPC acted, narrated
+    // by the model.
+    let hesper: Vec<&str> = r
+        .messages
+        .iter()
+        .filter(|m| m.owner == "hesper_vane")
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(hesper, [format!("\u{201c}{first}\u{201d}")], "{hesper:?}");
+    let by_model = told.iter().filter(|(o, _)| *o != "engine").count();
+    assert_eq!(
+        by_model, 1,
+        "no narration of the player's by the model: {told:#?}"
+    );
+    assert!(r.acted.contains(&"hesper_vane".to_owned()), "{:?}", r.acted);
+    // The model was asked one narration: the other NPC's, after its intention.
+    let asked: Vec<&str> = stages
+        .iter()
+        .map(String::as_str)
+        .filter(|s| *s != "narrate")
+        .collect();
+    assert_eq!(asked[..2], ["resolve", "npc_intent"], "{stages:?}");
+}
+
 #[test]
 fn a_picked_choice_rolls_its_ruling_at_once_and_no_referee_is_asked() {
     let data = tempfile::tempdir().unwrap();

@@ -306,6 +306,7 @@ fn people(
             baked: false,
             factions: Vec::new(),
             regards: std::collections::BTreeMap::new(),
+            answers: std::collections::BTreeMap::new(),
             generated: true,
             provenance: Some(prov.clone()),
         };

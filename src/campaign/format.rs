@@ -153,6 +153,12 @@ pub struct NpcProfile {
     /// (Loreloom, seed 002 §4.2.3) How the NPC regards the persona's visible traits: a tag or carried item id → −100..=100.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub regards: BTreeMap<String, i64>,
+    /// (Loreloom, #42) What the NPC says aloud when the player asks it about
+    /// a thread, a person, a place or an item, by that one's id: lines in its
+    /// own voice, said in order, one per asking. The engine says them as
+    /// written, in place of a line the model would make up.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub answers: BTreeMap<String, Vec<String>>,
     /// Written by enrichment (seed 002 §6.2.12); requires `provenance`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub generated: bool,

@@ -129,7 +129,8 @@ impl Loader {
 
     /// Assembly phase: standing (`world/state.json` → `standing`) names
     /// factions that exist, and every score (starting reputation, an NPC's
-    /// regards) stays in −100..=100; an NPC's factions should exist.
+    /// regards) stays in −100..=100; an NPC's factions should exist, and
+    /// what its answers are about.
     pub(super) fn standing(&mut self, c: &Collected, a: &mut Assembly) {
         a.standing = c
             .world
@@ -179,6 +180,23 @@ impl Loader {
                         &rel,
                         None,
                         format!("`{}` regards `{what}` at {v}, outside -100..=100", ch.id),
+                    );
+                }
+            }
+            for about in p.answers.keys() {
+                let known = a.world.threads.contains_key(about)
+                    || a.characters.contains_key(about)
+                    || a.locations.contains_key(about)
+                    || a.items.contains_key(about);
+                if !known {
+                    self.report.warning(
+                        &rel,
+                        None,
+                        format!(
+                            "`{}` has answers about `{about}`, which is no thread, character, \
+                             place or item: no one can ask about it",
+                            ch.id
+                        ),
                     );
                 }
             }

@@ -213,6 +213,9 @@ struct Ledger {
     retold: BTreeMap<String, (String, usize)>,
     /// What the continuity check found and kept, for the overlay and the save.
     continuity: Vec<String>,
+    /// The NPC who answered the player's question in its author's words
+    /// with the player's narration (`narrate_persona`): it does not act again.
+    answered: Option<String>,
     /// Each NPC's rolled outcome in words, for its narration.
     npc_outcome: BTreeMap<String, String>,
     /// How many new people, items, places and threads entered the world.
@@ -655,6 +658,31 @@ impl TurnRunner {
             self.ledger.given = self.untold().to_vec();
             self.mark_told();
             self.tell_the_rest(&told);
+            self.activate_npcs();
+            return;
+        }
+        // #42: a question whose answer its author wrote is told by the
+        // engine: the player's words, then the answer, without a model call
+        // (what a small model makes of a question is rarely the answer).
+        if let Some((npc, line)) = self.authored_answer() {
+            self.phase = Phase::PersonaNarration;
+            let opening = self.outcome_opening();
+            self.state.stream.push(
+                self.turn_id,
+                crate::transcript::stream::ENGINE,
+                Kind::Narration,
+                opening.clone(),
+                None,
+            );
+            let name = self.name_of(&npc);
+            self.ledger.continuity.push(format!(
+                "narrate the player: {name} answers in the author's words"
+            ));
+            self.say_line(&npc, &line, true);
+            self.ledger.answered = Some(npc);
+            self.ledger.given = self.untold().to_vec();
+            self.mark_told();
+            self.tell_the_rest(&opening);
             self.activate_npcs();
             return;
         }

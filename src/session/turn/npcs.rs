@@ -83,6 +83,11 @@ impl TurnRunner {
     /// while it has one left (`voices`), without asking the model.
     pub(super) fn next_npc(&mut self, mut index: usize) {
         while let Some(npc) = self.ledger.acted.get(index).cloned() {
+            // It answered with the player's narration (`narrate_persona`).
+            if self.ledger.answered.as_deref() == Some(npc.as_str()) {
+                index += 1;
+                continue;
+            }
             if self.spoken_to(&npc)
                 && let Some(line) = self.author_line(&npc, true)
             {
@@ -115,15 +120,85 @@ impl TurnRunner {
                     .any(|w| check::is_any(&w.lower, &check::SPEAKS)))
     }
 
+    /// The question the player puts to the NPC it speaks to, and that NPC's
+    /// answer from its author (`answer_line`), when the move needed no roll.
+    pub(super) fn authored_answer(&self) -> Option<(String, String)> {
+        if self.decided() != crate::session::continuity::Outcome::Unrolled {
+            return None;
+        }
+        let npc = self.addressee()?;
+        if !self.spoken_to(&npc) || !self.present().contains(&npc) {
+            return None;
+        }
+        let line = self.answer_line(&npc)?;
+        Some((npc, line))
+    }
+
+    /// What the story has told so far, for lines not to be said twice.
+    fn said(&self) -> String {
+        self.state
+            .stream
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The next of the answers `npc`'s author wrote about what the move
+    /// asks it (`voices::asked_about`), whoever it names: an answer is
+    /// about them, not to them.
+    fn answer_line(&self, npc: &str) -> Option<String> {
+        let answers = &self
+            .state
+            .campaign
+            .characters
+            .get(npc)?
+            .profile
+            .as_ref()?
+            .answers;
+        if answers.is_empty() {
+            return None;
+        }
+        let threads: Vec<(String, String)> = self
+            .state
+            .world
+            .threads
+            .iter()
+            .map(|(id, t)| (id.clone(), t.title.clone()))
+            .collect();
+        let about = self.with_reading(|r| {
+            voices::asked_about(
+                &self.input.text,
+                npc,
+                answers.keys().map(String::as_str),
+                &threads,
+                r,
+            )
+            .map(str::to_owned)
+        })?;
+        // #41: an authored line meets the player's lines and veils too.
+        voices::next_answer(answers.get(&about)?, &self.said())
+            .filter(|line| self.guard.check(line).is_none())
+            .map(str::to_owned)
+    }
+
     /// A line `npc`'s author wrote for it that it has not said in this
     /// scene and that names no one absent, the likeliest to bear on the
-    /// move (`voices::pick`).
+    /// move (`voices::pick`); said to the player, an answer about what the
+    /// move asks first (`answer_line`).
     fn author_line(&self, npc: &str, to_player: bool) -> Option<String> {
+        if to_player && let Some(line) = self.answer_line(npc) {
+            return Some(line);
+        }
         let campaign = &self.state.campaign;
-        let mut pool: Vec<String> = campaign
+        let profile = campaign
             .characters
             .get(npc)
-            .and_then(|c| c.profile.as_ref())
+            .and_then(|c| c.profile.as_ref());
+        let messages = &self.state.stream.messages;
+        let said = self.said();
+        let mut pool: Vec<String> = profile
             .and_then(|p| p.speech_patterns.as_ref())
             .map(|s| s.examples.clone())
             .unwrap_or_default();
@@ -136,12 +211,6 @@ impl TurnRunner {
                     .map(|d| d.line.clone()),
             );
         }
-        let messages = &self.state.stream.messages;
-        let said: String = messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
         let just_told = messages
             .iter()
             .rev()
@@ -152,6 +221,7 @@ impl TurnRunner {
             .chain(just_told)
             .collect::<Vec<_>>()
             .join(" ");
+        pool.retain(|line| self.guard.check(line).is_none());
         self.with_reading(|r| {
             voices::pick(&pool, &said, &cues, npc, r, self.turn_id, to_player).map(str::to_owned)
         })
@@ -160,7 +230,7 @@ impl TurnRunner {
     /// `npc` says `line`: its intention and the engine's narration of it
     /// enter the stream. Nothing is rolled or extracted: a line said acts on
     /// no one.
-    fn say_line(&mut self, npc: &str, line: &str, to_player: bool) {
+    pub(super) fn say_line(&mut self, npc: &str, line: &str, to_player: bool) {
         let target = to_player.then(|| PERSONA.to_owned());
         self.state.stream.push(
             self.turn_id,

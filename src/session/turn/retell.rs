@@ -120,7 +120,7 @@ impl TurnRunner {
     }
 
     /// What the engine decided for the persona's move so far.
-    fn decided(&self) -> Outcome {
+    pub(super) fn decided(&self) -> Outcome {
         if self.ledger.blocked.is_some() {
             return Outcome::Blocked;
         }

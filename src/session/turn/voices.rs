@@ -333,7 +333,12 @@ pub(super) fn misread(intention: &str, npc: &str, r: &Reading, earlier: &[&str])
                 let other = names_of(id, r).first().copied().unwrap_or(id);
                 return Some(format!("it tells what {other} does, not {own}"));
             }
-            None if !is_thing(&whole, r) && (run.len() > 1 || !check::known(run[0], r)) => {
+            // No one's name: a stranger's, or a word of a place's acting
+            // ("Reedmore begins to make her way…", a slip of Reedmere).
+            None if !is_thing(&whole, r) => {
+                if run.len() == 1 && check::known(run[0], r) {
+                    return Some(format!("it tells what {whole} does, not {own}"));
+                }
                 return Some(format!("no one in the story is called {whole}"));
             }
             // Its own name, or a thing of the story's.
@@ -398,6 +403,65 @@ pub(super) fn pick<'p>(
             (score, n - (i + n - start) % n)
         })
         .map(|(_, line)| line.trim())
+}
+
+/// What a move asks `npc` about, of the subjects its author wrote answers
+/// for (`subjects`: thread, character, place or item ids): a thread whose
+/// question (`threads`: id and title) shares its telling words with the
+/// move (all of them, or two), else a person, place or item the move names
+/// (`npc` aside). The thread sharing the most words wins; on a tie, the
+/// first.
+pub(super) fn asked_about<'s>(
+    text: &str,
+    npc: &str,
+    subjects: impl IntoIterator<Item = &'s str>,
+    threads: &[(String, String)],
+    r: &Reading,
+) -> Option<&'s str> {
+    let said = gist(text);
+    let mut best: Option<(usize, &str)> = None;
+    for subject in subjects {
+        if subject == npc {
+            continue;
+        }
+        let score = if let Some((_, title)) = threads.iter().find(|(id, _)| id == subject) {
+            let asked = gist(title);
+            let shared = asked.intersection(&said).count();
+            if shared == 0 || shared < asked.len().min(2) {
+                continue;
+            }
+            shared + 1
+        } else {
+            let named = names_of(subject, r)
+                .into_iter()
+                .chain(
+                    r.places
+                        .iter()
+                        .chain(&r.items)
+                        .filter(|(id, _)| *id == subject)
+                        .map(|(_, n)| *n),
+                )
+                .any(|n| mentions(text, &check::bare(n)));
+            if !named {
+                continue;
+            }
+            1
+        };
+        if best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, subject));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
+/// The first of `lines` (an author's answers on one subject, in the order
+/// of asking) that `said` (what the story has told so far) does not hold.
+pub(super) fn next_answer<'l>(lines: &'l [String], said: &str) -> Option<&'l str> {
+    let said = said.to_lowercase();
+    lines
+        .iter()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty() && !said.contains(&l.to_lowercase()))
 }
 
 /// The narration of `name` saying `line`, turned to the player when it
@@ -467,6 +531,14 @@ mod tests {
         let (people, present, inv) = (people(), here(), BTreeMap::new());
         let r = reading(&people, &present, &inv);
         let misread = |text: &str, npc: &str| misread(text, npc, &r, &[]);
+        // A slip of a place's name acting (stop 64's runs): no NPC's deed.
+        assert_eq!(
+            misread(
+                "Reedmore begins to make her way back along the shore.",
+                "aldous_crane"
+            ),
+            Some("it tells what Reedmore does, not Aldous Crane".into())
+        );
         // Its own, under its names or a slip of them, or said aloud: it stands.
         assert_eq!(
             misread(
@@ -695,6 +767,61 @@ mod tests {
                 Cut::Stranger("Reeve".into())
             ))
         );
+    }
+
+    #[test]
+    fn a_question_finds_the_answers_its_author_wrote() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let threads = [
+            (
+                "the_drowning",
+                "What really happened on the night of the Drowning?",
+            ),
+            ("green_lanterns", "Why do the ferry lanterns burn green?"),
+            ("which_gate", "Which gate will the Board open?"),
+        ]
+        .map(|(id, t)| (id.to_owned(), t.to_owned()));
+        let subjects = [
+            "the_drowning",
+            "green_lanterns",
+            "which_gate",
+            "tamsin_reed",
+            "hesper_vane",
+            "ferry_log",
+        ];
+        let about = |text: &str| asked_about(text, "hesper_vane", subjects, &threads, &r);
+        // The offered question, as the choices word it, or in the player's words.
+        assert_eq!(
+            about("Ask Hesper Vane: \"What really happened on the night of the Drowning?\""),
+            Some("the_drowning")
+        );
+        assert_eq!(
+            about("I ask Hesper why the lanterns burn green"),
+            Some("green_lanterns")
+        );
+        // A person, or an item, named; never the one asked.
+        assert_eq!(about("Ask Hesper about Tamsin"), Some("tamsin_reed"));
+        assert_eq!(about("I ask Hesper about the ferry log"), Some("ferry_log"));
+        assert_eq!(about("Talk to Hesper Vane"), None);
+        // One word of a thread's question is not the question.
+        assert_eq!(about("I ask Hesper which way to go"), None);
+        // A thread asked about wins over a person named in passing.
+        assert_eq!(
+            about("I ask Hesper whether Tamsin knows why the lanterns burn green"),
+            Some("green_lanterns")
+        );
+
+        let lines = ["First.", "Second.", " "].map(String::from);
+        assert_eq!(
+            next_answer(&lines, "Hesper says, \u{201c}Nothing.\u{201d}"),
+            Some("First.")
+        );
+        assert_eq!(
+            next_answer(&lines, "\u{201c}first.\u{201d}"),
+            Some("Second.")
+        );
+        assert_eq!(next_answer(&lines, "First. Second."), None);
     }
 
     #[test]

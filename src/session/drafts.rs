@@ -376,7 +376,7 @@ pub fn explain(kept: usize, verdicts: &[Verdict]) -> String {
 /// Whether `word` is one of English's everyday words: a single `cl100k_base`
 /// token (with its leading space) among the first `EVERYDAY_RANK`, which
 /// byte-pair encoding gives the most frequent words.
-fn everyday(word: &str) -> bool {
+pub(crate) fn everyday(word: &str) -> bool {
     let tokens = tiktoken_rs::cl100k_base_singleton().encode_ordinary(&format!(" {word}"));
     matches!(tokens.as_slice(), [t] if *t < EVERYDAY_RANK)
 }

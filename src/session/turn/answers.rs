@@ -78,7 +78,8 @@ impl TurnRunner {
     /// not have, or tells again what the scene told before, ends before it
     /// (`voices::cut`), and the overlay says so. A player's narration the
     /// cut would leave with the engine's opening alone is asked for once
-    /// more instead, told what to leave out (`None`: asked again).
+    /// more instead, told what to leave out (`None`: asked again). Names
+    /// misspelt by one letter are set right first (`voices::mend_names`).
     fn cut_where_it_strays(&mut self, actor: &str, text: &str) -> Option<String> {
         let campaign = std::sync::Arc::clone(&self.state.campaign);
         let told = super::voices::told_before(
@@ -89,12 +90,23 @@ impl TurnRunner {
                 .filter(|m| m.kind == Kind::Narration)
                 .map(|m| m.content.as_str()),
         );
+        let (mended, slips) =
+            self.with_reading(|r| super::voices::mend_names(text, r, campaign.words()));
+        let who = self.teller(actor);
+        if !slips.is_empty() {
+            let each: Vec<String> = slips.iter().map(|(a, b)| format!("{a} → {b}")).collect();
+            self.ledger.continuity.push(format!(
+                "narrate {who}: names set right: {}",
+                each.join(", ")
+            ));
+        }
+        let text = mended.as_str();
         let Some((kept, why)) = self.with_reading(|r| {
-            super::voices::cut(text, r, campaign.words(), &told, &self.skills.notes)
+            let npc = (actor != PERSONA).then_some(actor);
+            super::voices::cut(text, npc, r, campaign.words(), &told, &self.skills.notes)
         }) else {
             return Some(text.to_owned());
         };
-        let who = self.teller(actor);
         let (why, avoid) = match why {
             super::voices::Cut::Stranger(name) => (
                 format!("named {name}, whom the story does not have"),
@@ -103,6 +115,10 @@ impl TurnRunner {
             super::voices::Cut::Retold => (
                 "told again what the scene had told".to_owned(),
                 "tell what happens now: do not repeat what was told before".to_owned(),
+            ),
+            super::voices::Cut::Other(name) => (
+                format!("told what {name} does"),
+                format!("tell only what {who} does: {name} is told apart"),
             ),
             super::voices::Cut::Notes => (
                 "copied the game's notes".to_owned(),

@@ -262,7 +262,11 @@ impl TurnRunner {
     /// An NPC's intention enters the stream (its thought too, if it had
     /// one); its narration and extractor are asked for.
     pub(super) fn on_npc_intent(&mut self, npc: &str, intent: &NpcIntent) {
-        let intention = intent.intention.trim().to_owned();
+        // Names misspelt by one letter are set right before it is read.
+        let campaign = std::sync::Arc::clone(&self.state.campaign);
+        let intention = self
+            .with_reading(|r| voices::mend_names(intent.intention.trim(), r, campaign.words()))
+            .0;
         // #41: an intention over the player's lines or veils is not acted on.
         if let Some(crossing) = self.guard.check(&intention) {
             self.ledger.limits.push(format!(

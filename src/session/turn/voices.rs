@@ -202,6 +202,65 @@ fn stranger_in(sentence: &str, r: &Reading, words: &BTreeSet<String>) -> Option<
     None
 }
 
+/// `text` with each name the model misspelt by one letter set right
+/// ("Eldous Crane" → "Aldous Crane", "Reedmore" → "Reedmere"), and what was
+/// changed. A word is a slip when it is capitalised, of four letters or
+/// more, used nowhere in the campaign's text (`words`), no everyday English
+/// word, and one slip from exactly one word of the story's names.
+pub(super) fn mend_names(
+    text: &str,
+    r: &Reading,
+    words: &BTreeSet<String>,
+) -> (String, Vec<(String, String)>) {
+    let names: BTreeSet<&str> = r
+        .people
+        .iter()
+        .flat_map(|(_, ns)| ns.iter().map(String::as_str))
+        .chain(r.places.iter().map(|(_, n)| *n))
+        .chain(r.items.iter().map(|(_, n)| *n))
+        .chain(r.factions.iter().copied())
+        .chain(r.lore.iter().copied())
+        .chain([r.player_name])
+        .flat_map(str::split_whitespace)
+        .filter(|w| w.chars().count() >= 4 && w.starts_with(char::is_uppercase))
+        .collect();
+    let mut mended = String::with_capacity(text.len());
+    let mut changes: Vec<(String, String)> = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(rest.len());
+        let (word, after) = rest.split_at(end.max(rest.chars().next().map_or(1, char::len_utf8)));
+        let is_word = word.starts_with(char::is_alphanumeric);
+        let lower = word.to_lowercase();
+        let slip = (is_word
+            && word.starts_with(char::is_uppercase)
+            && word.chars().count() >= 4
+            && !words.contains(&lower)
+            && !names.contains(word)
+            && !crate::session::drafts::everyday(&lower))
+        .then(|| {
+            let mut near = names.iter().filter(|n| close(word, n));
+            match (near.next(), near.next()) {
+                (Some(one), None) => Some(*one),
+                _ => None,
+            }
+        })
+        .flatten();
+        match slip {
+            Some(name) => {
+                mended.push_str(name);
+                changes.push((word.to_owned(), name.to_owned()));
+            }
+            None => mended.push_str(word),
+        }
+        rest = after;
+    }
+    changes.dedup();
+    (mended, changes)
+}
+
 /// How many words in a row a narration may share with what was told
 /// before it in the scene before it is telling it again.
 const RETOLD: usize = 6;
@@ -232,6 +291,9 @@ pub(super) enum Cut {
     /// It copies the game's notes to the narrator: a skill's label
     /// (`weather:`) or a figure from them (`19:40`).
     Notes,
+    /// In an NPC's narration, someone else acts: another NPC, or the
+    /// player by name (each tells their own deeds).
+    Other(String),
 }
 
 /// A narration up to its first sentence (after the first) that names
@@ -240,9 +302,12 @@ pub(super) enum Cut {
 /// [`RETOLD`] words in a row of what the scene told before (`told`); and
 /// why; or that copies the skills' `notes` to the narrator (`weather: Dusk,
 /// 19:40; fog.`: their labels, or a figure of theirs such as a clock).
-/// A quote left open by the cut is closed. `None` when it does none of these.
+/// In `npc`'s narration, it also ends before a sentence in which someone
+/// else acts ([`other_acting`]). A quote left open by the cut is closed.
+/// `None` when it does none of these.
 pub(super) fn cut(
     text: &str,
+    npc: Option<&str>,
     r: &Reading,
     words: &BTreeSet<String>,
     told: &BTreeSet<String>,
@@ -253,6 +318,10 @@ pub(super) fn cut(
         let why = copies_notes(sentence, notes)
             .then_some(Cut::Notes)
             .or_else(|| stranger_in(sentence, r, words).map(Cut::Stranger))
+            .or_else(|| {
+                npc.and_then(|npc| other_acting(sentence, npc, r))
+                    .map(Cut::Other)
+            })
             .or_else(|| {
                 shingles(sentence)
                     .iter()
@@ -273,6 +342,21 @@ pub(super) fn cut(
         return Some((kept, why));
     }
     None
+}
+
+/// Who acts in `sentence` when it is not `npc`: another NPC, or the player
+/// by name, opening the sentence with a verb of the third person ("Tamsin
+/// watches you", "Noor reads the logbook"); their full name.
+fn other_acting(sentence: &str, npc: &str, r: &Reading) -> Option<String> {
+    let ws = check::words(sentence);
+    let run = subject(&ws)?;
+    let whole = run.join(" ");
+    if let Some(id) = whose(&whole, r).or_else(|| whose(run[0], r)) {
+        return (id != npc).then(|| names_of(id, r).first().map_or(id, |n| *n).to_owned());
+    }
+    let player = check::bare(r.player_name);
+    let first = player.split_whitespace().next().unwrap_or_default();
+    (first.chars().count() > 2 && close(run[0], first)).then(|| r.player_name.to_owned())
 }
 
 /// Whether `sentence` copies a note of the skills: says its label and a
@@ -741,7 +825,7 @@ mod tests {
         let r = reading(&people, &present, &inv);
         let words: BTreeSet<String> = ["ferry", "street"].map(String::from).into();
         let none = BTreeSet::new();
-        let cut = |text: &str| super::cut(text, &r, &words, &none, &[]);
+        let cut = |text: &str| super::cut(text, None, &r, &words, &none, &[]);
         // Known names, titles, days and a stranger in the first sentence: kept whole.
         assert_eq!(
             cut("You ask Hesper. Hesper Vane nods to Old Aldous at the Toll House on Sunday."),
@@ -767,6 +851,36 @@ mod tests {
                 Cut::Stranger("Reeve".into())
             ))
         );
+    }
+
+    #[test]
+    fn a_name_misspelt_by_one_letter_is_set_right() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let words: BTreeSet<String> = ["aldous", "hesper", "reedmere", "quay", "reed"]
+            .map(String::from)
+            .into();
+        let (text, changes) = mend_names(
+            "Eldous Crane walks to Reedmore Quay; Hessper's lantern, Tamsin and Reed wait.",
+            &r,
+            &words,
+        );
+        assert_eq!(
+            text,
+            "Aldous Crane walks to Reedmere Quay; Hesper's lantern, Tamsin and Reed wait."
+        );
+        assert_eq!(
+            changes,
+            [
+                ("Eldous".to_owned(), "Aldous".to_owned()),
+                ("Reedmore".into(), "Reedmere".into()),
+                ("Hessper".into(), "Hesper".into())
+            ]
+        );
+        // English words, the campaign's words and short words stay as written.
+        let kept = "Then Bram came. Tamsen? No: Red lanterns, Mabel.";
+        let (same, none) = mend_names(kept, &r, &["tamsen".to_owned()].into());
+        assert_eq!((same.as_str(), none.len()), (kept, 0));
     }
 
     #[test]
@@ -825,6 +939,42 @@ mod tests {
     }
 
     #[test]
+    fn an_npcs_narration_is_cut_where_someone_else_acts() {
+        let (people, present, inv) = (people(), here(), BTreeMap::new());
+        let r = reading(&people, &present, &inv);
+        let none = BTreeSet::new();
+        let words: BTreeSet<String> = ["lantern", "quay", "surveyor"].map(String::from).into();
+        let cut = |text: &str, npc| super::cut(text, npc, &r, &words, &none, &[]);
+        // Seen in stop 64's runs: Tamsin acts in Hesper's narration.
+        let text = "Hesper turns the lantern on the quay. She looks at you. Tamsin watches you from the rail. Hesper nods.";
+        assert_eq!(
+            cut(text, Some("hesper_vane")),
+            Some((
+                "Hesper turns the lantern on the quay. She looks at you.".into(),
+                Cut::Other("Tamsin Reed".into())
+            ))
+        );
+        // The player by name acts in an NPC's narration.
+        assert_eq!(
+            cut(
+                "Aldous waits. Surveyor reads the log.",
+                Some("aldous_crane")
+            ),
+            Some(("Aldous waits.".into(), Cut::Other("the Surveyor".into())))
+        );
+        // Its own deeds, others named but not acting, or the player's own
+        // narration: kept.
+        assert_eq!(
+            cut(
+                "Hesper waits. Hesper asks Tamsin for the lantern.",
+                Some("hesper_vane")
+            ),
+            None
+        );
+        assert_eq!(cut(text, None), None);
+    }
+
+    #[test]
     fn a_narration_is_cut_where_it_copies_the_skills_notes() {
         let (people, present, inv) = (people(), here(), BTreeMap::new());
         let r = reading(&people, &present, &inv);
@@ -833,7 +983,7 @@ mod tests {
             "weather: Dusk, 19:40; fog.".to_owned(),
             "dice.last: 2d6".to_owned(),
         ];
-        let cut = |text: &str| super::cut(text, &r, &none, &none, &notes);
+        let cut = |text: &str| super::cut(text, None, &r, &none, &none, &notes);
         // Seen in stop 63's runs: the note's label, and its clock.
         assert_eq!(
             cut("You ask Aldous. He nods. The night is dusk; weather: Dusk, fog."),
@@ -866,6 +1016,7 @@ mod tests {
         assert_eq!(
             cut(
                 "You ask Tamsin. She laughs. \"Green, yellow, what's it to the water?\" she says.",
+                None,
                 &r,
                 &words,
                 &told,
@@ -877,6 +1028,7 @@ mod tests {
         assert_eq!(
             cut(
                 "Green, yellow, what's it to the water, you wonder. Tamsin says the water is yellow.",
+                None,
                 &r,
                 &words,
                 &told,

@@ -122,7 +122,8 @@ fn item_elsewhere<'r>(text: &str, npc: &str, r: &'r Reading) -> Option<&'r str> 
 /// The capitalised words a sentence starts with, when they are a name
 /// that acts: a verb of the third person follows them ("Reedless reads",
 /// not "Arrange the boats" or "Assist Aldous in…"), and the first is not
-/// an opening word, an adverb or a verb of doing ("Then", "Quietly").
+/// an opening word, an adverb or a verb of doing ("Then", "Quietly");
+/// without the titles before it ("Mr Moreau" is Moreau).
 fn subject<'t>(ws: &[check::Word<'t>]) -> Option<Vec<&'t str>> {
     let run: Vec<&str> = ws
         .iter()
@@ -136,23 +137,21 @@ fn subject<'t>(ws: &[check::Word<'t>]) -> Option<Vec<&'t str>> {
     let a_name = !OPENERS.contains(&first.as_str())
         && !["ly", "ing", "ed"].iter().any(|e| first.ends_with(e))
         && !check::is_any(&first, &DOING);
-    (acts && a_name).then_some(run)
+    let run: Vec<&str> = run
+        .into_iter()
+        .skip_while(|w| TITLES.contains(&w.to_lowercase().as_str()))
+        .collect();
+    (acts && a_name && !run.is_empty()).then_some(run)
 }
 
-/// Words of a name that say what someone is, not who ("Dr", "Old"), and
-/// names of days and months: never a stranger's.
-const NOT_NAMES: [&str; 29] = [
-    "dr",
-    "mr",
-    "mrs",
-    "ms",
-    "miss",
-    "sir",
-    "lady",
-    "lord",
-    "captain",
-    "old",
-    "young",
+/// Words of a name that say what someone is, not who ("Dr", "Old"): never
+/// a stranger's, and not the name ("Mr Moreau" is Moreau).
+const TITLES: [&str; 11] = [
+    "dr", "mr", "mrs", "ms", "miss", "sir", "lady", "lord", "captain", "old", "young",
+];
+
+/// Saints, and names of days and months: never a stranger's.
+const CALENDAR: [&str; 18] = [
     "st",
     "saint",
     "monday",
@@ -189,7 +188,8 @@ fn stranger_in(sentence: &str, r: &Reading, words: &BTreeSet<String>) -> Option<
             let lower = w.to_lowercase();
             let lower = lower.trim_end_matches("'s");
             lower.chars().count() > 2
-                && !NOT_NAMES.contains(&lower)
+                && !TITLES.contains(&lower)
+                && !CALENDAR.contains(&lower)
                 && !OPENERS.contains(&lower)
                 && !["of", "the", "and"].contains(&lower)
                 && !words.contains(lower)
@@ -615,6 +615,11 @@ mod tests {
         let (people, present, inv) = (people(), here(), BTreeMap::new());
         let r = reading(&people, &present, &inv);
         let misread = |text: &str, npc: &str| misread(text, npc, &r, &[]);
+        // A title before someone's surname is still them (stop 64's runs).
+        assert_eq!(
+            misread("Mr Crane asks Tamsin for the key.", "aldous_crane"),
+            None
+        );
         // A slip of a place's name acting (stop 64's runs): no NPC's deed.
         assert_eq!(
             misread(

@@ -304,6 +304,74 @@ fn a_question_its_author_answered_is_told_in_the_authors_words() {
     assert_eq!(asked[..2], ["resolve", "npc_intent"], "{stages:?}");
 }
 
+/// #42: arriving somewhere whose description has not been told is told by
+/// the engine in its author's words, with who is here; looking around there
+/// again is the model's to tell.
+#[test]
+fn arriving_somewhere_new_is_told_in_the_authors_words() {
+    let data = tempfile::tempdir().unwrap();
+    let state = drowned_reach(7);
+    let chapel = state.campaign.locations["lamp_chapel"].description.clone();
+    let unrolled = || {
+        reply(
+            "resolve",
+            json!({"possible": true, "blocked_reason": "", "clarification_question": "",
+                   "check": "", "stat": "", "modifiers": []})
+            .to_string(),
+        )
+    };
+    let mut replies = without("resolve", turn_replies(1));
+    replies.insert(0, unrolled());
+    let (g, _) = gateway(data.path(), replies);
+    let r = run_turn(
+        &g,
+        state.clone(),
+        input("Go to the Lamp Chapel", "a"),
+        |_| {},
+    )
+    .unwrap();
+    let first = r
+        .messages
+        .iter()
+        .find(|m| m.kind == Kind::Narration)
+        .unwrap();
+    assert_eq!(first.owner, "engine");
+    assert!(
+        first
+            .content
+            .starts_with(&format!("You go to the Lamp Chapel. {chapel}")),
+        "{}",
+        first.content
+    );
+    assert!(
+        first.content.ends_with("is here.") || first.content.ends_with("No one else is here."),
+        "{}",
+        first.content
+    );
+    // Where the place has been told, the model tells the look around.
+    let mut told = state;
+    told.stream.push(
+        1,
+        "engine",
+        Kind::Narration,
+        format!(
+            "You look around. {}",
+            told.campaign.locations["reedmere_quay"].description
+        ),
+        None,
+    );
+    let mut replies = without("resolve", turn_replies(2));
+    replies.insert(0, unrolled());
+    let (g, _) = gateway(data.path(), replies);
+    let r = run_turn(&g, told, input("I look around.", "b"), |_| {}).unwrap();
+    let first = r
+        .messages
+        .iter()
+        .find(|m| m.kind == Kind::Narration)
+        .unwrap();
+    assert!(first.content.contains("Turn 2"), "{}", first.content);
+}
+
 #[test]
 fn a_picked_choice_rolls_its_ruling_at_once_and_no_referee_is_asked() {
     let data = tempfile::tempdir().unwrap();

@@ -213,6 +213,8 @@ struct Ledger {
     retold: BTreeMap<String, (String, usize)>,
     /// What the continuity check found and kept, for the overlay and the save.
     continuity: Vec<String>,
+    /// The player arrived somewhere this turn (`rules::go_where_moved`).
+    moved: bool,
     /// The NPC who answered the player's question in its author's words
     /// with the player's narration (`narrate_persona`): it does not act again.
     answered: Option<String>,
@@ -683,6 +685,26 @@ impl TurnRunner {
             self.ledger.given = self.untold().to_vec();
             self.mark_told();
             self.tell_the_rest(&opening);
+            self.activate_npcs();
+            return;
+        }
+        // #42: arriving somewhere, or looking around, where the place has
+        // not been told yet: the engine tells it as its author wrote it.
+        if let Some(told) = self.place_told() {
+            self.phase = Phase::PersonaNarration;
+            self.state.stream.push(
+                self.turn_id,
+                crate::transcript::stream::ENGINE,
+                Kind::Narration,
+                told.clone(),
+                None,
+            );
+            self.ledger
+                .continuity
+                .push("narrate the player: the place told in the author's words".to_owned());
+            self.ledger.given = self.untold().to_vec();
+            self.mark_told();
+            self.tell_the_rest(&told);
             self.activate_npcs();
             return;
         }

@@ -222,6 +222,7 @@ impl TurnRunner {
         .filter_map(|v| StateOp::from_value(v).ok())
         .collect();
         self.apply_ops("move", &ops);
+        self.ledger.moved = self.state.place().0 == place;
     }
 
     /// Seed 002 §4.2.3: trust and tension with the persona move the NPC's

@@ -395,6 +395,66 @@ impl TurnRunner {
         self.ledger.appended.extend(rest);
     }
 
+    /// The player's narration in the author's words (#42), when the move
+    /// needed no roll (or succeeded) and arrived somewhere or looked around,
+    /// and the place's description has not been told in this session: the
+    /// engine's opening, the description, and who is here.
+    pub(super) fn place_told(&self) -> Option<String> {
+        use crate::session::continuity::Outcome;
+        if !matches!(self.decided(), Outcome::Unrolled | Outcome::Success) {
+            return None;
+        }
+        let words = check::words(&self.input.text);
+        let has = |w: &[&str]| words.iter().any(|x| w.contains(&x.lower.as_str()));
+        // Looking around, not a question about looking ("Did you look around?").
+        let looked = has(&["look", "looks", "glance", "survey"])
+            && has(&["around", "about", "round"])
+            && self.input.whisper_to.is_none()
+            && self.addressee().is_none()
+            && !self.input.text.contains(['"', '\u{201c}', '?']);
+        if !(self.ledger.moved || looked) {
+            return None;
+        }
+        let (here, _) = self.state.place();
+        let description = self
+            .state
+            .campaign
+            .locations
+            .get(&here)
+            .map(|l| l.description.trim())
+            .filter(|d| !d.is_empty())?;
+        let first = crate::memory::chunk::sentences(description)
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let told_before = self
+            .state
+            .stream
+            .messages
+            .iter()
+            .any(|m| m.kind == Kind::Narration && m.content.contains(first));
+        if told_before {
+            return None;
+        }
+        let others: Vec<String> = self
+            .present()
+            .iter()
+            .filter(|id| *id != PERSONA)
+            .map(|id| self.name_of(id))
+            .collect();
+        let who = match others.as_slice() {
+            [] => "No one else is here.".to_owned(),
+            [one] => format!("{one} is here."),
+            [rest @ .., last] => format!("{} and {last} are here.", rest.join(", ")),
+        };
+        let description = if description.ends_with(['.', '!', '?']) {
+            description.to_owned()
+        } else {
+            format!("{description}.")
+        };
+        Some(format!("{} {description} {who}", self.outcome_opening()))
+    }
+
     /// Consequences not yet told (for the narration being asked for).
     pub(super) fn untold(&self) -> &[Consequence] {
         self.ledger

@@ -9,7 +9,7 @@
 /// "Ask Tamsin to help" → "ask Tamsin to help", speech → `say "…"`. Used as
 /// "you tried to …" in memories and "you …" in compact narrator prompts.
 pub fn verb_phrase(action: &str) -> String {
-    let text = action.trim().trim_end_matches('.').trim();
+    let text = action.trim().trim_end_matches(['.', ',', ';', ':']).trim();
     let first_person = text.starts_with("I ") || text.starts_with("I'");
     let addressed = text
         .split_whitespace()

@@ -896,6 +896,11 @@ mod tests {
                 "say \"Hesper, tell me the truth\"",
             ),
             ("\"Hands off the rail\"", "say \"Hands off the rail\""),
+            // A choice cut off at a comma ends as a sentence does.
+            (
+                "Ask Hesper to walk behind you for the bridge,",
+                "ask Hesper to walk behind you for the bridge",
+            ),
             // A choice's question: the speech stays as typed, after a comma.
             (
                 "Ask Bram Okafor: \"Can you help me find my brother?\"",

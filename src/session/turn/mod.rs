@@ -649,63 +649,23 @@ impl TurnRunner {
             .as_ref()
             .and_then(check::Blocked::narration)
         {
-            self.phase = Phase::PersonaNarration;
-            self.state.stream.push(
-                self.turn_id,
-                crate::transcript::stream::ENGINE,
-                Kind::Narration,
-                told.clone(),
-                None,
-            );
-            self.ledger.given = self.untold().to_vec();
-            self.mark_told();
-            self.tell_the_rest(&told);
-            self.activate_npcs();
+            self.tell_for_the_player(told, None);
             return;
         }
         // #42: a question whose answer its author wrote is told by the
         // engine: the player's words, then the answer, without a model call
         // (what a small model makes of a question is rarely the answer).
-        if let Some((npc, line)) = self.authored_answer() {
-            self.phase = Phase::PersonaNarration;
-            let opening = self.outcome_opening();
-            self.state.stream.push(
-                self.turn_id,
-                crate::transcript::stream::ENGINE,
-                Kind::Narration,
-                opening.clone(),
-                None,
-            );
-            let name = self.name_of(&npc);
-            self.ledger.continuity.push(format!(
-                "narrate the player: {name} answers in the author's words"
-            ));
-            self.say_line(&npc, &line, true);
-            self.ledger.answered = Some(npc);
-            self.ledger.given = self.untold().to_vec();
-            self.mark_told();
-            self.tell_the_rest(&opening);
-            self.activate_npcs();
+        if let Some(answer) = self.authored_answer() {
+            self.tell_for_the_player(self.outcome_opening(), Some(answer));
             return;
         }
         // #42: arriving somewhere, or looking around, where the place has
         // not been told yet: the engine tells it as its author wrote it.
         if let Some(told) = self.place_told() {
-            self.phase = Phase::PersonaNarration;
-            self.state.stream.push(
-                self.turn_id,
-                crate::transcript::stream::ENGINE,
-                Kind::Narration,
-                told.clone(),
-                None,
-            );
             self.ledger
                 .continuity
                 .push("narrate the player: the place told in the author's words".to_owned());
-            self.ledger.given = self.untold().to_vec();
-            self.mark_told();
-            self.tell_the_rest(&told);
-            self.activate_npcs();
+            self.tell_for_the_player(told, None);
             return;
         }
         let narrate = self.narrate_request(
@@ -723,6 +683,32 @@ impl TurnRunner {
             narrate,
         );
         self.phase = Phase::PersonaNarration;
+    }
+
+    /// The engine tells the player's narration itself (`told`), then the
+    /// `answer` of the NPC asked (who then does not act again), then what
+    /// fired; and the NPCs act.
+    fn tell_for_the_player(&mut self, told: String, answer: Option<(String, String)>) {
+        self.phase = Phase::PersonaNarration;
+        self.state.stream.push(
+            self.turn_id,
+            crate::transcript::stream::ENGINE,
+            Kind::Narration,
+            told.clone(),
+            None,
+        );
+        if let Some((npc, line)) = answer {
+            let name = self.name_of(&npc);
+            self.ledger.continuity.push(format!(
+                "narrate the player: {name} answers in the author's words"
+            ));
+            self.say_line(&npc, &line, true);
+            self.ledger.answered = Some(npc);
+        }
+        self.ledger.given = self.untold().to_vec();
+        self.mark_told();
+        self.tell_the_rest(&told);
+        self.activate_npcs();
     }
 
     /// Every NPC has acted: the choices are asked for (or a skill's are taken)

@@ -61,12 +61,7 @@ impl TurnRunner {
         if blocked.is_none() {
             self.ledger.travel = travel;
         }
-        let present_names: Vec<String> = self
-            .present()
-            .iter()
-            .filter(|p| *p != PERSONA)
-            .map(|p| self.name_of(p))
-            .collect();
+        let present_names = self.others_here();
         match blocked {
             Some(b) => {
                 self.ledger.instead = b.instead(&present_names);
@@ -436,12 +431,7 @@ impl TurnRunner {
         if told_before {
             return None;
         }
-        let others: Vec<String> = self
-            .present()
-            .iter()
-            .filter(|id| *id != PERSONA)
-            .map(|id| self.name_of(id))
-            .collect();
+        let others = self.others_here();
         let who = match others.as_slice() {
             [] => "No one else is here.".to_owned(),
             [one] => format!("{one} is here."),
@@ -453,6 +443,15 @@ impl TurnRunner {
             format!("{description}.")
         };
         Some(format!("{} {description} {who}", self.outcome_opening()))
+    }
+
+    /// The names of those here besides the player.
+    fn others_here(&self) -> Vec<String> {
+        self.present()
+            .iter()
+            .filter(|id| *id != PERSONA)
+            .map(|id| self.name_of(id))
+            .collect()
     }
 
     /// Consequences not yet told (for the narration being asked for).

@@ -307,15 +307,34 @@ fn people(ws: &[Word], r: &Reading) -> Option<Blocked> {
     None
 }
 
-/// A capitalised name acted on must be someone's ("I turn to Ysolde Farrant").
+/// A capitalised name acted on must be someone's ("I turn to Ysolde
+/// Farrant"), every word of it: one known word does not make the name
+/// known ("Captain Bram Oakhollow" is not Bram Okafor). Titles, "of" and
+/// "the" aside.
 fn strangers(ws: &[Word], r: &Reading) -> Option<Blocked> {
     for (at, name) in capitalised(ws) {
-        if acted_on(ws, at) && !known(&name, r) {
+        let each_known = name
+            .split_whitespace()
+            .filter(|w| {
+                let lower = w.to_lowercase();
+                let lower = lower.trim_end_matches("'s");
+                lower.chars().count() > 2
+                    && !TITLES.contains(&lower)
+                    && !["of", "the", "and"].contains(&lower)
+            })
+            .all(|w| known(w, r));
+        if acted_on(ws, at) && !(known(&name, r) && each_known) {
             return Some(Blocked::Stranger { name });
         }
     }
     None
 }
+
+/// Words of a name that say what someone is, not who ("Dr", "Old"): never
+/// a stranger's, and not the name ("Mr Moreau" is Moreau).
+pub(super) const TITLES: [&str; 11] = [
+    "dr", "mr", "mrs", "ms", "miss", "sir", "lady", "lord", "captain", "old", "young",
+];
 
 /// Runs of capitalised words not at a sentence's start ("Ysolde Farrant",
 /// "the Silver Lighthouse of Qarn"), with where they start.
@@ -810,6 +829,15 @@ mod tests {
                 name: "Ysolde Farrant".into()
             })
         );
+        // One known word does not make a name known (the harness's planted
+        // "Captain Bram Oakhollow" passed until stop 64).
+        assert_eq!(
+            check("I turn to Captain Hesper Oakhollow and ask her.", None, &r),
+            Some(Blocked::Stranger {
+                name: "Captain Hesper Oakhollow".into()
+            })
+        );
+        assert_eq!(check("I turn to Captain Hesper Vane.", None, &r), None);
         assert_eq!(check("I speak to the Sluice Board.", None, &r), None);
         assert_eq!(check("I greet Hesper Vane warmly.", None, &r), None);
         // A slip of the pen is no stranger; a move that avoids someone does not act on them.

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 
-use super::check::{self, Reading};
+use super::check::{self, Reading, TITLES};
 use super::offers::{COMMON, DOING, plain_words, stem};
 
 /// Words an intention may start with that are not a name.
@@ -143,12 +143,6 @@ fn subject<'t>(ws: &[check::Word<'t>]) -> Option<Vec<&'t str>> {
         .collect();
     (acts && a_name && !run.is_empty()).then_some(run)
 }
-
-/// Words of a name that say what someone is, not who ("Dr", "Old"): never
-/// a stranger's, and not the name ("Mr Moreau" is Moreau).
-const TITLES: [&str; 11] = [
-    "dr", "mr", "mrs", "ms", "miss", "sir", "lady", "lord", "captain", "old", "young",
-];
 
 /// Saints, and names of days and months: never a stranger's.
 const CALENDAR: [&str; 18] = [

@@ -1,6 +1,7 @@
 //! The turn's answer handlers: a narration kept, choices offered, the extractors' books applied.
 
 use super::contracts::{Extraction, LoreFacts, Narration};
+use super::cuts;
 use super::{
     ASKED_AGAIN, DraftChoice, ENGINE_OFFERS, PERSONA, Phase, Purpose, TurnError, TurnRunner,
     generic_choices,
@@ -76,13 +77,13 @@ impl TurnRunner {
 
     /// #42: a narration that brings in someone or something the story does
     /// not have, or tells again what the scene told before, ends before it
-    /// (`voices::cut`), and the overlay says so. A player's narration the
+    /// (`cuts::cut`), and the overlay says so. A player's narration the
     /// cut would leave with the engine's opening alone is asked for once
     /// more instead, told what to leave out (`None`: asked again). Names
-    /// misspelt by one letter are set right first (`voices::mend_names`).
+    /// misspelt by one letter are set right first (`cuts::mend_names`).
     fn cut_where_it_strays(&mut self, actor: &str, text: &str) -> Option<String> {
         let campaign = std::sync::Arc::clone(&self.state.campaign);
-        let told = super::voices::told_before(
+        let told = cuts::told_before(
             self.state
                 .stream
                 .messages
@@ -90,8 +91,12 @@ impl TurnRunner {
                 .filter(|m| m.kind == Kind::Narration)
                 .map(|m| m.content.as_str()),
         );
-        let (mended, slips) =
-            self.with_reading(|r| super::voices::mend_names(text, r, campaign.words()));
+        let npc = (actor != PERSONA).then_some(actor);
+        let ((mended, slips), cut) = self.with_reading(|r| {
+            let (mended, slips) = cuts::mend_names(text, r, campaign.words());
+            let cut = cuts::cut(&mended, npc, r, campaign.words(), &told, &self.skills.notes);
+            ((mended, slips), cut)
+        });
         let who = self.teller(actor);
         if !slips.is_empty() {
             let each: Vec<String> = slips.iter().map(|(a, b)| format!("{a} → {b}")).collect();
@@ -100,31 +105,11 @@ impl TurnRunner {
                 each.join(", ")
             ));
         }
+        let Some((kept, cut)) = cut else {
+            return Some(mended);
+        };
+        let (why, avoid) = (cut.why(), cut.avoid(&who));
         let text = mended.as_str();
-        let Some((kept, why)) = self.with_reading(|r| {
-            let npc = (actor != PERSONA).then_some(actor);
-            super::voices::cut(text, npc, r, campaign.words(), &told, &self.skills.notes)
-        }) else {
-            return Some(text.to_owned());
-        };
-        let (why, avoid) = match why {
-            super::voices::Cut::Stranger(name) => (
-                format!("named {name}, whom the story does not have"),
-                format!("no one and nothing in the story is called {name}: leave it out"),
-            ),
-            super::voices::Cut::Retold => (
-                "told again what the scene had told".to_owned(),
-                "tell what happens now: do not repeat what was told before".to_owned(),
-            ),
-            super::voices::Cut::Other(name) => (
-                format!("told what {name} does"),
-                format!("tell only what {who} does: {name} is told apart"),
-            ),
-            super::voices::Cut::Notes => (
-                "copied the game's notes".to_owned(),
-                "tell the hour and the weather in words: do not copy the game's notes".to_owned(),
-            ),
-        };
         let bare = crate::memory::chunk::sentences(&kept).len() <= 1;
         if actor == PERSONA && bare && !self.ledger.regenerated.contains_key(actor) {
             self.ledger

@@ -8,175 +8,13 @@
 //! lower-case "the window", a verb it does not know) goes on to the referee
 //! as before: the engine blocks only what it is sure of.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
 pub use super::blocked::Blocked;
-use crate::campaign::{DEFAULT_ROUTE_MINUTES, Route};
-
-/// What the check reads of the world: names, places, items, who holds what.
-pub struct Reading<'a> {
-    /// The scene's place id.
-    pub here: &'a str,
-    /// Character ids in the scene.
-    pub present: &'a [String],
-    /// NPCs by id, with the names a player may use (`people::names`).
-    pub people: &'a [(String, Vec<String>)],
-    /// Places, items and factions by id, with their names.
-    pub places: Vec<(&'a str, &'a str)>,
-    pub items: Vec<(&'a str, &'a str)>,
-    pub factions: Vec<&'a str>,
-    /// The titles of the campaign's lore ("Mabel and Old Pete"): names a
-    /// model may take from it that are no one's and nothing's in the world.
-    pub lore: Vec<&'a str>,
-    /// The player's own name, if the campaign gives one.
-    pub player_name: &'a str,
-    /// Quantities by owner, then item.
-    pub inventory: &'a BTreeMap<String, BTreeMap<String, u32>>,
-    /// Where each character not in the scene was left (id → place id).
-    pub whereabouts: BTreeMap<String, String>,
-    /// The ways open now, and those a clock has shut (`Route::closed_when`).
-    pub routes: &'a [Route],
-    pub closed: &'a [Route],
-}
-
-impl Reading<'_> {
-    pub(super) fn place_name(&self, id: &str) -> String {
-        self.places
-            .iter()
-            .find(|(p, _)| *p == id)
-            .map_or_else(|| id.replace('_', " "), |(_, n)| (*n).to_owned())
-    }
-
-    fn person_name(&self, id: &str) -> String {
-        self.people
-            .iter()
-            .find(|(p, _)| p == id)
-            .and_then(|(_, ns)| ns.first().cloned())
-            .or_else(|| {
-                self.places
-                    .iter()
-                    .chain(&self.items)
-                    .find(|(p, _)| *p == id)
-                    .map(|(_, n)| (*n).to_owned())
-            })
-            .unwrap_or_else(|| id.replace('_', " "))
-    }
-
-    /// Minutes from here to `to`, and the first step when it is further
-    /// than one route (`None`: no way at all).
-    pub fn way(&self, to: &str) -> Option<(i64, Option<String>)> {
-        if self.routes.is_empty() && self.closed.is_empty() {
-            return Some((DEFAULT_ROUTE_MINUTES, None));
-        }
-        let mut next: BTreeMap<&str, Vec<(&str, i64)>> = BTreeMap::new();
-        for r in self.routes {
-            next.entry(&r.from).or_default().push((&r.to, r.minutes));
-            next.entry(&r.to).or_default().push((&r.from, r.minutes));
-        }
-        if let Some((_, m)) = next
-            .get(self.here)
-            .and_then(|n| n.iter().find(|(p, _)| *p == to))
-        {
-            return Some((*m, None));
-        }
-        // The first step of a shortest way (fewest routes).
-        let mut first: BTreeMap<&str, &str> = BTreeMap::new();
-        let mut queue = VecDeque::new();
-        for (p, _) in next.get(self.here).into_iter().flatten() {
-            if first.insert(p, p).is_none() {
-                queue.push_back(*p);
-            }
-        }
-        while let Some(at) = queue.pop_front() {
-            if at == to {
-                return Some((0, first.get(at).map(|s| (*s).to_owned())));
-            }
-            let step = first.get(at).copied().unwrap_or(at);
-            for (p, _) in next.get(at).into_iter().flatten() {
-                if *p != self.here && !first.contains_key(p) {
-                    first.insert(p, step);
-                    queue.push_back(p);
-                }
-            }
-        }
-        None
-    }
-
-    fn holds(&self, owner: &str, item: &str) -> bool {
-        self.inventory
-            .get(owner)
-            .and_then(|h| h.get(item))
-            .is_some_and(|n| *n > 0)
-    }
-
-    fn holder(&self, item: &str) -> Option<&str> {
-        self.inventory
-            .iter()
-            .find(|(_, h)| h.get(item).is_some_and(|n| *n > 0))
-            .map(|(o, _)| o.as_str())
-    }
-}
-
-/// One word of a move, as written, with whether a sentence starts there.
-pub(super) struct Word<'t> {
-    pub(super) text: &'t str,
-    pub(super) lower: String,
-    starts_sentence: bool,
-}
-
-pub(super) fn words(text: &str) -> Vec<Word<'_>> {
-    let mut out = Vec::new();
-    let mut starts = true;
-    let mut rest = text;
-    let mut from = 0;
-    for (i, c) in text.char_indices() {
-        let part = c.is_alphanumeric() || c == '\'' || c == '-';
-        if !part {
-            if from < i {
-                let w = &text[from..i];
-                out.push(Word {
-                    text: w,
-                    lower: w.to_lowercase(),
-                    starts_sentence: starts,
-                });
-                starts = false;
-            }
-            if matches!(c, '.' | '!' | '?' | '"' | '\u{201c}' | ':') {
-                starts = true;
-            }
-            from = i + c.len_utf8();
-        }
-        rest = &text[from..];
-    }
-    if !rest.is_empty() {
-        out.push(Word {
-            text: rest,
-            lower: rest.to_lowercase(),
-            starts_sentence: starts,
-        });
-    }
-    out
-}
-
-/// The verb or its -s, -es, -ed, -ing forms.
-fn inflects(w: &str, verb: &str) -> bool {
-    w == verb
-        || ["s", "es", "ed", "d", "ing"].iter().any(|end| {
-            w.strip_suffix(end).is_some_and(|stem| {
-                stem == verb
-                    || stem == verb.trim_end_matches('e')
-                    || (stem.len() > 2
-                        && stem.ends_with(|c: char| verb.ends_with(c))
-                        && &stem[..stem.len() - 1] == verb)
-            })
-        })
-}
-
-/// Whether `w` is one of `verbs` or its -s, -es, -ed, -ing forms ("goes",
-/// "rowing", "hugged"), not a word that merely starts like one ("gold").
-pub(super) fn is_any(w: &str, verbs: &[&str]) -> bool {
-    verbs.iter().any(|v| inflects(w, v))
-}
+use super::names::{TITLES, capitalised, is_person, is_place, known};
+pub use super::reading::Reading;
+pub(super) use super::reading::{Word, is_any, words};
+use crate::campaign::Route;
 
 /// Verbs that act on a person directly before their name ("I ask Hesper",
 /// "I turn to Ned", "I hand the key to Tamsin").
@@ -330,47 +168,6 @@ fn strangers(ws: &[Word], r: &Reading) -> Option<Blocked> {
     None
 }
 
-/// Words of a name that say what someone is, not who ("Dr", "Old"): never
-/// a stranger's, and not the name ("Mr Moreau" is Moreau).
-pub(super) const TITLES: [&str; 11] = [
-    "dr", "mr", "mrs", "ms", "miss", "sir", "lady", "lord", "captain", "old", "young",
-];
-
-/// Runs of capitalised words not at a sentence's start ("Ysolde Farrant",
-/// "the Silver Lighthouse of Qarn"), with where they start.
-pub(super) fn capitalised(ws: &[Word]) -> Vec<(usize, String)> {
-    let cap = |w: &Word| {
-        // "I", "I'll", "I’m": the speaker, not a name.
-        let speaker = w.text == "I" || w.text.starts_with("I'") || w.text.starts_with("I\u{2019}");
-        w.text.chars().next().is_some_and(char::is_uppercase) && !speaker && !w.starts_sentence
-    };
-    let mut runs = Vec::new();
-    let mut i = 0;
-    while i < ws.len() {
-        if !cap(&ws[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        let mut end = i + 1;
-        while end < ws.len() {
-            if cap(&ws[end]) {
-                end += 1;
-            } else if ["of", "the"].contains(&ws[end].lower.as_str())
-                && ws.get(end + 1).is_some_and(cap)
-            {
-                end += 2;
-            } else {
-                break;
-            }
-        }
-        let name: Vec<&str> = ws[start..end].iter().map(|w| w.text).collect();
-        runs.push((start, name.join(" ")));
-        i = end;
-    }
-    runs
-}
-
 /// Verbs of speech: a choice that speaks to someone starts with one.
 pub(super) const SPEAKS: [&str; 13] = [
     "ask", "tell", "talk", "speak", "question", "greet", "thank", "beg", "warn", "accuse", "bribe",
@@ -399,67 +196,6 @@ pub fn speaks_to_no_one(text: &str, r: &Reading) -> Option<String> {
         .find(|(start, _)| (verb + 1..=to).contains(start))?;
     (is_place(&name, r) && !is_person(&name, r))
         .then(|| format!("{name} is a place, and a place does not answer"))
-}
-
-/// `name` without a leading "the", in lower case.
-pub(super) fn bare(name: &str) -> String {
-    let lower = name.to_lowercase().replace('_', " ");
-    lower
-        .strip_prefix("the ")
-        .unwrap_or(&lower)
-        .trim()
-        .to_owned()
-}
-
-/// Whether `name` is a place of the story, or the start of one's name
-/// ("The Lamp Chapel" of "The Lamp Chapel of St Wick").
-fn is_place(name: &str, r: &Reading) -> bool {
-    let name = bare(name);
-    !name.is_empty()
-        && r.places.iter().any(|(id, place)| {
-            let place = bare(place);
-            bare(id) == name || place == name || place.starts_with(&format!("{name} "))
-        })
-}
-
-/// Whether `name` is one of the names of someone in the story.
-fn is_person(name: &str, r: &Reading) -> bool {
-    let name = bare(name);
-    r.people
-        .iter()
-        .any(|(id, names)| bare(id) == name || names.iter().any(|n| bare(n) == name))
-}
-
-/// Two words in lower case the same, or one slip apart where the first has
-/// four letters or more ("aldus" for "aldous").
-pub(super) fn close(a: &str, b: &str) -> bool {
-    a == b || (a.chars().count() >= 4 && strsim::damerau_levenshtein(a, b) <= 1)
-}
-
-/// Whether a capitalised name belongs to anyone or anything the story knows.
-pub(super) fn known(name: &str, r: &Reading) -> bool {
-    let lower = name.to_lowercase();
-    let lower = lower.trim_end_matches("'s");
-    // A word of the name is a word of a known name, or one slip from one
-    // ("Aldus" for Aldous: a misspelling is not a stranger).
-    let matches = |known: &str| {
-        let k = bare(known);
-        !k.is_empty()
-            && (k == lower
-                || k.split_whitespace().any(|w| close(w, lower))
-                || lower.split_whitespace().any(|w| {
-                    w.len() > 2 && (k.contains(w) || k.split_whitespace().any(|kw| close(kw, w)))
-                }))
-    };
-    r.people
-        .iter()
-        .flat_map(|(id, ns)| ns.iter().map(String::as_str).chain([id.as_str()]))
-        .chain(r.places.iter().flat_map(|(id, n)| [*id, *n]))
-        .chain(r.items.iter().flat_map(|(id, n)| [*id, *n]))
-        .chain(r.factions.iter().copied())
-        .chain(r.lore.iter().copied())
-        .chain([r.player_name])
-        .any(matches)
 }
 
 /// The object phrase after word `at`: words up to a phrase end, articles
@@ -685,6 +421,8 @@ pub fn named_people(text: &str, r: &Reading) -> BTreeSet<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     struct World {

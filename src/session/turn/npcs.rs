@@ -130,7 +130,7 @@ impl TurnRunner {
         if !self.spoken_to(&npc) || !self.present().contains(&npc) {
             return None;
         }
-        let line = self.answer_line(&npc)?;
+        let line = self.answer_line(&npc, &self.said())?;
         Some((npc, line))
     }
 
@@ -146,9 +146,9 @@ impl TurnRunner {
     }
 
     /// The next of the answers `npc`'s author wrote about what the move
-    /// asks it (`voices::asked_about`), whoever it names: an answer is
-    /// about them, not to them.
-    fn answer_line(&self, npc: &str) -> Option<String> {
+    /// asks it (`voices::asked_about`) that `said` (the story so far) does
+    /// not hold, whoever it names: an answer is about them, not to them.
+    fn answer_line(&self, npc: &str, said: &str) -> Option<String> {
         let answers = &self
             .state
             .campaign
@@ -178,7 +178,7 @@ impl TurnRunner {
             .map(str::to_owned)
         })?;
         // #41: an authored line meets the player's lines and veils too.
-        voices::next_answer(answers.get(&about)?, &self.said())
+        voices::next_answer(answers.get(&about)?, said)
             .filter(|line| self.guard.check(line).is_none())
             .map(str::to_owned)
     }
@@ -188,7 +188,8 @@ impl TurnRunner {
     /// move (`voices::pick`); said to the player, an answer about what the
     /// move asks first (`answer_line`).
     fn author_line(&self, npc: &str, to_player: bool) -> Option<String> {
-        if to_player && let Some(line) = self.answer_line(npc) {
+        let said = self.said();
+        if to_player && let Some(line) = self.answer_line(npc, &said) {
             return Some(line);
         }
         let campaign = &self.state.campaign;
@@ -197,7 +198,6 @@ impl TurnRunner {
             .get(npc)
             .and_then(|c| c.profile.as_ref());
         let messages = &self.state.stream.messages;
-        let said = self.said();
         let mut pool: Vec<String> = profile
             .and_then(|p| p.speech_patterns.as_ref())
             .map(|s| s.examples.clone())
@@ -265,7 +265,7 @@ impl TurnRunner {
         // Names misspelt by one letter are set right before it is read.
         let campaign = std::sync::Arc::clone(&self.state.campaign);
         let intention = self
-            .with_reading(|r| voices::mend_names(intent.intention.trim(), r, campaign.words()))
+            .with_reading(|r| super::cuts::mend_names(intent.intention.trim(), r, campaign.words()))
             .0;
         // #41: an intention over the player's lines or veils is not acted on.
         if let Some(crossing) = self.guard.check(&intention) {

@@ -19,6 +19,7 @@ use std::sync::LazyLock;
 
 use super::blocked::mid;
 use super::check::{self, Reading};
+use super::names::{capitalised, known};
 use super::rules::destination;
 
 /// Verbs a choice may start with: things a player does
@@ -50,13 +51,13 @@ pub fn invented(text: &str, r: &Reading) -> Option<String> {
     if !check::is_any(&verb.lower, &DOING) {
         return Some(format!("\"{}\" is not something to do", first.text));
     }
-    for (_, name) in check::capitalised(&ws) {
-        if !check::known(&name, r) {
+    for (_, name) in capitalised(&ws) {
+        if !known(&name, r) {
             return Some(format!("no one and nothing in the story is called {name}"));
         }
     }
     ws.iter()
-        .find(|w| w.text.chars().any(|c| c.is_ascii_digit()) && !check::known(w.text, r))
+        .find(|w| w.text.chars().any(|c| c.is_ascii_digit()) && !known(w.text, r))
         .map(|w| format!("the story has no {}", w.text))
 }
 
